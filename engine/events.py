@@ -1,0 +1,80 @@
+"""Typed events a run emits through `on_event` (the panel and CLI render them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from layerpath.engine.types import RunResult, StepLayer, Subtask, SubtaskOutcome
+
+
+@dataclass(frozen=True)
+class PlanReady:
+    plan: tuple[Subtask, ...]
+    planner: str
+
+
+@dataclass(frozen=True)
+class PlanWarning:
+    message: str
+
+
+@dataclass(frozen=True)
+class SubtaskStarted:
+    subtask: Subtask
+    index: int
+    total: int
+    route: str  # 'rule:<id>' or 'search'
+
+
+@dataclass(frozen=True)
+class ToolStarted:
+    subtask: Subtask
+    tool: str
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Retry:
+    subtask: Subtask
+    tool: str
+    quality: float
+    next_params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class FallbackToSearch:
+    subtask: Subtask
+    reason: str  # 'no rule' or 'rule failed: ...'
+
+
+@dataclass(frozen=True)
+class StepDone:
+    subtask: Subtask
+    step: StepLayer
+
+
+@dataclass(frozen=True)
+class SubtaskDone:
+    outcome: SubtaskOutcome
+
+
+@dataclass(frozen=True)
+class SubtaskFailed:
+    outcome: SubtaskOutcome
+
+
+@dataclass(frozen=True)
+class RunDone:
+    result: RunResult
+
+
+@dataclass(frozen=True)
+class RunFailed:
+    message: str
+
+
+Event = (
+    PlanReady | PlanWarning | SubtaskStarted | ToolStarted | Retry | FallbackToSearch | StepDone
+    | SubtaskDone | SubtaskFailed | RunDone | RunFailed
+)

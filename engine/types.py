@@ -1,0 +1,180 @@
+"""Engine values: subtasks, requests, step layers, run results.
+
+The shared vocabulary (SubtaskKind, ArtifactKind, Box, ...) comes from tools/types.py
+and is re-exported here so engine users need one import.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+from layerpath.tools.types import (
+    Artifact,
+    ArtifactKind,
+    Box,
+    Prior,
+    SubtaskKind,
+    TextBox,
+    ToolContext,
+    ToolResult,
+    ToolSpec,
+)
+
+__all__ = [
+    "Artifact", "ArtifactKind", "Box", "EditRequest", "LayerKind", "Mode", "Prior",
+    "RunResult", "Snapshot", "StepLayer", "Subtask", "SubtaskKind", "SubtaskOutcome",
+    "TextBox", "ToolCall", "ToolContext", "ToolResult", "ToolSpec",
+]
+
+
+class Mode(str, Enum):
+    """How subtasks are solved: rules first then A* (FaSTA*), A* only lazy (CoSTA*),
+    A* running every neighbour on expansion (CoSTA* Algorithm 1), or rules only."""
+
+    FAST_SLOW = "fast-slow"
+    SLOW = "slow"
+    SLOW_EAGER = "slow-eager"
+    FAST = "fast"
+
+
+class LayerKind(str, Enum):
+    PIXELS = "pixels"
+    MASK = "mask"
+    BOXES = "boxes"
+    TEXT = "text"
+
+
+@dataclass(frozen=True)
+class Subtask:
+    """One step of the plan: 'recolor (kind) the wall (target) to yellow (to)'."""
+
+    kind: SubtaskKind
+    target: str | None = None
+    to: str | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    id: str = ""
+
+    def describe(self) -> str:
+        words = [self.kind.label]
+        if self.target:
+            words.append(f"'{self.target}'")
+        if self.to:
+            words.append(f"-> '{self.to}'")
+        return " ".join(words)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "kind": self.kind.value, "target": self.target}
+        if self.to is not None:
+            data["to"] = self.to
+        if self.params:
+            data["params"] = dict(self.params)
+        return data
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """The document as the engine sees it: RGBA 8-bit canvas, named masks, selection."""
+
+    image: np.ndarray
+    masks: Mapping[str, np.ndarray] = field(default_factory=dict)
+    selection: np.ndarray | None = None
+
+    @property
+    def size(self) -> tuple[int, int]:
+        return int(self.image.shape[1]), int(self.image.shape[0])
+
+
+@dataclass(frozen=True, eq=False)
+class EditRequest:
+    """One instruction to run on one snapshot. alpha: 0 = best quality, 2 = cheapest."""
+
+    prompt: str
+    snapshot: Snapshot
+    alpha: float = 1.0
+    mode: Mode = Mode.FAST_SLOW
+    planner: str = "offline"
+    quality_threshold: float = 0.5
+    max_tool_calls: int = 200
+
+
+@dataclass(frozen=True, eq=False)
+class StepLayer:
+    """Exactly the change one tool step made: pixels cropped to the changed bounds at
+    `offset`, or a mask / boxes / text result."""
+
+    name: str
+    kind: LayerKind
+    tool: str
+    subtask_id: str
+    cost: float
+    quality: float
+    params: Mapping[str, Any]
+    pixels: np.ndarray | None = None
+    offset: tuple[int, int] = (0, 0)
+    boxes: tuple[Box, ...] = ()
+    text: str | None = None
+    visible: bool = True
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One execution of a tool (memo hits are not calls)."""
+
+    tool: str
+    subtask_id: str
+    seconds: float
+    quality: float
+    passed: bool
+    params: Mapping[str, Any]
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = {
+            "tool": self.tool, "subtask": self.subtask_id, "seconds": round(self.seconds, 4),
+            "quality": round(self.quality, 4), "passed": self.passed, "params": dict(self.params),
+        }
+        if self.error:
+            data["error"] = self.error
+        return data
+
+
+@dataclass(frozen=True, eq=False)
+class SubtaskOutcome:
+    """How one subtask ended: `solved_by` is 'rule:<id>', 'search' or 'failed'."""
+
+    subtask: Subtask
+    solved_by: str
+    tools: tuple[str, ...]
+    steps: tuple[StepLayer, ...]
+    cost: float
+    quality: float
+    fallback_reason: str | None = None
+    error: str | None = None
+    features: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.solved_by != "failed"
+
+
+@dataclass(frozen=True, eq=False)
+class RunResult:
+    """Everything a run produced: the plan, per-subtask outcomes, every tool call,
+    the final image."""
+
+    request: EditRequest
+    plan: tuple[Subtask, ...]
+    outcomes: tuple[SubtaskOutcome, ...]
+    calls: tuple[ToolCall, ...]
+    image: np.ndarray
+    seconds: float
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return all(o.ok for o in self.outcomes)

@@ -1,0 +1,3 @@
+from layerpath.engine.cli import main
+
+raise SystemExit(main())

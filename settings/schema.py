@@ -1,0 +1,34 @@
+"""The settings record, versioned so later releases can migrate old files."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+
+class LlmSettings(BaseModel):
+    """An OpenAI-compatible endpoint; the key lives in the OS keyring, never here."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    base_url: str = "http://127.0.0.1:8000/v1"
+    model: str = "gpt-4o-mini"
+    timeout_s: float = Field(default=60.0, gt=0)
+
+
+class Settings(BaseModel):
+    """Everything a user can configure; loaded from and saved to settings.json."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    planner: Literal["offline", "llm"] = "offline"
+    llm: LlmSettings = LlmSettings()
+    quality_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
+    retries: int = Field(default=2, ge=0, le=5)
+    device: Literal["auto", "cuda", "mps", "cpu"] = "auto"
+    model_dir: str | None = None
+    record_traces: bool = True

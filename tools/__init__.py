@@ -1,0 +1,1 @@
+"""Tools: one module per tool family, described as data in data/catalogue.json."""

@@ -1,0 +1,108 @@
+"""Pixel helpers every tool family shares: RGBA <-> RGB, masks, crops, colours."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+from PIL import ImageColor
+
+from layerpath.errors import BadInput
+from layerpath.tools.types import Box
+
+
+def rgb(image: np.ndarray) -> np.ndarray:
+    """The colour channels of an RGBA image (a view, no copy)."""
+    return image[..., :3]
+
+
+def with_rgb(image: np.ndarray, new_rgb: np.ndarray) -> np.ndarray:
+    """A copy of the RGBA image with new colour channels and the old alpha."""
+    out = image.copy()
+    out[..., :3] = new_rgb
+    return out
+
+
+def dilate(mask: np.ndarray, pixels: int) -> np.ndarray:
+    if pixels <= 0:
+        return mask.copy()
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * pixels + 1, 2 * pixels + 1))
+    return cv2.dilate(mask.astype(np.uint8), kernel).astype(bool)
+
+
+def erode(mask: np.ndarray, pixels: int) -> np.ndarray:
+    if pixels <= 0:
+        return mask.copy()
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * pixels + 1, 2 * pixels + 1))
+    return cv2.erode(mask.astype(np.uint8), kernel).astype(bool)
+
+
+def ring(mask: np.ndarray, width: int) -> np.ndarray:
+    """The band of pixels just outside the mask."""
+    return dilate(mask, width) & ~mask
+
+
+def mask_box(mask: np.ndarray, pad: int = 0) -> Box | None:
+    """The bounding box of the mask, padded and clipped to the image; None if empty."""
+    ys, xs = np.nonzero(mask)
+    if len(xs) == 0:
+        return None
+    h, w = mask.shape
+    return Box(
+        max(0, int(xs.min()) - pad),
+        max(0, int(ys.min()) - pad),
+        min(w, int(xs.max()) + 1 + pad),
+        min(h, int(ys.max()) + 1 + pad),
+    )
+
+
+def component_boxes(mask: np.ndarray, label: str, min_area: int = 16) -> tuple[Box, ...]:
+    """One box per connected region of the mask (an instance per region)."""
+    count, _, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    boxes = []
+    for i in range(1, count):
+        x, y, w, h, area = (int(v) for v in stats[i])
+        if area >= min_area:
+            boxes.append(Box(x, y, x + w, y + h, label=label))
+    return tuple(boxes)
+
+
+def boxes_mask(shape: tuple[int, int], boxes: tuple[Box, ...] | list[Box]) -> np.ndarray:
+    mask = np.zeros(shape, dtype=bool)
+    for b in boxes:
+        mask[b.y0 : b.y1, b.x0 : b.x1] = True
+    return mask
+
+
+def parse_color(name: str) -> tuple[int, int, int]:
+    """'yellow', 'light blue', '#ffcc00' -> RGB; a clear error for unknown names."""
+    cleaned = name.strip().lower()
+    for candidate in (cleaned, cleaned.replace(" ", ""), cleaned.replace(" ", "-")):
+        try:
+            r, g, b = ImageColor.getrgb(candidate)[:3]
+            return int(r), int(g), int(b)
+        except ValueError:
+            continue
+    raise BadInput(
+        f"'{name}' is not a colour layerpath knows. Use a colour name such as "
+        "'yellow' or 'navy', or a hex value such as '#ffcc00'."
+    )
+
+
+def to_lab(pixels_rgb: np.ndarray) -> np.ndarray:
+    """OpenCV 8-bit Lab as float: L in 0..100, a/b centred on 0."""
+    lab = cv2.cvtColor(np.ascontiguousarray(pixels_rgb, dtype=np.uint8), cv2.COLOR_RGB2LAB)
+    lab = lab.astype(np.float32)
+    lab[..., 0] *= 100.0 / 255.0
+    lab[..., 1:] -= 128.0
+    return lab
+
+
+def from_lab(lab: np.ndarray) -> np.ndarray:
+    out = lab.astype(np.float32).copy()
+    out[..., 0] *= 255.0 / 100.0
+    out[..., 1:] += 128.0
+    return cv2.cvtColor(np.clip(out, 0, 255).astype(np.uint8), cv2.COLOR_LAB2RGB)
+
+
+def color_lab(color: tuple[int, int, int]) -> np.ndarray:
+    return to_lab(np.array([[color]], dtype=np.uint8))[0, 0]

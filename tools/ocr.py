@@ -1,0 +1,85 @@
+"""Text detection + recognition with RapidOCR (PP-OCR models shipped in the package)."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import threading
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from layerpath.tools.base import Tool
+from layerpath.tools.imaging import mask_box, rgb
+from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
+_lock = threading.Lock()
+
+
+@lru_cache(maxsize=1)
+def _engine() -> Any:
+    from rapidocr import RapidOCR
+
+    logging.getLogger("RapidOCR").setLevel(logging.WARNING)
+    return RapidOCR()
+
+
+def estimate_style(image_rgb: np.ndarray, box: Box) -> tuple[Box | None, tuple[int, ...], tuple[int, ...]]:
+    """Ink bounds, ink colour and background colour of one text box.
+
+    The background is the median of the box border; ink is what differs from it.
+    """
+    crop = image_rgb[box.y0 : box.y1, box.x0 : box.x1].astype(np.int16)
+    border = np.concatenate([crop[0], crop[-1], crop[:, 0], crop[:, -1]])
+    background = np.median(border, axis=0)
+    distance = np.abs(crop - background).sum(axis=2)
+    ink = distance > max(60, np.percentile(distance, 50))
+    inner = mask_box(ink)
+    if inner is None:
+        return None, tuple(int(v) for v in background), tuple(int(v) for v in background)
+    color = np.median(crop[ink], axis=0)
+    ink_box = Box(box.x0 + inner.x0, box.y0 + inner.y0, box.x0 + inner.x1, box.y0 + inner.y1)
+    return ink_box, tuple(int(v) for v in color), tuple(int(v) for v in background)
+
+
+def read_text(image: np.ndarray, min_score: float = 0.5) -> tuple[TextBox, ...]:
+    """Every line of text RapidOCR reads in the image, with its box and style."""
+    pixels = np.ascontiguousarray(rgb(image))
+    with _lock:  # one ONNX session, shared; keep calls serial
+        result = _engine()(pixels)
+    if result.boxes is None:
+        return ()
+    h, w = pixels.shape[:2]
+    found = []
+    for quad, text, score in zip(result.boxes, result.txts, result.scores):
+        if float(score) < min_score or not str(text).strip():
+            continue
+        xs, ys = np.asarray(quad)[:, 0], np.asarray(quad)[:, 1]
+        box = Box(
+            max(0, int(xs.min())), max(0, int(ys.min())),
+            min(w, int(np.ceil(xs.max()))), min(h, int(np.ceil(ys.max()))), label="text",
+        )
+        if box.width < 2 or box.height < 2:
+            continue
+        ink, color, background = estimate_style(pixels, box)
+        found.append(TextBox(box, str(text), float(score), ink, color[:3], background[:3]))  # type: ignore[arg-type]
+    return tuple(found)
+
+
+class RapidOcrText(Tool):
+    """Finds and reads text lines (PP-OCR det + rec via ONNX Runtime, CPU)."""
+
+    def available(self) -> str | None:
+        if importlib.util.find_spec("rapidocr") is None:
+            return "The rapidocr package is missing: pip install rapidocr onnxruntime"
+        return None
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        boxes = read_text(inputs[ArtifactKind.IMAGE], float(params["min_score"]))
+        text = "\n".join(b.text for b in boxes)
+        return ToolResult({ArtifactKind.TEXT_BOXES: boxes, ArtifactKind.TEXT: text})

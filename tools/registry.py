@@ -1,0 +1,74 @@
+"""The tool registry: loads the catalogue (data) and binds each entry to its class."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Iterable, Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from layerpath.errors import BadInput
+from layerpath.tools.base import Tool
+from layerpath.tools.types import ArtifactKind, Prior, SubtaskKind, ToolSpec
+
+
+def spec_from_record(record: dict[str, Any]) -> ToolSpec:
+    """One catalogue entry -> ToolSpec (priors given as [seconds, quality])."""
+    return ToolSpec(
+        name=record["name"],
+        impl=record["impl"],
+        backend=record.get("backend", ""),
+        description=record.get("description", ""),
+        subtasks=tuple(SubtaskKind(s) for s in record["subtasks"]),
+        helps=tuple(SubtaskKind(s) for s in record.get("helps", ())),
+        inputs=tuple(ArtifactKind(a) for a in record["inputs"]),
+        outputs=tuple(ArtifactKind(a) for a in record["outputs"]),
+        priors={SubtaskKind(k): Prior(float(v[0]), float(v[1])) for k, v in record["priors"].items()},
+        params=dict(record.get("params", {})),
+        retry_params=tuple(record.get("retry_params", ())),
+    )
+
+
+def _instantiate(spec: ToolSpec) -> Tool:
+    module_name, _, class_name = spec.impl.partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    tool: Tool = cls(spec)
+    return tool
+
+
+class Registry:
+    """All tools known to this install, by name."""
+
+    def __init__(self, tools: Iterable[Tool]) -> None:
+        self._tools = {t.name: t for t in tools}
+
+    @classmethod
+    def from_catalogue(cls, path: Path | None = None) -> Registry:
+        """The built-in catalogue (tools/data/catalogue.json) or another file."""
+        if path is None:
+            text = resources.files("layerpath.tools").joinpath("data/catalogue.json").read_text()
+        else:
+            text = Path(path).read_text(encoding="utf-8")
+        try:
+            records = json.loads(text)["tools"]
+        except (json.JSONDecodeError, KeyError) as exc:
+            raise BadInput(f"The tool catalogue is not valid: {exc}") from exc
+        return cls(_instantiate(spec_from_record(r)) for r in records)
+
+    def __iter__(self) -> Iterator[Tool]:
+        return iter(self._tools.values())
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def get(self, name: str) -> Tool:
+        return self._tools[name]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def available(self) -> list[Tool]:
+        """Tools that can run here now (the planner and search use only these)."""
+        return [t for t in self._tools.values() if t.available() is None]

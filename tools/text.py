@@ -1,0 +1,211 @@
+"""Text edits on detected text boxes: erase, write, add, redact, highlight."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from layerpath.errors import BadInput, ToolFailed
+from layerpath.tools.base import Tool
+from layerpath.tools.imaging import boxes_mask, dilate, rgb, with_rgb
+from layerpath.tools.inpaint import inpaint_region
+from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
+
+_PATTERNS = {
+    "digits": r"\d",
+    "email": r"[\w.+-]+@[\w-]+\.[\w.]+",
+    "phone": r"\+?\d[\d\s().-]{5,}\d",
+}
+_FONT_FILES = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf",
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+)
+
+
+def text_matches(found: str, wanted: str) -> bool:
+    """OCR-tolerant match: substring, or similar enough (OCR confuses O/0, l/1)."""
+    a, b = found.strip().lower(), wanted.strip().lower()
+    return bool(b) and (b in a or difflib.SequenceMatcher(None, a, b).ratio() >= 0.7)
+
+
+def select_text_boxes(boxes: Sequence[TextBox], params: Mapping[str, Any]) -> list[TextBox]:
+    """The boxes a text subtask is about: those matching params['match'] (literal text)
+    or params['pattern'] (digits / email / phone), else all of them."""
+    if params.get("match"):
+        return [b for b in boxes if text_matches(b.text, str(params["match"]))]
+    if params.get("pattern"):
+        regex = re.compile(_PATTERNS[str(params["pattern"])])
+        return [b for b in boxes if regex.search(b.text)]
+    return list(boxes)
+
+
+def _chosen(ctx: ToolContext, inputs: Mapping[ArtifactKind, Any]) -> list[TextBox]:
+    chosen = select_text_boxes(inputs[ArtifactKind.TEXT_BOXES], ctx.subtask_params)
+    if not chosen:
+        wanted = ctx.subtask_params.get("match") or ctx.subtask_params.get("pattern") or "text"
+        raise ToolFailed(f"No text matching '{wanted}' was found in the image.")
+    return chosen
+
+
+def ink_mask(image: np.ndarray, boxes: Sequence[TextBox], grow: int) -> np.ndarray:
+    """The glyph pixels inside the boxes (what differs from each box's background)."""
+    mask = np.zeros(image.shape[:2], dtype=bool)
+    pixels = rgb(image).astype(np.int16)
+    for tb in boxes:
+        b = tb.box
+        crop = pixels[b.y0 : b.y1, b.x0 : b.x1]
+        distance = np.abs(crop - np.array(tb.background, dtype=np.int16)).sum(axis=2)
+        mask[b.y0 : b.y1, b.x0 : b.x1] |= distance > 60
+    return dilate(mask, grow) & boxes_mask(mask.shape, [_grown(b.box, grow, mask.shape) for b in boxes])
+
+
+def _grown(box: Box, pixels: int, shape: tuple[int, ...]) -> Box:
+    return Box(
+        max(0, box.x0 - pixels), max(0, box.y0 - pixels),
+        min(shape[1], box.x1 + pixels), min(shape[0], box.y1 + pixels),
+    )
+
+
+@lru_cache(maxsize=32)
+def load_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """A bold sans at the given pixel size: DejaVu when installed, else Pillow's own."""
+    for path in _FONT_FILES:
+        if Path(path).exists():
+            return ImageFont.truetype(path, size)
+    return ImageFont.load_default(size=size)
+
+
+def _fit_font(text: str, height: int, max_width: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """The largest font whose ink is at most `height` tall and `max_width` wide."""
+    size = max(6, height)
+    while size > 6:
+        font = load_font(size)
+        x0, y0, x1, y1 = font.getbbox(text)
+        if y1 - y0 <= height and x1 - x0 <= max_width:
+            return font
+        size -= 1
+    return load_font(6)
+
+
+def draw_text(image: np.ndarray, text: str, area: Box, color: tuple[int, int, int], max_width: int) -> np.ndarray:
+    """Draw text centred on `area`, sized to its height (wider text is shrunk)."""
+    font = _fit_font(text, area.height, max_width)
+    canvas = Image.fromarray(np.ascontiguousarray(rgb(image)))
+    draw = ImageDraw.Draw(canvas)
+    x0, y0, x1, y1 = draw.textbbox((0, 0), text, font=font)
+    cx, cy = (area.x0 + area.x1) / 2, (area.y0 + area.y1) / 2
+    draw.text((cx - (x0 + x1) / 2, cy - (y0 + y1) / 2), text, fill=color, font=font)
+    return with_rgb(image, np.asarray(canvas))
+
+
+class TextInpaintErase(Tool):
+    """Erase text by inpainting its glyph pixels (keeps textured backgrounds)."""
+
+    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+        image = inputs[ArtifactKind.IMAGE]
+        mask = ink_mask(image, _chosen(ctx, inputs), int(params["grow"]))
+        out = inpaint_region(image, mask, "telea", float(params["radius"]), 0)
+        return ToolResult({ArtifactKind.IMAGE: out})
+
+
+class TextFillErase(Tool):
+    """Erase text by filling each box with its background colour (flat backgrounds)."""
+
+    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+        image = inputs[ArtifactKind.IMAGE]
+        out = rgb(image).copy()
+        for tb in _chosen(ctx, inputs):
+            b = _grown(tb.box, int(params["grow"]), image.shape)
+            out[b.y0 : b.y1, b.x0 : b.x1] = tb.background
+        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
+
+
+class PillowTextWrite(Tool):
+    """Write the new text where the old text was, matching its size and colour."""
+
+    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+        if not ctx.to:
+            raise BadInput("Say what the new text is, e.g. replace the sign text with 'OPEN'.")
+        image = inputs[ArtifactKind.IMAGE]
+        chosen = _chosen(ctx, inputs)
+        ink = [tb.ink or tb.box for tb in chosen]
+        area = Box(min(b.x0 for b in ink), min(b.y0 for b in ink), max(b.x1 for b in ink), max(b.y1 for b in ink))
+        height = max(6, int(round(area.height * float(params["scale"]))))
+        area = Box(area.x0, (area.y0 + area.y1 - height) // 2, area.x1, (area.y0 + area.y1 + height) // 2)
+        max_width = int(min(image.shape[1] * 0.95, max(area.width * 1.6, area.height * 2)))
+        out = draw_text(image, ctx.to, area, chosen[0].color, max_width)
+        return ToolResult({ArtifactKind.IMAGE: out})
+
+
+class PillowTextAdd(Tool):
+    """Add new text at the top, bottom or centre, in a colour that contrasts."""
+
+    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+        if not ctx.to:
+            raise BadInput("Say what text to add, e.g. add the text 'SALE' at the top.")
+        image = inputs[ArtifactKind.IMAGE]
+        h, w = image.shape[:2]
+        height = max(8, int(h * float(params["size"])))
+        position = str(ctx.subtask_params.get("position", "bottom"))
+        cy = {"top": int(h * 0.1), "center": h // 2}.get(position, int(h * 0.88))
+        area = Box(int(w * 0.05), cy - height // 2, int(w * 0.95), cy + height // 2)
+        if ctx.subtask_params.get("color"):
+            from layerpath.tools.imaging import parse_color
+
+            color = parse_color(str(ctx.subtask_params["color"]))
+        else:
+            luminance = rgb(image)[max(0, area.y0) : area.y1, area.x0 : area.x1].mean()
+            color = (0, 0, 0) if luminance > 128 else (255, 255, 255)
+        out = draw_text(image, ctx.to, area, color, area.width)
+        return ToolResult({ArtifactKind.IMAGE: out})
+
+
+class BoxRedact(Tool):
+    """Redact text boxes: solid fill (default) or pixelation."""
+
+    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+        image = inputs[ArtifactKind.IMAGE]
+        out = rgb(image).copy()
+        for tb in _chosen(ctx, inputs):
+            b = _grown(tb.box, int(params["grow"]), image.shape)
+            if params["style"] == "pixelate":
+                region = out[b.y0 : b.y1, b.x0 : b.x1]
+                small = cv2.resize(region, (max(1, b.width // 12), max(1, b.height // 12)), interpolation=cv2.INTER_AREA)
+                out[b.y0 : b.y1, b.x0 : b.x1] = cv2.resize(small, (b.width, b.height), interpolation=cv2.INTER_NEAREST)
+            else:
+                out[b.y0 : b.y1, b.x0 : b.x1] = 0
+        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
+
+
+def keyword_box(tb: TextBox, keyword: str) -> Box:
+    """The part of a text line that holds the keyword (by character position)."""
+    start = tb.text.lower().find(keyword.lower())
+    if start < 0 or not tb.text:
+        return tb.box
+    x0 = tb.box.x0 + tb.box.width * start / len(tb.text)
+    x1 = tb.box.x0 + tb.box.width * (start + len(keyword)) / len(tb.text)
+    return Box(int(x0), tb.box.y0, int(np.ceil(x1)), tb.box.y1)
+
+
+class KeywordHighlight(Tool):
+    """Highlight a keyword like a marker pen (multiply blend keeps the ink readable)."""
+
+    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+        keyword = str(ctx.subtask_params.get("match") or ctx.target or "")
+        if not keyword:
+            raise BadInput("Say which word to highlight, e.g. highlight the word 'price'.")
+        image = inputs[ArtifactKind.IMAGE]
+        out = rgb(image).astype(np.float32)
+        marker = np.array(params["color"], dtype=np.float32) / 255.0
+        for tb in _chosen(ctx, inputs):
+            b = keyword_box(tb, keyword)
+            out[b.y0 : b.y1, b.x0 : b.x1] *= marker
+        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, np.clip(out, 0, 255).astype(np.uint8))})

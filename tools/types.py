@@ -1,0 +1,157 @@
+"""The vocabulary shared by tools and engine: subtask kinds, artifact kinds, values.
+
+It lives in tools/ because tools sit below the engine and both need it;
+`layerpath.engine.types` re-exports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+import numpy as np
+
+
+class SubtaskKind(str, Enum):
+    """The 24 subtasks of CoSTA*; values are the stable ids used in JSON and reports."""
+
+    OBJECT_DETECTION = "object_detection"
+    OBJECT_SEGMENTATION = "object_segmentation"
+    OBJECT_ADDITION = "object_addition"
+    OBJECT_REMOVAL = "object_removal"
+    OBJECT_REPLACEMENT = "object_replacement"
+    OBJECT_RECOLORATION = "object_recoloration"
+    BACKGROUND_REMOVAL = "background_removal"
+    LANDMARK_DETECTION = "landmark_detection"
+    IMAGE_UPSCALING = "image_upscaling"
+    IMAGE_CAPTIONING = "image_captioning"
+    IMAGE_DEBLURRING = "image_deblurring"
+    CHANGING_SCENERY = "changing_scenery"
+    OUTPAINTING = "outpainting"
+    DEPTH_ESTIMATION = "depth_estimation"
+    TEXT_EXTRACTION = "text_extraction"
+    TEXT_REPLACEMENT = "text_replacement"
+    TEXT_REMOVAL = "text_removal"
+    TEXT_ADDITION = "text_addition"
+    TEXT_REDACTION = "text_redaction"
+    TEXT_DETECTION = "text_detection"
+    QUESTION_ANSWERING = "question_answering"
+    KEYWORD_HIGHLIGHTING = "keyword_highlighting"
+    SENTIMENT_ANALYSIS = "sentiment_analysis"
+    CAPTION_CONSISTENCY = "caption_consistency"
+
+    @property
+    def label(self) -> str:
+        """The paper's name, for people: 'Object Removal'."""
+        return self.value.replace("_", " ").title()
+
+
+class ArtifactKind(str, Enum):
+    """The ports of the tool dependency graph."""
+
+    IMAGE = "image"
+    BOXES = "boxes"
+    MASK = "mask"
+    TEXT_BOXES = "text_boxes"
+    TEXT = "text"
+    FONT = "font"
+    LABEL = "label"
+    CAPTION = "caption"
+    DEPTH = "depth"
+    ANSWER = "answer"
+
+
+@dataclass(frozen=True)
+class Box:
+    """An axis-aligned box in image pixels, x1/y1 exclusive."""
+
+    x0: int
+    y0: int
+    x1: int
+    y1: int
+    label: str = ""
+    score: float = 1.0
+
+    @property
+    def width(self) -> int:
+        return self.x1 - self.x0
+
+    @property
+    def height(self) -> int:
+        return self.y1 - self.y0
+
+
+@dataclass(frozen=True)
+class TextBox:
+    """A line of text found in the image: its box, what it reads, how sure OCR is, and
+    the style a writer needs to match it (ink bounds, ink and background colours)."""
+
+    box: Box
+    text: str
+    score: float
+    ink: Box | None = None
+    color: tuple[int, int, int] = (0, 0, 0)
+    background: tuple[int, int, int] = (255, 255, 255)
+
+
+@dataclass(frozen=True, eq=False)
+class Artifact:
+    """One value flowing between tools. `id` names its provenance, so equal ids mean
+    equal values: memoisation keys on ids, never on pixels."""
+
+    kind: ArtifactKind
+    value: Any
+    id: str
+
+
+@dataclass(frozen=True)
+class Prior:
+    """Benchmark-table entry: expected seconds and quality of a tool on a subtask."""
+
+    cost: float
+    quality: float
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """The Model Description Table row of one tool, loaded from tools/data/catalogue.json."""
+
+    name: str
+    impl: str
+    backend: str
+    description: str
+    subtasks: tuple[SubtaskKind, ...]
+    inputs: tuple[ArtifactKind, ...]
+    outputs: tuple[ArtifactKind, ...]
+    priors: Mapping[SubtaskKind, Prior]
+    helps: tuple[SubtaskKind, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+    retry_params: tuple[Mapping[str, Any], ...] = ()
+
+    def param_schedule(self) -> tuple[Mapping[str, Any], ...]:
+        """Default params first, then each retry entry laid over them."""
+        base = dict(self.params)
+        return (base, *({**base, **retry} for retry in self.retry_params))
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """What a tool may know of the request: the subtask's words and the user's masks."""
+
+    subtask: SubtaskKind
+    target: str | None = None
+    to: str | None = None
+    subtask_params: Mapping[str, Any] = field(default_factory=dict)
+    masks: Mapping[str, np.ndarray] = field(default_factory=dict)
+    selection: np.ndarray | None = None
+    cancelled: Callable[[], bool] = lambda: False
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """A tool's outputs; `cost` lets a tool report a billed cost instead of wall seconds."""
+
+    outputs: Mapping[ArtifactKind, Any]
+    cost: float | None = None
