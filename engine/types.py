@@ -174,7 +174,8 @@ class RunResult:
     image: np.ndarray
     seconds: float
     warnings: tuple[str, ...] = ()
+    cancelled: bool = False
 
     @property
     def ok(self) -> bool:
-        return all(o.ok for o in self.outcomes)
+        return not self.cancelled and all(o.ok for o in self.outcomes)

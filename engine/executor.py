@@ -1,0 +1,288 @@
+"""The fast-slow executor (FaSTA* Algorithm 4) and `engine.run`.
+
+    plan  -> for each subtask:
+        probe features -> pick the cheapest active subroutine rule
+        run it, checking quality after every tool
+        on failure or no rule: local A* over the subtask's tool subgraph
+        emit one StepLayer per executed tool step of the accepted path
+        record the attempt as a trace
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from layerpath.engine import events
+from layerpath.engine.knowledge import BenchmarkTable, subtask_tools
+from layerpath.engine.layers import step_layers
+from layerpath.engine.planner import Plan, plan_offline
+from layerpath.engine.probe import probe
+from layerpath.engine.quality import score
+from layerpath.engine.search import Node, astar
+from layerpath.engine.steps import USER_ERRORS, BudgetExceeded, RunLedger, State, StepRunner
+from layerpath.engine.subroutines import Rule, RuleTable
+from layerpath.engine.traces import TraceStore
+from layerpath.engine.types import (
+    Artifact,
+    ArtifactKind,
+    EditRequest,
+    Mode,
+    RunResult,
+    StepLayer,
+    Subtask,
+    SubtaskOutcome,
+    TextBox,
+    ToolContext,
+)
+from layerpath.errors import Cancelled, ToolUnavailable
+from layerpath.tools.registry import Registry
+
+log = logging.getLogger(__name__)
+
+OnEvent = Callable[[object], None]
+Planner = Callable[[EditRequest, OnEvent], Plan]
+
+
+def offline_planner(request: EditRequest, on_event: OnEvent) -> Plan:
+    return plan_offline(request.prompt)
+
+
+@dataclass
+class _Attempt:
+    """One try at a subtask: the accepted path (empty on failure) and why it failed."""
+
+    route: str
+    path: list[Node]
+    failure: str = ""
+
+
+class Engine:
+    """Tools, rules, benchmark table and traces: everything a run needs."""
+
+    def __init__(
+        self,
+        registry: Registry,
+        rules: RuleTable | None = None,
+        table: BenchmarkTable | None = None,
+        traces: TraceStore | None = None,
+        planner: Planner = offline_planner,
+    ) -> None:
+        self.registry = registry
+        self.rules = rules or RuleTable.load(registry)
+        self.table = table or BenchmarkTable.from_tools(registry)
+        self.traces = traces
+        self.planner = planner
+        if traces is not None:
+            self.table.load_observed(traces.tool_stats())
+
+    # --- the run --------------------------------------------------------------------
+
+    def run(
+        self,
+        request: EditRequest,
+        on_event: OnEvent | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> RunResult:
+        """Plan the instruction and solve every subtask; events report progress.
+
+        Raises UnsupportedInstruction / PlannerError before any tool runs; later
+        problems end single subtasks (their outcome says why), never the whole run.
+        """
+        emit: OnEvent = on_event or (lambda e: None)
+        cancelled: Callable[[], bool] = cancel or (lambda: False)
+        started = time.perf_counter()
+        run_id = uuid.uuid4().hex[:12]
+
+        plan = self.planner(request, emit)
+        for warning in plan.warnings:
+            emit(events.PlanWarning(warning))
+        emit(events.PlanReady(plan.subtasks, plan.planner))
+
+        ledger = RunLedger(max_calls=request.max_tool_calls)
+        image = Artifact(ArtifactKind.IMAGE, request.snapshot.image, "input")
+        outcomes: list[SubtaskOutcome] = []
+        was_cancelled = False
+        for index, subtask in enumerate(plan.subtasks):
+            try:
+                outcome, image = self.solve(request, plan.subtasks, index, image, ledger, emit, cancelled, run_id)
+            except Cancelled as exc:
+                was_cancelled = True
+                emit(events.RunFailed(str(exc)))
+                break
+            outcomes.append(outcome)
+            emit(events.SubtaskDone(outcome) if outcome.ok else events.SubtaskFailed(outcome))
+
+        result = RunResult(
+            request, plan.subtasks, tuple(outcomes), tuple(ledger.calls), image.value,
+            time.perf_counter() - started, plan.warnings, was_cancelled,
+        )
+        if not was_cancelled:
+            emit(events.RunDone(result))
+        return result
+
+    def solve(
+        self,
+        request: EditRequest,
+        plan: Sequence[Subtask],
+        index: int,
+        image: Artifact,
+        ledger: RunLedger,
+        emit: OnEvent,
+        cancelled: Callable[[], bool],
+        run_id: str,
+    ) -> tuple[SubtaskOutcome, Artifact]:
+        """FaSTA* Algorithm 4 for one subtask: rule first, A* when it fails or none fits."""
+        subtask = plan[index]
+        runner = self._runner(request, subtask, ledger, emit, cancelled)
+        start: State = {ArtifactKind.IMAGE: image}
+        features: Mapping[str, Any] = {}
+        attempts: list[_Attempt] = []
+        try:
+            features = probe(subtask, request.snapshot, image.value, plan, self._text_reader(runner, start))
+            rule = self._pick_rule(request, subtask, features)
+            fallback = "no rule"
+            if rule is not None:
+                emit(events.SubtaskStarted(subtask, index, len(plan), f"rule:{rule.id}"))
+                attempts.append(self._run_rule(rule, runner, start))
+                fallback = f"rule {rule.id} failed: {attempts[-1].failure}"
+            if not (attempts and attempts[-1].path) and request.mode != Mode.FAST:
+                if request.mode == Mode.FAST_SLOW:
+                    emit(events.FallbackToSearch(subtask, fallback))
+                emit(events.SubtaskStarted(subtask, index, len(plan), "search"))
+                attempts.append(self._search(request, subtask, runner, start))
+            elif not attempts:
+                attempts.append(_Attempt("failed", [], "no subroutine rule matches and mode is 'fast'"))
+        except (*USER_ERRORS, BudgetExceeded, ToolUnavailable) as exc:
+            attempts.append(_Attempt("failed", [], str(exc)))
+
+        outcome, image = self._conclude(request, subtask, attempts, features, ledger, emit, run_id, image)
+        return outcome, image
+
+    # --- the steps of Algorithm 4 ---------------------------------------------------
+
+    def _runner(
+        self, request: EditRequest, subtask: Subtask, ledger: RunLedger, emit: OnEvent, cancelled: Callable[[], bool]
+    ) -> StepRunner:
+        snapshot = request.snapshot
+        ctx = ToolContext(
+            subtask.kind, subtask.target, subtask.to, subtask.params, snapshot.masks, snapshot.selection, cancelled
+        )
+        return StepRunner(subtask, ctx, ledger, score, request.quality_threshold, emit, cancelled)
+
+    def _text_reader(self, runner: StepRunner, start: State) -> Callable[[], tuple[TextBox, ...]] | None:
+        """OCR for probing text features, through the runner so the rule or search that
+        follows reuses the memoised result instead of reading the text again."""
+        if "rapidocr" not in self.registry or self.registry.get("rapidocr").available():
+            return None
+
+        def read() -> tuple[TextBox, ...]:
+            result = runner.run(self.registry.get("rapidocr"), start)
+            produced = result.produced.get(ArtifactKind.TEXT_BOXES)
+            return produced.value if produced is not None else ()
+
+        return read
+
+    def _pick_rule(self, request: EditRequest, subtask: Subtask, features: Mapping[str, Any]) -> Rule | None:
+        if request.mode not in (Mode.FAST_SLOW, Mode.FAST):
+            return None
+        return self.rules.select(subtask.kind, features, self.table, request.alpha)
+
+    def _run_rule(self, rule: Rule, runner: StepRunner, start: State) -> _Attempt:
+        """Run the rule's tools in order; the first failed quality check ends it."""
+        node = Node(None, None, dict(start))
+        for name in rule.tools:
+            tool = self.registry.get(name)
+            missing = set(tool.spec.inputs) - set(node.state)
+            if missing:
+                return _Attempt(f"rule:{rule.id}", [], f"{name} lacks {', '.join(k.value for k in missing)}")
+            result = runner.run(tool, node.state)
+            if not result.passed:
+                why = result.error or f"quality {result.quality:.2f} below threshold"
+                return _Attempt(f"rule:{rule.id}", [], f"{name}: {why}")
+            node = Node(
+                tool, node, {**node.state, **result.produced}, node.costs + (result.cost,),
+                node.qualities + (result.quality,), result, node.used | {name},
+                runner.subtask.kind in tool.spec.subtasks,
+            )
+        if not node.finished:
+            return _Attempt(f"rule:{rule.id}", [], f"its last tool does not complete {runner.subtask.kind.label}")
+        return _Attempt(f"rule:{rule.id}", node.path())
+
+    def _search(self, request: EditRequest, subtask: Subtask, runner: StepRunner, start: State) -> _Attempt:
+        tools = subtask_tools(self.registry.available(), subtask.kind)
+        if not any(subtask.kind in t.spec.subtasks for t in tools):
+            raise_unavailable(subtask, self.registry)
+        result = astar(
+            tools, subtask.kind, start, runner, self.table, request.alpha, eager=request.mode == Mode.SLOW_EAGER
+        )
+        failure = "" if result.ok else f"{result.reason} (tried {', '.join(result.tried) or 'nothing'})"
+        return _Attempt("search", result.path, failure)
+
+    def _conclude(
+        self,
+        request: EditRequest,
+        subtask: Subtask,
+        attempts: list[_Attempt],
+        features: Mapping[str, Any],
+        ledger: RunLedger,
+        emit: OnEvent,
+        run_id: str,
+        image: Artifact,
+    ) -> tuple[SubtaskOutcome, Artifact]:
+        """Emit the accepted path's layers, learn from the calls, write the traces."""
+        accepted = next((a for a in attempts if a.path), None)
+        steps: list[StepLayer] = step_layers(subtask, accepted.path) if accepted else []
+        for step in steps:
+            emit(events.StepDone(subtask, step))
+        own_calls = [c for c in ledger.calls if c.subtask_id == subtask.id]
+        for call in own_calls:
+            if call.error is None:
+                self.table.observe(call.tool, subtask.kind, call.seconds, call.quality)
+                if self.traces is not None:
+                    self.traces.record_tool(call.tool, subtask.kind, call.seconds, call.quality)
+        failures = [a.failure for a in attempts if a.failure]
+        if self.traces is not None:
+            for attempt in attempts:
+                nodes = attempt.path
+                self.traces.record_attempt(
+                    run_id, subtask.kind, attempt.route, request.mode.value, request.alpha,
+                    [n.tool.name for n in nodes if n.tool], [n.result.params for n in nodes if n.result],
+                    features, sum(n.result.cost for n in nodes if n.result),
+                    math.prod(nodes[-1].qualities) if nodes else 0.0,
+                    bool(nodes), [attempt.failure] if attempt.failure else [],
+                )
+        if accepted is None:
+            outcome = SubtaskOutcome(
+                subtask, "failed", (), (), sum(c.seconds for c in own_calls), 0.0,
+                fallback_reason=failures[0] if len(attempts) > 1 else None,
+                error=failures[-1] if failures else "failed", features=features,
+            )
+            return outcome, image
+        final = accepted.path[-1]
+        quality = math.prod(final.qualities)
+        outcome = SubtaskOutcome(
+            subtask, accepted.route, tuple(n.tool.name for n in accepted.path if n.tool), tuple(steps),
+            sum(c.seconds for c in own_calls), quality,
+            fallback_reason=attempts[0].failure if accepted is not attempts[0] else None, features=features,
+        )
+        new_image = final.state.get(ArtifactKind.IMAGE, image)
+        return outcome, new_image  # type: ignore[return-value]
+
+
+def raise_unavailable(subtask: Subtask, registry: Registry) -> None:
+    """A typed error naming the tools that could do the subtask and why they cannot."""
+    candidates = [t for t in registry if subtask.kind in t.spec.subtasks]
+    if candidates:
+        reasons = "; ".join(f"{t.name}: {t.available()}" for t in candidates)
+        raise ToolUnavailable(f"No tool for {subtask.kind.label} can run here ({reasons}).")
+    raise ToolUnavailable(
+        f"{subtask.kind.label} needs a model-based tool that this install does not have yet; "
+        "the other steps of the instruction still run."
+    )
+

@@ -1,0 +1,89 @@
+"""Turning executed tool steps into StepLayers: exactly the change each step made."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+
+from layerpath.engine.search import Node
+from layerpath.engine.types import ArtifactKind, Box, LayerKind, StepLayer, Subtask, SubtaskKind, TextBox
+from layerpath.tools.imaging import mask_box
+
+K = SubtaskKind
+_MASK_COLOR = (255, 64, 64)
+_BOX_COLOR = (0, 200, 255)
+
+
+def changed_pixels(before: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]:
+    """The changed pixels of `after`, cropped to their bounds; unchanged pixels inside the
+    crop are transparent, so the layer over `before` composites to exactly `after`."""
+    changed = np.any(before != after, axis=2)
+    box = mask_box(changed)
+    if box is None:
+        return np.zeros((1, 1, 4), dtype=np.uint8), (0, 0)
+    crop = after[box.y0 : box.y1, box.x0 : box.x1].copy()
+    crop[..., 3] = np.where(changed[box.y0 : box.y1, box.x0 : box.x1], crop[..., 3], 0)
+    return crop, (box.x0, box.y0)
+
+
+def mask_overlay(mask: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]:
+    box = mask_box(mask)
+    if box is None:
+        return np.zeros((1, 1, 4), dtype=np.uint8), (0, 0)
+    crop = mask[box.y0 : box.y1, box.x0 : box.x1]
+    pixels = np.zeros((*crop.shape, 4), dtype=np.uint8)
+    pixels[crop] = (*_MASK_COLOR, 140)
+    return pixels, (box.x0, box.y0)
+
+
+def box_overlay(boxes: Sequence[Box], shape: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, int]]:
+    """Box outlines on a transparent layer covering the boxes' union."""
+    if not boxes:
+        return np.zeros((1, 1, 4), dtype=np.uint8), (0, 0)
+    x0, y0 = max(0, min(b.x0 for b in boxes) - 2), max(0, min(b.y0 for b in boxes) - 2)
+    x1, y1 = min(shape[1], max(b.x1 for b in boxes) + 2), min(shape[0], max(b.y1 for b in boxes) + 2)
+    pixels = np.zeros((y1 - y0, x1 - x0, 4), dtype=np.uint8)
+    thickness = max(2, int(max(shape[:2]) / 400))
+    for b in boxes:
+        cv2.rectangle(pixels, (b.x0 - x0, b.y0 - y0), (b.x1 - x0 - 1, b.y1 - y0 - 1), (*_BOX_COLOR, 255), thickness)
+    return pixels, (x0, y0)
+
+
+def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) -> list[StepLayer]:
+    """One StepLayer per executed tool step of an accepted path."""
+    layers = []
+    for number, node in enumerate(path, start=first_index):
+        assert node.result is not None and node.parent is not None and node.tool is not None
+        produced = node.result.produced
+        common = dict(
+            name=f"{number}. {node.tool.name} — {subtask.describe()}",
+            tool=node.tool.name, subtask_id=subtask.id, cost=node.result.cost,
+            quality=node.result.quality, params=dict(node.result.params),
+        )
+        if ArtifactKind.IMAGE in produced:
+            before = node.parent.state[ArtifactKind.IMAGE].value
+            pixels, offset = changed_pixels(before, produced[ArtifactKind.IMAGE].value)
+            layers.append(StepLayer(kind=LayerKind.PIXELS, pixels=pixels, offset=offset, **common))  # type: ignore[arg-type]
+        elif ArtifactKind.TEXT_BOXES in produced:
+            found: tuple[TextBox, ...] = produced[ArtifactKind.TEXT_BOXES].value
+            shape = node.parent.state[ArtifactKind.IMAGE].value.shape
+            pixels, offset = box_overlay([t.box for t in found], shape)
+            layers.append(StepLayer(
+                kind=LayerKind.TEXT, pixels=pixels, offset=offset, boxes=tuple(t.box for t in found),
+                text="\n".join(t.text for t in found),
+                visible=subtask.kind in {K.TEXT_DETECTION, K.TEXT_EXTRACTION}, **common,  # type: ignore[arg-type]
+            ))
+        elif subtask.kind == K.OBJECT_DETECTION and ArtifactKind.BOXES in produced:
+            boxes: tuple[Box, ...] = produced[ArtifactKind.BOXES].value
+            shape = node.parent.state[ArtifactKind.IMAGE].value.shape
+            pixels, offset = box_overlay(boxes, shape)
+            layers.append(StepLayer(kind=LayerKind.BOXES, pixels=pixels, offset=offset, boxes=boxes, **common))  # type: ignore[arg-type]
+        elif ArtifactKind.MASK in produced:
+            pixels, offset = mask_overlay(produced[ArtifactKind.MASK].value)
+            layers.append(StepLayer(
+                kind=LayerKind.MASK, pixels=pixels, offset=offset,
+                visible=subtask.kind == K.OBJECT_SEGMENTATION, **common,  # type: ignore[arg-type]
+            ))
+    return layers

@@ -1,0 +1,170 @@
+"""Quality checks: a checker per subtask kind scores q in [0, 1] from the images.
+
+Checks look at the pixels themselves (and OCR for text): recolour hits the target
+colour while keeping luminance structure; removal fills like the surrounding ring
+without a seam; text edits read back as expected. Every image check also demands
+that nothing changed outside the edited region.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import cv2
+import numpy as np
+
+from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind, TextBox
+from layerpath.tools.imaging import (
+    boxes_mask,
+    color_lab,
+    dilate,
+    erode,
+    mask_box,
+    parse_color,
+    rgb,
+    ring,
+    to_lab,
+)
+from layerpath.tools.ocr import read_text
+from layerpath.tools.text import select_text_boxes, text_matches
+
+K = SubtaskKind
+Values = Mapping[ArtifactKind, Any]
+
+
+def untouched_outside(before: np.ndarray, after: np.ndarray, region: np.ndarray) -> float:
+    """1.0 when no pixel outside the region changed; falls fast as changes spread."""
+    outside = ~region
+    if not outside.any():
+        return 1.0
+    changed = np.abs(rgb(before).astype(np.int16) - rgb(after).astype(np.int16)).max(axis=2) > 2
+    return float(np.clip(1.0 - 20.0 * changed[outside].mean(), 0.0, 1.0))
+
+
+def _gray(image: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(np.ascontiguousarray(rgb(image)), cv2.COLOR_RGB2GRAY).astype(np.float32)
+
+
+def check_recolor(before: np.ndarray, after: np.ndarray, mask: np.ndarray, color: str) -> float:
+    """Target chroma reached inside, luminance structure kept, nothing else touched."""
+    inside = erode(mask, 2) if erode(mask, 2).any() else mask
+    lab_after = to_lab(rgb(after))[inside]
+    target = color_lab(parse_color(color))
+    hue_distance = float(np.linalg.norm(lab_after[:, 1:].mean(axis=0) - target[1:]))
+    lightness_distance = abs(float(lab_after[:, 0].mean()) - float(target[0]))
+    color_score = np.exp(-hue_distance / 20.0) * np.exp(-max(0.0, lightness_distance - 25) / 40.0)
+    gray_before, gray_after = _gray(before)[inside], _gray(after)[inside]
+    if gray_before.std() < 2 or gray_after.std() < 2:
+        structure = 1.0
+    else:
+        structure = max(0.0, float(np.corrcoef(gray_before, gray_after)[0, 1]))
+    return float(color_score * (0.5 + 0.5 * structure) * untouched_outside(before, after, dilate(mask, 3)))
+
+
+def check_removal(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> float:
+    """The region changed, its fill matches the surrounding ring, and no seam shows."""
+    around = ring(dilate(mask, 4), 10)
+    if not around.any():
+        return 0.0
+    lab_before, lab_after = to_lab(rgb(before)), to_lab(rgb(after))
+    changed = float(np.abs(lab_after[mask] - lab_before[mask]).mean())
+    if changed < 2.0:
+        return 0.0
+    fill_distance = float(np.linalg.norm(lab_after[mask].mean(axis=0) - lab_before[around].mean(axis=0)))
+    consistency = float(np.exp(-fill_distance / 25.0))
+    gradient = cv2.magnitude(*(cv2.Sobel(_gray(after), cv2.CV_32F, dx, dy) for dx, dy in ((1, 0), (0, 1))))
+    edge = dilate(mask, 5) & ~erode(dilate(mask, 5), 2)
+    base_gradient = float(gradient[around].mean()) + 4.0
+    seam = float(np.clip(1.5 * base_gradient / (float(gradient[edge].mean()) + 1e-3), 0.0, 1.0))
+    return consistency * (0.6 + 0.4 * seam) * untouched_outside(before, after, dilate(mask, 24))
+
+
+def _region_lines(image: np.ndarray, boxes: list[TextBox], pad: int = 12) -> list[str]:
+    """OCR only around the edited boxes (cheaper, and other text does not interfere)."""
+    region = mask_box(boxes_mask(image.shape[:2], [b.box for b in boxes]), pad=pad)
+    if region is None:
+        return []
+    crop = image[region.y0 : region.y1, region.x0 : region.x1]
+    return [tb.text for tb in read_text(crop, 0.3)]
+
+
+def _similarity(a: str, b: str) -> float:
+    norm = lambda s: "".join(s.upper().split())  # noqa: E731
+    return difflib.SequenceMatcher(None, norm(a), norm(b)).ratio()
+
+
+def check_text_replacement(before: np.ndarray, after: np.ndarray, boxes: list[TextBox], new: str) -> float:
+    lines = _region_lines(after, boxes)
+    if not lines:
+        return 0.0
+    best = max(_similarity(line, new) for line in lines)
+    leftovers = [b for b in boxes if _similarity(b.text, new) < 0.8 and any(text_matches(line, b.text) for line in lines)]
+    return best * (0.3 if leftovers else 1.0)
+
+
+def check_text_gone(before: np.ndarray, after: np.ndarray, boxes: list[TextBox]) -> float:
+    lines = _region_lines(after, boxes)
+    still = [b for b in boxes if any(text_matches(line, b.text) for line in lines)]
+    region = dilate(boxes_mask(after.shape[:2], [b.box for b in boxes]), 8)
+    return (1.0 - len(still) / max(1, len(boxes))) * untouched_outside(before, after, region)
+
+
+def check_text_added(after: np.ndarray, new: str) -> float:
+    lines = [tb.text for tb in read_text(after, 0.3)]
+    return max((_similarity(line, new) for line in lines), default=0.0)
+
+
+def check_changed_in(before: np.ndarray, after: np.ndarray, boxes: list[TextBox]) -> float:
+    region = dilate(boxes_mask(after.shape[:2], [b.box for b in boxes]), 2)
+    diff = np.abs(rgb(before).astype(np.int16) - rgb(after).astype(np.int16)).mean(axis=2)
+    changed = float(diff[region].mean()) > 8 if region.any() else False
+    return (0.95 if changed else 0.0) * untouched_outside(before, after, region)
+
+
+def check_sharpened(before: np.ndarray, after: np.ndarray) -> float:
+    ratio = cv2.Laplacian(_gray(after), cv2.CV_32F).var() / (cv2.Laplacian(_gray(before), cv2.CV_32F).var() + 1e-6)
+    return 0.9 if 1.15 <= ratio <= 6.0 else (0.5 if ratio > 6 else 0.2)
+
+
+def check_mask(mask: np.ndarray) -> float:
+    ratio = float(mask.mean())
+    return 0.95 if 0.0 < ratio < 0.98 else 0.0
+
+
+def check_text_boxes(boxes: list[TextBox]) -> float:
+    return float(np.mean([b.score for b in boxes])) if boxes else 0.0
+
+
+def score(
+    subtask: Subtask, produced: Values, state: Values, before: np.ndarray, as_kind: SubtaskKind | None = None
+) -> float:
+    """Quality of one tool step. `produced` is what the step made, `state` everything the
+    path holds now (masks, text boxes), `before` the image the step started from.
+    `as_kind` judges a helper step by its own job (an erase inside a text replacement
+    is checked as a text removal)."""
+    kind = as_kind or subtask.kind
+    if ArtifactKind.IMAGE not in produced:
+        if ArtifactKind.MASK in produced:
+            return check_mask(produced[ArtifactKind.MASK])
+        if ArtifactKind.TEXT_BOXES in produced:
+            return check_text_boxes(select_text_boxes(produced[ArtifactKind.TEXT_BOXES], subtask.params))
+        return 0.8
+    after = produced[ArtifactKind.IMAGE]
+    mask = state.get(ArtifactKind.MASK)
+    boxes = select_text_boxes(state.get(ArtifactKind.TEXT_BOXES, ()), subtask.params)
+    checkers: dict[SubtaskKind, Callable[[], float]] = {
+        K.OBJECT_RECOLORATION: lambda: check_recolor(before, after, mask, subtask.to or ""),
+        K.OBJECT_REMOVAL: lambda: check_removal(before, after, mask),
+        K.TEXT_REPLACEMENT: lambda: check_text_replacement(before, after, boxes, subtask.to or ""),
+        K.TEXT_REMOVAL: lambda: check_text_gone(before, after, boxes),
+        K.TEXT_REDACTION: lambda: check_text_gone(before, after, boxes),
+        K.TEXT_ADDITION: lambda: check_text_added(after, subtask.to or ""),
+        K.KEYWORD_HIGHLIGHTING: lambda: check_changed_in(before, after, boxes),
+        K.IMAGE_DEBLURRING: lambda: check_sharpened(before, after),
+    }
+    check = checkers.get(kind)
+    if check is None:
+        return 0.8
+    return float(np.clip(check(), 0.0, 1.0))

@@ -1,0 +1,144 @@
+"""Running one tool step: memoised by (tool, input artifacts, params), quality-checked,
+retried along the tool's parameter schedule, then given up."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from layerpath.engine import events
+from layerpath.engine.types import Artifact, ArtifactKind, Subtask, SubtaskKind, ToolCall, ToolContext
+from layerpath.errors import BadInput, Cancelled, LayerpathError, TargetNotFound, ToolFailed
+from layerpath.tools.base import Tool
+
+log = logging.getLogger(__name__)
+
+State = Mapping[ArtifactKind, Artifact]
+#: Scores a step: (subtask, produced values, state values, image before, judge-as kind) -> q
+Scorer = Callable[[Subtask, Mapping[ArtifactKind, Any], Mapping[ArtifactKind, Any], np.ndarray, SubtaskKind | None], float]
+#: Errors that no other tool or parameter can fix: they end the subtask at once.
+USER_ERRORS = (TargetNotFound, BadInput)
+
+
+class BudgetExceeded(LayerpathError):
+    """The run used up its tool-call budget."""
+
+
+@dataclass(frozen=True, eq=False)
+class StepResult:
+    """One tool run (or memo hit) with the artifacts it produced."""
+
+    tool: str
+    params: Mapping[str, Any]
+    produced: Mapping[ArtifactKind, Artifact]
+    cost: float
+    quality: float
+    passed: bool
+    error: str | None = None
+
+
+@dataclass
+class RunLedger:
+    """What a whole run shares across subtasks: the memo, the call log, the budget."""
+
+    memo: dict[tuple[str, tuple[tuple[str, str], ...], str], StepResult] = field(default_factory=dict)
+    calls: list[ToolCall] = field(default_factory=list)
+    max_calls: int = 200
+
+
+def memo_key(tool: Tool, state: State, params: Mapping[str, Any]) -> tuple[str, tuple[tuple[str, str], ...], str]:
+    inputs = tuple(sorted((k.value, state[k].id) for k in tool.spec.inputs))
+    return tool.name, inputs, json.dumps(params, sort_keys=True, default=str)
+
+
+def _artifact_id(key: tuple[Any, ...], kind: ArtifactKind) -> str:
+    return hashlib.sha1(repr((key, kind.value)).encode()).hexdigest()[:16]
+
+
+class StepRunner:
+    """Runs tools for one subtask; every path of that subtask (rule or search) shares it."""
+
+    def __init__(
+        self,
+        subtask: Subtask,
+        ctx: ToolContext,
+        ledger: RunLedger,
+        scorer: Scorer,
+        threshold: float,
+        on_event: Callable[[object], None] = lambda e: None,
+        cancelled: Callable[[], bool] = lambda: False,
+    ) -> None:
+        self.subtask = subtask
+        self.ctx = ctx
+        self.ledger = ledger
+        self.scorer = scorer
+        self.threshold = threshold
+        self.on_event = on_event
+        self.cancelled = cancelled
+        self.executed = 0  # tool executions for this subtask (memo hits excluded)
+
+    def run(self, tool: Tool, state: State) -> StepResult:
+        """Run the tool on the state with each entry of its parameter schedule until one
+        passes the quality check; return the last attempt if none does."""
+        schedule = tool.spec.param_schedule()
+        result: StepResult | None = None
+        for attempt, params in enumerate(schedule):
+            result = self._run_once(tool, state, params)
+            if result.passed:
+                return result
+            if attempt + 1 < len(schedule):
+                self.on_event(events.Retry(self.subtask, tool.name, result.quality, dict(schedule[attempt + 1])))
+        assert result is not None
+        return result
+
+    def _run_once(self, tool: Tool, state: State, params: Mapping[str, Any]) -> StepResult:
+        key = memo_key(tool, state, params)
+        if key in self.ledger.memo:
+            return self.ledger.memo[key]
+        if self.cancelled():
+            raise Cancelled("Cancelled by the user; the steps already done are kept.")
+        if len(self.ledger.calls) >= self.ledger.max_calls:
+            raise BudgetExceeded(
+                f"The run reached its budget of {self.ledger.max_calls} tool calls; "
+                "raise the budget or split the instruction."
+            )
+        self.on_event(events.ToolStarted(self.subtask, tool.name, dict(params)))
+        started = time.perf_counter()
+        error = None
+        produced: dict[ArtifactKind, Artifact] = {}
+        quality, reported = 0.0, None
+        try:
+            out = tool.run(self.ctx, {k: state[k].value for k in tool.spec.inputs}, params)
+            reported = out.cost
+            produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in out.outputs.items()}
+        except USER_ERRORS:
+            raise
+        except Cancelled:
+            raise
+        except ToolFailed as exc:
+            error = str(exc)
+        except Exception as exc:  # a tool bug must not take the host down
+            log.exception("tool %s crashed", tool.name)
+            error = f"{tool.name} crashed: {exc}"
+        seconds = time.perf_counter() - started
+        if error is None:
+            values = {k: a.value for k, a in {**state, **produced}.items()}
+            before = state[ArtifactKind.IMAGE].value
+            finisher = self.subtask.kind in tool.spec.subtasks
+            judge_as = None if finisher or not tool.spec.subtasks else tool.spec.subtasks[0]
+            quality = self.scorer(self.subtask, {k: a.value for k, a in produced.items()}, values, before, judge_as)
+        cost = reported if reported is not None else seconds
+        passed = error is None and quality >= self.threshold
+        result = StepResult(tool.name, dict(params), produced, cost, quality, passed, error)
+        self.ledger.memo[key] = result
+        self.ledger.calls.append(ToolCall(tool.name, self.subtask.id, cost, quality, passed, dict(params), error))
+        self.executed += 1
+        log.info("%s on %s: q=%.2f %s (%.2fs)", tool.name, self.subtask.id, quality, "ok" if passed else "fail", cost)
+        return result

@@ -1,0 +1,107 @@
+"""Traces: one SQLite row per subtask attempt (WAL), the raw material of learning.
+
+Rows hold the tool path, params, probed features, cost, quality, failures and mode;
+never image pixels, never secrets, never OCR text (features hold no text).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from layerpath.engine.types import SubtaskKind
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS attempts (
+    id INTEGER PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    created REAL NOT NULL,
+    subtask_kind TEXT NOT NULL,
+    route TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    alpha REAL NOT NULL,
+    tool_path TEXT NOT NULL,
+    params TEXT NOT NULL,
+    features TEXT NOT NULL,
+    cost REAL NOT NULL,
+    quality REAL NOT NULL,
+    ok INTEGER NOT NULL,
+    failures TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tool_stats (
+    tool TEXT NOT NULL,
+    subtask_kind TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    cost_sum REAL NOT NULL,
+    quality_sum REAL NOT NULL,
+    PRIMARY KEY (tool, subtask_kind)
+);
+"""
+
+
+class TraceStore:
+    """The trace database (traces.sqlite in the data folder)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self._connect() as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        db = sqlite3.connect(self.path, timeout=10)
+        try:
+            with db:
+                yield db
+        finally:
+            db.close()
+
+    def record_attempt(
+        self,
+        run_id: str,
+        kind: SubtaskKind,
+        route: str,
+        mode: str,
+        alpha: float,
+        tool_path: Sequence[str],
+        params: Sequence[Mapping[str, Any]],
+        features: Mapping[str, Any],
+        cost: float,
+        quality: float,
+        ok: bool,
+        failures: Sequence[str],
+    ) -> None:
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO attempts (run_id, created, subtask_kind, route, mode, alpha, tool_path,"
+                " params, features, cost, quality, ok, failures) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (run_id, time.time(), kind.value, route, mode, alpha, json.dumps(list(tool_path)),
+                 json.dumps(list(params), default=str), json.dumps(dict(features), default=str),
+                 cost, quality, int(ok), json.dumps(list(failures))),
+            )
+
+    def record_tool(self, tool: str, kind: SubtaskKind, cost: float, quality: float) -> None:
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO tool_stats VALUES (?,?,1,?,?) ON CONFLICT(tool, subtask_kind) DO UPDATE"
+                " SET n = n + 1, cost_sum = cost_sum + excluded.cost_sum,"
+                " quality_sum = quality_sum + excluded.quality_sum",
+                (tool, kind.value, cost, quality),
+            )
+
+    def tool_stats(self) -> dict[tuple[str, SubtaskKind], tuple[int, float, float]]:
+        with self._connect() as db:
+            rows = db.execute("SELECT tool, subtask_kind, n, cost_sum, quality_sum FROM tool_stats").fetchall()
+        return {(t, SubtaskKind(k)): (n, c, q) for t, k, n, c, q in rows}
+
+    def attempts(self) -> list[dict[str, Any]]:
+        with self._connect() as db:
+            db.row_factory = sqlite3.Row
+            return [dict(r) for r in db.execute("SELECT * FROM attempts ORDER BY id")]
