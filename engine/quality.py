@@ -47,14 +47,27 @@ def _gray(image: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(np.ascontiguousarray(rgb(image)), cv2.COLOR_RGB2GRAY).astype(np.float32)
 
 
+def color_match(lab_pixels: np.ndarray, target_rgb: tuple[int, int, int]) -> float:
+    """How well the pixels' mean colour reaches the target: hue angle and chroma for a
+    chromatic target (chroma relative, since gamut clipping caps saturated targets),
+    low chroma for a neutral one; lightness may differ by a shading margin."""
+    target = color_lab(target_rgb)
+    mean = lab_pixels.mean(axis=0)
+    chroma, target_chroma = float(np.hypot(mean[1], mean[2])), float(np.hypot(target[1], target[2]))
+    if target_chroma < 12:
+        hue_score = float(np.exp(-max(0.0, chroma - 10.0) / 15.0))
+    else:
+        angle = np.degrees(np.arctan2(mean[2], mean[1]) - np.arctan2(target[2], target[1]))
+        angle = (angle + 180.0) % 360.0 - 180.0
+        hue_score = float(np.exp(-((angle / 25.0) ** 2)) * min(1.0, chroma / (0.6 * target_chroma)))
+    lightness = abs(float(mean[0]) - float(target[0]))
+    return hue_score * float(np.exp(-max(0.0, lightness - 25.0) / 40.0))
+
+
 def check_recolor(before: np.ndarray, after: np.ndarray, mask: np.ndarray, color: str) -> float:
-    """Target chroma reached inside, luminance structure kept, nothing else touched."""
+    """Target colour reached inside, luminance structure kept, nothing else touched."""
     inside = erode(mask, 2) if erode(mask, 2).any() else mask
-    lab_after = to_lab(rgb(after))[inside]
-    target = color_lab(parse_color(color))
-    hue_distance = float(np.linalg.norm(lab_after[:, 1:].mean(axis=0) - target[1:]))
-    lightness_distance = abs(float(lab_after[:, 0].mean()) - float(target[0]))
-    color_score = np.exp(-hue_distance / 20.0) * np.exp(-max(0.0, lightness_distance - 25) / 40.0)
+    color_score = color_match(to_lab(rgb(after))[inside], parse_color(color))
     gray_before, gray_after = _gray(before)[inside], _gray(after)[inside]
     if gray_before.std() < 2 or gray_after.std() < 2:
         structure = 1.0

@@ -23,8 +23,14 @@ _lock = threading.Lock()
 def _engine() -> Any:
     from rapidocr import RapidOCR
 
-    logging.getLogger("RapidOCR").setLevel(logging.WARNING)
-    return RapidOCR()
+    engine = RapidOCR()
+    # rapidocr prints through its own handler; route it into ours, and quietly: an
+    # image without text is a normal answer here, not a warning.
+    quiet = logging.getLogger("RapidOCR")
+    quiet.handlers.clear()
+    quiet.propagate = True
+    quiet.setLevel(logging.ERROR)
+    return engine
 
 
 def estimate_style(image_rgb: np.ndarray, box: Box) -> tuple[Box | None, tuple[int, ...], tuple[int, ...]]:

@@ -1,0 +1,174 @@
+"""The `layerpath` command line: plan, edit, tools."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from layerpath import __version__
+from layerpath.engine import events
+from layerpath.engine.executor import Engine, Planner, offline_planner
+from layerpath.engine.io import load_snapshot, with_steps, write_layered
+from layerpath.engine.knowledge import model_description_table
+from layerpath.engine.planner import Plan, plan_offline
+from layerpath.engine.report import build_report
+from layerpath.engine.traces import TraceStore
+from layerpath.engine.types import EditRequest, Mode, Snapshot, StepLayer
+from layerpath.errors import BadInput, LayerpathError
+from layerpath.settings import data_dir, load_settings
+from layerpath.settings.secrets import get_api_key
+from layerpath.tools.registry import Registry
+
+log = logging.getLogger("layerpath")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="layerpath", description="Multi-step image edits, one layer per tool step.")
+    parser.add_argument("--version", action="version", version=f"layerpath {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    plan = sub.add_parser("plan", help="show the subtask chain an instruction becomes")
+    plan.add_argument("instruction")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.add_argument("--planner", choices=["offline", "llm"], default=None)
+    plan.add_argument("--image", type=Path, help="image shown to the LLM planner")
+
+    edit = sub.add_parser("edit", help="run an instruction on an image, write a layered file")
+    edit.add_argument("image", type=Path)
+    edit.add_argument("instruction")
+    edit.add_argument("--mask", action="append", default=[], metavar="NAME=PNG", help="a named mask (repeatable)")
+    edit.add_argument("-o", "--output", type=Path, required=True, help="OUT.ora, OUT.psd (layers) or OUT.png (flat)")
+    edit.add_argument("--report", type=Path, help="write the run report (JSON) here")
+    edit.add_argument("--alpha", type=float, default=1.0, help="0 = best quality ... 2 = cheapest (default 1)")
+    edit.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FAST_SLOW.value)
+    edit.add_argument("--planner", choices=["offline", "llm"], default=None)
+    edit.add_argument("--threshold", type=float, default=None, help="quality threshold 0..1")
+    edit.add_argument("--no-traces", action="store_true", help="do not record traces")
+
+    sub.add_parser("tools", help="list the tools (the Model Description Table)")
+    return parser
+
+
+def _parse_masks(items: Sequence[str]) -> dict[str, Path]:
+    masks: dict[str, Path] = {}
+    for item in items:
+        name, sep, path = item.partition("=")
+        if not sep or not name.strip() or not path:
+            raise BadInput(f"--mask '{item}' should be NAME=PATH, e.g. --mask cat=cat.png")
+        masks[name.strip()] = Path(path)
+    return masks
+
+
+def _planner(choice: str | None) -> tuple[Planner, str]:
+    settings = load_settings()
+    choice = choice or settings.planner
+    if choice == "offline":
+        return offline_planner, "offline"
+    from layerpath.engine.llm_planner import LlmPlanner, llm_planner_with_fallback
+
+    planner = LlmPlanner(settings.llm, get_api_key(settings.llm.base_url))
+    return llm_planner_with_fallback(planner), "llm"
+
+
+class _Progress:
+    """Prints the run's events as plain lines on stderr."""
+
+    def __init__(self) -> None:
+        self.steps: list[StepLayer] = []
+
+    def __call__(self, event: object) -> None:
+        say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
+        if isinstance(event, events.PlanWarning):
+            say(f"warning: {event.message}")
+        elif isinstance(event, events.PlanReady):
+            say(f"plan ({event.planner}): " + "; ".join(f"{s.id} {s.describe()}" for s in event.plan))
+        elif isinstance(event, events.SubtaskStarted):
+            say(f"[{event.index + 1}/{event.total}] {event.subtask.describe()} via {event.route}")
+        elif isinstance(event, events.FallbackToSearch):
+            say(f"  falling back to search: {event.reason}")
+        elif isinstance(event, events.Retry):
+            say(f"  {event.tool} scored {event.quality:.2f}; retrying with {event.next_params}")
+        elif isinstance(event, events.StepDone):
+            self.steps.append(event.step)
+            say(f"  layer '{event.step.name}' q={event.step.quality:.2f} {event.step.cost:.2f}s")
+        elif isinstance(event, events.SubtaskFailed):
+            say(f"  FAILED {event.outcome.subtask.describe()}: {event.outcome.error}")
+
+
+def _print_plan(plan: Plan, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps([s.to_json() for s in plan.subtasks], indent=2))
+        return
+    for warning in plan.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    for s in plan.subtasks:
+        print(f"{s.id}  {s.describe()}")
+
+
+def cmd_plan(args: argparse.Namespace) -> int:
+    if (args.planner or load_settings().planner) == "offline":
+        _print_plan(plan_offline(args.instruction), args.json)
+        return 0
+    planner, _ = _planner("llm")
+    if args.image:
+        snapshot, _ = load_snapshot(args.image, {})
+    else:
+        import numpy as np
+
+        snapshot = Snapshot(np.full((64, 64, 4), 255, dtype=np.uint8))
+    _print_plan(planner(EditRequest(args.instruction, snapshot), lambda e: None), args.json)
+    return 0
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    if not 0.0 <= args.alpha <= 2.0:
+        raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
+    inputs = {args.image.resolve(), *(p.resolve() for p in _parse_masks(args.mask).values())}
+    if args.output.resolve() in inputs:
+        raise BadInput(f"{args.output} is an input file; choose another output so nothing is overwritten.")
+    settings = load_settings()
+    snapshot, document = load_snapshot(args.image, _parse_masks(args.mask))
+    planner, planner_name = _planner(args.planner)
+    traces = None if args.no_traces or not settings.record_traces else TraceStore(data_dir() / "traces.sqlite")
+    engine = Engine(Registry.from_catalogue(), traces=traces, planner=planner)
+    request = EditRequest(
+        args.instruction, snapshot, alpha=args.alpha, mode=Mode(args.mode),
+        quality_threshold=settings.quality_threshold if args.threshold is None else args.threshold,
+    )
+    progress = _Progress()
+    result = engine.run(request, progress)
+    written = write_layered(with_steps(document, args.instruction, progress.steps), args.output)
+    if args.report:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(json.dumps(build_report(result, planner_name), indent=2), encoding="utf-8")
+    ok = sum(1 for o in result.outcomes if o.ok)
+    print(f"{ok}/{len(result.plan)} subtasks done, {len(progress.steps)} layers, "
+          f"{len(result.calls)} tool calls, {result.seconds:.1f}s -> {written}")
+    return 0 if result.ok else 1
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    for row in model_description_table(Registry.from_catalogue()):
+        state = "available" if row["available"] else f"unavailable: {row['unavailable_reason']}"
+        print(f"{row['name']:<20} {', '.join(row['subtasks'])}  [{state}]")  # type: ignore[arg-type]
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    commands = {"plan": cmd_plan, "edit": cmd_edit, "tools": cmd_tools}
+    try:
+        return commands[args.command](args)
+    except LayerpathError as exc:
+        log.debug("user error", exc_info=True)
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("cancelled", file=sys.stderr)
+        return 130

@@ -1,0 +1,148 @@
+"""The LLM planner: any OpenAI-compatible endpoint through the real `openai` client.
+
+The model sees the instruction and a downscaled copy of the image, and must answer
+strict JSON: {"subtasks": [{"kind": ..., "target": ..., "to": ..., "params": {...}}]}.
+The answer is validated against the 24 subtask kinds; an invalid answer gets one
+repair round (the validation error is sent back); after that, or when the endpoint
+is down, the offline planner takes over with a visible warning.
+
+Text read from the image (OCR) is never sent: it is data, and must not steer the plan.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from PIL import Image
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from layerpath.engine.planner import Plan, order_subtasks, plan_offline
+from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
+from layerpath.errors import PlannerError, UnsupportedInstruction
+from layerpath.settings import LlmSettings
+
+log = logging.getLogger(__name__)
+
+PROMPT_IMAGE_SIDE = 512
+
+SYSTEM_PROMPT = """You plan image edits for a photo editor. Split the user's instruction into an
+ordered list of subtasks. Each subtask has "kind" (one of: {kinds}), "target" (the object
+or text it acts on, short noun phrase, or null), "to" (new colour, new text, or
+replacement object, or null) and optional "params" (e.g. {{"match": "OLD TEXT"}} for the
+text to edit, {{"position": "top"}} for added text). Order subtasks so each one's
+inputs exist: outpainting first, a replaced object before it is recoloured, text
+detection after text edits. Answer only JSON: {{"subtasks": [...]}}."""
+
+
+class _LlmSubtask(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    kind: SubtaskKind
+    target: str | None = None
+    to: str | None = None
+    params: dict[str, Any] = {}
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _normalise_kind(cls, value: Any) -> Any:
+        return str(value).strip().lower().replace(" ", "_") if isinstance(value, str) else value
+
+
+class _LlmPlan(BaseModel):
+    subtasks: list[_LlmSubtask]
+
+
+def _image_data_url(image: np.ndarray) -> str:
+    picture = Image.fromarray(image[..., :3])
+    picture.thumbnail((PROMPT_IMAGE_SIDE, PROMPT_IMAGE_SIDE))
+    buffer = io.BytesIO()
+    picture.save(buffer, format="JPEG", quality=85)
+    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+def parse_plan(content: str) -> tuple[Subtask, ...]:
+    """Validate a model answer; raises PlannerError saying what is wrong."""
+    text = content.strip()
+    if text.startswith("```"):
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        parsed = _LlmPlan.model_validate_json(text)
+    except ValidationError as exc:
+        raise PlannerError(f"The plan is not valid: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}") from exc
+    if not parsed.subtasks:
+        raise PlannerError("The plan has no subtasks.")
+    subtasks = [Subtask(s.kind, s.target, s.to, s.params) for s in parsed.subtasks]
+    return tuple(order_subtasks(subtasks))
+
+
+class LlmPlanner:
+    """Plans through an OpenAI-compatible chat completions endpoint."""
+
+    def __init__(self, settings: LlmSettings, api_key: str | None, client: Any = None) -> None:
+        from openai import OpenAI
+
+        self.settings = settings
+        # Local servers need no key; the client insists on one, so a placeholder goes.
+        self.client = client or OpenAI(
+            base_url=settings.base_url, api_key=api_key or "not-needed", timeout=settings.timeout_s, max_retries=0
+        )
+
+    def _ask(self, messages: list[dict[str, Any]]) -> str:
+        response = self.client.chat.completions.create(
+            model=self.settings.model,
+            messages=messages,
+            temperature=0,
+            response_format={"type": "json_object"},
+        )
+        return response.choices[0].message.content or ""
+
+    def plan(self, request: EditRequest) -> Plan:
+        """Ask the model, repair once if its answer is invalid; PlannerError if still bad.
+        Network and server errors propagate as openai.APIError."""
+        kinds = ", ".join(k.value for k in SubtaskKind)
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": SYSTEM_PROMPT.format(kinds=kinds)},
+            {"role": "user", "content": [
+                {"type": "text", "text": f"Instruction: {request.prompt}"},
+                {"type": "image_url", "image_url": {"url": _image_data_url(request.snapshot.image)}},
+            ]},
+        ]
+        content = self._ask(messages)
+        try:
+            return Plan(parse_plan(content), planner="llm")
+        except PlannerError as first:
+            log.info("LLM plan invalid (%s); asking for a repair", first)
+            messages += [
+                {"role": "assistant", "content": content},
+                {"role": "user", "content": f"{first} Answer again with valid JSON only."},
+            ]
+            return Plan(parse_plan(self._ask(messages)), planner="llm")
+
+
+def llm_planner_with_fallback(planner: LlmPlanner) -> Callable[[EditRequest, Callable[[object], None]], Plan]:
+    """The engine's planner: the LLM first, the offline grammar when the LLM cannot."""
+    from openai import APIError
+
+    def plan(request: EditRequest, on_event: Callable[[object], None]) -> Plan:
+        if not request.prompt.strip():
+            raise UnsupportedInstruction("The instruction is empty.")
+        try:
+            return planner.plan(request)
+        except (PlannerError, APIError) as exc:
+            reason = str(exc).splitlines()[0][:200]
+            warning = f"The LLM planner failed ({reason}); planned offline instead."
+            log.warning(warning)
+            offline = plan_offline(request.prompt)
+            return Plan(offline.subtasks, (warning, *offline.warnings), "offline (LLM fallback)")
+
+    return plan
+
+
+def describe_json(plan: Plan) -> str:
+    return json.dumps([s.to_json() for s in plan.subtasks], indent=2)

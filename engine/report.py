@@ -1,0 +1,55 @@
+"""The run report (--report RUN.json). Benchmarks and other tools read it: keep it stable.
+
+Top-level keys: version, prompt, mode, alpha, planner, plan, subtasks, tool_calls,
+totals, warnings, ok.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from layerpath.engine.types import RunResult
+
+REPORT_VERSION = 1
+
+
+def build_report(result: RunResult, planner: str = "offline") -> dict[str, Any]:
+    request = result.request
+    subtasks = []
+    for outcome in result.outcomes:
+        entry: dict[str, Any] = {
+            **outcome.subtask.to_json(),
+            "solved_by": outcome.solved_by,
+            "tools": list(outcome.tools),
+            "seconds": round(outcome.cost, 4),
+            "quality": round(outcome.quality, 4),
+            "features": dict(outcome.features),
+            "layers": [step.name for step in outcome.steps],
+        }
+        if outcome.fallback_reason:
+            entry["fallback_reason"] = outcome.fallback_reason
+        if outcome.error:
+            entry["error"] = outcome.error
+        subtasks.append(entry)
+    fallbacks = sum(1 for o in result.outcomes if o.solved_by == "search" and request.mode.value == "fast-slow")
+    return {
+        "version": REPORT_VERSION,
+        "prompt": request.prompt,
+        "mode": request.mode.value,
+        "alpha": request.alpha,
+        "planner": planner,
+        "plan": [s.to_json() for s in result.plan],
+        "subtasks": subtasks,
+        "tool_calls": [call.to_json() for call in result.calls],
+        "totals": {
+            "seconds": round(sum(c.seconds for c in result.calls), 4),
+            "wall_seconds": round(result.seconds, 4),
+            "tool_calls": len(result.calls),
+            "fallbacks": fallbacks,
+            "subtasks_ok": sum(1 for o in result.outcomes if o.ok),
+            "subtasks_failed": sum(1 for o in result.outcomes if not o.ok),
+        },
+        "warnings": list(result.warnings),
+        "cancelled": result.cancelled,
+        "ok": result.ok,
+    }
