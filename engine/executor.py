@@ -150,7 +150,7 @@ class Engine:
             if rule is not None:
                 emit(events.SubtaskStarted(subtask, index, len(plan), f"rule:{rule.id}"))
                 attempts.append(self._run_rule(rule, runner, start))
-                fallback = f"rule {rule.id} failed: {attempts[-1].failure}"
+                fallback = attempts[-1].failure
             if not (attempts and attempts[-1].path) and request.mode != Mode.FAST:
                 if request.mode == Mode.FAST_SLOW:
                     emit(events.FallbackToSearch(subtask, fallback))
@@ -195,24 +195,25 @@ class Engine:
 
     def _run_rule(self, rule: Rule, runner: StepRunner, start: State) -> _Attempt:
         """Run the rule's tools in order; the first failed quality check ends it."""
+        route = f"rule:{rule.id}"
         node = Node(None, None, dict(start))
         for name in rule.tools:
             tool = self.registry.get(name)
             missing = set(tool.spec.inputs) - set(node.state)
             if missing:
-                return _Attempt(f"rule:{rule.id}", [], f"{name} lacks {', '.join(k.value for k in missing)}")
+                return _Attempt(route, [], f"rule {rule.id} failed: {name} lacks {', '.join(k.value for k in missing)}")
             result = runner.run(tool, node.state)
             if not result.passed:
                 why = result.error or f"quality {result.quality:.2f} below threshold"
-                return _Attempt(f"rule:{rule.id}", [], f"{name}: {why}")
+                return _Attempt(route, [], f"rule {rule.id} failed: {name}: {why}")
             node = Node(
                 tool, node, {**node.state, **result.produced}, node.costs + (result.cost,),
                 node.qualities + (result.quality,), result, node.used | {name},
                 runner.subtask.kind in tool.spec.subtasks,
             )
         if not node.finished:
-            return _Attempt(f"rule:{rule.id}", [], f"its last tool does not complete {runner.subtask.kind.label}")
-        return _Attempt(f"rule:{rule.id}", node.path())
+            return _Attempt(route, [], f"rule {rule.id} failed: its last tool does not finish the subtask")
+        return _Attempt(route, node.path())
 
     def _search(self, request: EditRequest, subtask: Subtask, runner: StepRunner, start: State) -> _Attempt:
         tools = subtask_tools(self.registry.available(), subtask.kind)

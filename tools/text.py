@@ -56,14 +56,17 @@ def _chosen(ctx: ToolContext, inputs: Mapping[ArtifactKind, Any]) -> list[TextBo
 
 
 def ink_mask(image: np.ndarray, boxes: Sequence[TextBox], grow: int) -> np.ndarray:
-    """The glyph pixels inside the boxes (what differs from each box's background)."""
+    """The glyph pixels inside the boxes, grown by `grow` pixels."""
     mask = np.zeros(image.shape[:2], dtype=bool)
     pixels = rgb(image).astype(np.int16)
     for tb in boxes:
         b = tb.box
         crop = pixels[b.y0 : b.y1, b.x0 : b.x1]
-        distance = np.abs(crop - np.array(tb.background, dtype=np.int16)).sum(axis=2)
-        mask[b.y0 : b.y1, b.x0 : b.x1] |= distance > 60
+        from_background = np.abs(crop - np.array(tb.background, dtype=np.int16)).sum(axis=2)
+        from_ink = np.abs(crop - np.array(tb.color, dtype=np.int16)).sum(axis=2)
+        # Glyphs are nearer the ink colour than the background; a loose OCR box that
+        # spills past a sign's edge must not turn the wall behind it into "ink".
+        mask[b.y0 : b.y1, b.x0 : b.x1] |= (from_background > 60) & (from_ink < from_background)
     return dilate(mask, grow) & boxes_mask(mask.shape, [_grown(b.box, grow, mask.shape) for b in boxes])
 
 
@@ -117,14 +120,15 @@ class TextInpaintErase(Tool):
 
 
 class TextFillErase(Tool):
-    """Erase text by filling each box with its background colour (flat backgrounds)."""
+    """Erase text by painting its glyphs with the box's background colour (flat
+    backgrounds); only glyph pixels change, never the box's surroundings."""
 
     def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
         out = rgb(image).copy()
         for tb in _chosen(ctx, inputs):
-            b = _grown(tb.box, int(params["grow"]), image.shape)
-            out[b.y0 : b.y1, b.x0 : b.x1] = tb.background
+            glyphs = ink_mask(image, [tb], int(params["grow"]))
+            out[glyphs] = tb.background
         return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
 
 

@@ -1,0 +1,167 @@
+"""The fast-slow executor end to end on a synthetic scene, with the real offline tools."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from layerpath.engine import events
+from layerpath.engine.executor import Engine
+from layerpath.engine.io import GroupLayer, LayeredImage, PixelLayer, composite
+from layerpath.engine.subroutines import RuleTable
+from layerpath.engine.traces import TraceStore
+from layerpath.engine.types import EditRequest, Mode, RunResult, StepLayer, SubtaskKind
+from layerpath.tools.imaging import dilate
+from layerpath.tools.ocr import read_text
+from layerpath.tools.registry import Registry
+from tests.conftest import Scene
+
+INSTRUCTION = "remove the ball, recolor the wall to yellow and replace the sign text with OPEN"
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return Registry.from_catalogue()
+
+
+def run(engine: Engine, scene: Scene, instruction: str, mode: Mode = Mode.FAST_SLOW, **kw: object) -> tuple[RunResult, list[object]]:
+    seen: list[object] = []
+    result = engine.run(EditRequest(instruction, scene.snapshot(), mode=mode, **kw), seen.append)  # type: ignore[arg-type]
+    return result, seen
+
+
+def steps_of(seen: list[object]) -> list[StepLayer]:
+    return [e.step for e in seen if isinstance(e, events.StepDone)]
+
+
+def test_three_subtasks_end_to_end(registry: Registry, scene: Scene) -> None:
+    original = scene.image.copy()
+    snapshot = scene.snapshot()
+    seen: list[object] = []
+    result = Engine(registry).run(EditRequest(INSTRUCTION, snapshot), seen.append)
+
+    assert result.ok, [o.error for o in result.outcomes]
+    assert [o.solved_by.split(":")[0] for o in result.outcomes] == ["rule", "rule", "rule"]
+    assert np.array_equal(snapshot.image, original), "the input pixels must never change"
+    # the ball is gone: its pixels now look like the wall/floor around it, not red
+    ball = scene.masks["ball"]
+    assert result.image[ball][:, 0].mean() - result.image[ball][:, 1].mean() < 60
+    # the wall is yellow-ish and the sign reads OPEN
+    wall = result.image[scene.masks["wall"]].astype(float).mean(axis=0)
+    assert wall[0] > wall[2] + 40 and wall[1] > wall[2] + 40
+    assert any(t.text.upper() == "OPEN" for t in read_text(result.image))
+
+
+def test_step_layers_over_the_original_composite_to_the_result(registry: Registry, scene: Scene) -> None:
+    result, seen = run(Engine(registry), scene, INSTRUCTION)
+    steps = steps_of(seen)
+    assert len(steps) == 7  # mask+fill, mask+recolour, ocr+erase+write
+    doc = LayeredImage(320, 240, [PixelLayer("Original", scene.image),
+                                  GroupLayer("run", [PixelLayer(s.name, s.pixels, s.offset, s.visible) for s in steps])])
+    assert np.abs(composite(doc).astype(int) - result.image.astype(int)).max() <= 1
+    # each pixel step layer carries only its changed bounds
+    fill = next(s for s in steps if s.tool == "opencv_telea")
+    assert fill.pixels.shape[0] < 100 and fill.pixels.shape[1] < 100
+    # hiding one step (undo) gives the image without that step's change
+    doc.layers[1].children[[s.tool for s in steps].index("lab_recolor")].visible = False  # type: ignore[union-attr]
+    away = scene.masks["wall"] & ~dilate(scene.masks["ball"], 30)
+    assert np.array_equal(composite(doc)[away], scene.image[away])
+
+
+def test_fast_slow_runs_fewer_tools_than_slow_at_the_same_quality(registry: Registry, scene: Scene) -> None:
+    fast_slow, _ = run(Engine(registry), scene, INSTRUCTION, Mode.FAST_SLOW)
+    slow, _ = run(Engine(registry), scene, INSTRUCTION, Mode.SLOW)
+    assert fast_slow.ok and slow.ok
+    assert len(fast_slow.calls) < len(slow.calls)
+    for fast_outcome, slow_outcome in zip(fast_slow.outcomes, slow.outcomes):
+        assert fast_outcome.quality >= slow_outcome.quality - 0.1
+
+
+def test_eager_search_runs_more_tools_than_lazy(registry: Registry, scene: Scene) -> None:
+    lazy, _ = run(Engine(registry), scene, "remove the ball", Mode.SLOW)
+    eager, _ = run(Engine(registry), scene, "remove the ball", Mode.SLOW_EAGER)
+    assert lazy.ok and eager.ok
+    assert len(lazy.calls) < len(eager.calls)
+
+
+def test_fast_only_fails_where_no_rule_matches(registry: Registry, scene: Scene) -> None:
+    fast, _ = run(Engine(registry), scene, "sharpen the photo", Mode.FAST)
+    assert not fast.ok and fast.outcomes[0].solved_by == "failed"
+    assert "no subroutine rule" in (fast.outcomes[0].error or "")
+    assert fast.calls == ()
+
+    fast_slow, seen = run(Engine(registry), scene, "sharpen the photo", Mode.FAST_SLOW)
+    assert fast_slow.ok and fast_slow.outcomes[0].solved_by == "search"
+    fallbacks = [e for e in seen if isinstance(e, events.FallbackToSearch)]
+    assert [f.reason for f in fallbacks] == ["no rule"]
+
+
+def test_failed_rule_falls_back_to_search_and_reuses_its_mask(registry: Registry, scene: Scene, tmp_path: Path) -> None:
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"rules": [
+        {"id": "T1", "subtask": "object_recoloration", "tools": ["named_masks", "hsv_recolor"], "conditions": []}
+    ]}))
+    engine = Engine(registry, rules=RuleTable.load(registry, rules))
+    result, seen = run(engine, scene, "recolor the wall to black")
+    outcome = result.outcomes[0]
+    assert outcome.solved_by == "search" and outcome.tools[-1] == "lab_recolor"
+    assert "rule T1 failed" in (outcome.fallback_reason or "")
+    assert [c.tool for c in result.calls].count("named_masks") == 1
+    assert any(isinstance(e, events.Retry) and e.tool == "hsv_recolor" for e in seen)
+
+
+def test_unknown_object_fails_its_subtask_only(registry: Registry, scene: Scene) -> None:
+    result, seen = run(Engine(registry), scene, "remove the giraffe and recolor the wall to green")
+    giraffe, wall = result.outcomes
+    assert not giraffe.ok and "No mask for 'giraffe'" in (giraffe.error or "")
+    assert "ball, sign, wall" in (giraffe.error or "")
+    assert wall.ok
+    assert [type(e).__name__ for e in seen][-1] == "RunDone"
+
+
+def test_subtask_without_any_tool_says_so(registry: Registry, scene: Scene) -> None:
+    result, _ = run(Engine(registry), scene, "estimate the depth and recolor the ball to blue")
+    depth, ball = result.outcomes
+    assert not depth.ok and "Depth Estimation" in (depth.error or "")
+    assert ball.ok
+
+
+def test_cancel_keeps_only_completed_subtasks(registry: Registry, scene: Scene) -> None:
+    seen: list[object] = []
+
+    def on_event(event: object) -> None:
+        seen.append(event)
+
+    cancel_after_first = lambda: any(isinstance(e, events.SubtaskDone) for e in seen)  # noqa: E731
+    result = Engine(registry).run(EditRequest(INSTRUCTION, scene.snapshot()), on_event, cancel_after_first)
+    assert result.cancelled and not result.ok
+    assert len(result.outcomes) == 1
+    assert {s.subtask_id for s in steps_of(seen)} == {"s1"}
+    assert isinstance(seen[-1], events.RunFailed)
+
+
+def test_events_arrive_in_order(registry: Registry, scene: Scene) -> None:
+    _, seen = run(Engine(registry), scene, "recolor the ball to blue")
+    names = [type(e).__name__ for e in seen]
+    assert names[0] == "PlanReady" and names[-1] == "RunDone"
+    assert names.index("SubtaskStarted") < names.index("StepDone") < names.index("SubtaskDone")
+
+
+def test_traces_record_attempts_without_pixels(registry: Registry, scene: Scene, tmp_path: Path) -> None:
+    store = TraceStore(tmp_path / "traces.sqlite")
+    run(Engine(registry, traces=store), scene, "remove the ball and replace the sign text with OPEN")
+    rows = store.attempts()
+    assert [r["subtask_kind"] for r in rows] == ["object_removal", "text_replacement"]
+    assert json.loads(rows[0]["tool_path"]) == ["named_masks", "opencv_telea"]
+    assert json.loads(rows[0]["features"])["size"] in {"small", "medium"}
+    with sqlite3.connect(tmp_path / "traces.sqlite") as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        dump = "\n".join(db.iterdump())
+    assert "CLOSED" not in dump and "OPEN" not in dump.replace("OPEN'", "")  # no OCR text, no pixels
+    assert len(dump) < 20_000
+    stats = store.tool_stats()
+    assert stats[("opencv_telea", SubtaskKind.OBJECT_REMOVAL)][0] == 1
