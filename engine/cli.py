@@ -9,7 +9,6 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from layerpath import __version__
 from layerpath.engine import events
 from layerpath.engine.executor import Engine, Planner, offline_planner
 from layerpath.engine.io import load_snapshot, with_steps, write_layered
@@ -18,16 +17,20 @@ from layerpath.engine.planner import Plan, plan_offline
 from layerpath.engine.report import build_report
 from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import EditRequest, Mode, Snapshot, StepLayer
-from layerpath.errors import BadInput, LayerpathError
 from layerpath.settings import data_dir, load_settings
 from layerpath.settings.secrets import get_api_key
 from layerpath.tools.registry import Registry
+
+from layerpath import __version__
+from layerpath.errors import BadInput, LayerpathError
 
 log = logging.getLogger("layerpath")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="layerpath", description="Multi-step image edits, one layer per tool step.")
+    parser = argparse.ArgumentParser(
+        prog="layerpath", description="Multi-step image edits, one layer per tool step."
+    )
     parser.add_argument("--version", action="version", version=f"layerpath {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -41,10 +44,20 @@ def _parser() -> argparse.ArgumentParser:
     edit = sub.add_parser("edit", help="run an instruction on an image, write a layered file")
     edit.add_argument("image", type=Path)
     edit.add_argument("instruction")
-    edit.add_argument("--mask", action="append", default=[], metavar="NAME=PNG", help="a named mask (repeatable)")
-    edit.add_argument("-o", "--output", type=Path, required=True, help="OUT.ora, OUT.psd (layers) or OUT.png (flat)")
+    edit.add_argument(
+        "--mask", action="append", default=[], metavar="NAME=PNG", help="a named mask (repeatable)"
+    )
+    edit.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        required=True,
+        help="OUT.ora, OUT.psd (layers) or OUT.png (flat)",
+    )
     edit.add_argument("--report", type=Path, help="write the run report (JSON) here")
-    edit.add_argument("--alpha", type=float, default=1.0, help="0 = best quality ... 2 = cheapest (default 1)")
+    edit.add_argument(
+        "--alpha", type=float, default=1.0, help="0 = best quality ... 2 = cheapest (default 1)"
+    )
     edit.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FAST_SLOW.value)
     edit.add_argument("--planner", choices=["offline", "llm"], default=None)
     edit.add_argument("--threshold", type=float, default=None, help="quality threshold 0..1")
@@ -86,7 +99,10 @@ class _Progress:
         if isinstance(event, events.PlanWarning):
             say(f"warning: {event.message}")
         elif isinstance(event, events.PlanReady):
-            say(f"plan ({event.planner}): " + "; ".join(f"{s.id} {s.describe()}" for s in event.plan))
+            say(
+                f"plan ({event.planner}): "
+                + "; ".join(f"{s.id} {s.describe()}" for s in event.plan)
+            )
         elif isinstance(event, events.SubtaskStarted):
             say(f"[{event.index + 1}/{event.total}] {event.subtask.describe()} via {event.route}")
         elif isinstance(event, events.FallbackToSearch):
@@ -130,14 +146,23 @@ def cmd_edit(args: argparse.Namespace) -> int:
         raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
     inputs = {args.image.resolve(), *(p.resolve() for p in _parse_masks(args.mask).values())}
     if args.output.resolve() in inputs:
-        raise BadInput(f"{args.output} is an input file; choose another output so nothing is overwritten.")
+        raise BadInput(
+            f"{args.output} is an input file; choose another output so nothing is overwritten."
+        )
     settings = load_settings()
     snapshot, document = load_snapshot(args.image, _parse_masks(args.mask))
     planner, planner_name = _planner(args.planner)
-    traces = None if args.no_traces or not settings.record_traces else TraceStore(data_dir() / "traces.sqlite")
+    traces = (
+        None
+        if args.no_traces or not settings.record_traces
+        else TraceStore(data_dir() / "traces.sqlite")
+    )
     engine = Engine(Registry.from_catalogue(), traces=traces, planner=planner)
     request = EditRequest(
-        args.instruction, snapshot, alpha=args.alpha, mode=Mode(args.mode),
+        args.instruction,
+        snapshot,
+        alpha=args.alpha,
+        mode=Mode(args.mode),
         quality_threshold=settings.quality_threshold if args.threshold is None else args.threshold,
     )
     progress = _Progress()
@@ -145,23 +170,30 @@ def cmd_edit(args: argparse.Namespace) -> int:
     written = write_layered(with_steps(document, args.instruction, progress.steps), args.output)
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
-        args.report.write_text(json.dumps(build_report(result, planner_name), indent=2), encoding="utf-8")
+        args.report.write_text(
+            json.dumps(build_report(result, planner_name), indent=2), encoding="utf-8"
+        )
     ok = sum(1 for o in result.outcomes if o.ok)
-    print(f"{ok}/{len(result.plan)} subtasks done, {len(progress.steps)} layers, "
-          f"{len(result.calls)} tool calls, {result.seconds:.1f}s -> {written}")
+    print(
+        f"{ok}/{len(result.plan)} subtasks done, {len(progress.steps)} layers, "
+        f"{len(result.calls)} tool calls, {result.seconds:.1f}s -> {written}"
+    )
     return 0 if result.ok else 1
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
     for row in model_description_table(Registry.from_catalogue()):
         state = "available" if row["available"] else f"unavailable: {row['unavailable_reason']}"
-        print(f"{row['name']:<20} {', '.join(row['subtasks'])}  [{state}]")  # type: ignore[arg-type]
+        print(f"{row['name']:<20} {', '.join(row['subtasks'])}  [{state}]")
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.INFO if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     commands = {"plan": cmd_plan, "edit": cmd_edit, "tools": cmd_tools}
     try:
         return commands[args.command](args)

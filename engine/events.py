@@ -75,6 +75,15 @@ class RunFailed:
 
 
 Event = (
-    PlanReady | PlanWarning | SubtaskStarted | ToolStarted | Retry | FallbackToSearch | StepDone
-    | SubtaskDone | SubtaskFailed | RunDone | RunFailed
+    PlanReady
+    | PlanWarning
+    | SubtaskStarted
+    | ToolStarted
+    | Retry
+    | FallbackToSearch
+    | StepDone
+    | SubtaskDone
+    | SubtaskFailed
+    | RunDone
+    | RunFailed
 )

@@ -1,11 +1,11 @@
 """The fast-slow executor (FaSTA* Algorithm 4) and `engine.run`.
 
-    plan  -> for each subtask:
-        probe features -> pick the cheapest active subroutine rule
-        run it, checking quality after every tool
-        on failure or no rule: local A* over the subtask's tool subgraph
-        emit one StepLayer per executed tool step of the accepted path
-        record the attempt as a trace
+plan  -> for each subtask:
+    probe features -> pick the cheapest active subroutine rule
+    run it, checking quality after every tool
+    on failure or no rule: local A* over the subtask's tool subgraph
+    emit one StepLayer per executed tool step of the accepted path
+    record the attempt as a trace
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ from layerpath.engine.types import (
     TextBox,
     ToolContext,
 )
-from layerpath.errors import Cancelled, ToolUnavailable
 from layerpath.tools.registry import Registry
+
+from layerpath.errors import Cancelled, ToolUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -108,9 +109,11 @@ class Engine:
         image = Artifact(ArtifactKind.IMAGE, request.snapshot.image, "input")
         outcomes: list[SubtaskOutcome] = []
         was_cancelled = False
-        for index, subtask in enumerate(plan.subtasks):
+        for index in range(len(plan.subtasks)):
             try:
-                outcome, image = self.solve(request, plan.subtasks, index, image, ledger, emit, cancelled, run_id)
+                outcome, image = self.solve(
+                    request, plan.subtasks, index, image, ledger, emit, cancelled, run_id
+                )
             except Cancelled as exc:
                 was_cancelled = True
                 emit(events.RunFailed(str(exc)))
@@ -119,8 +122,14 @@ class Engine:
             emit(events.SubtaskDone(outcome) if outcome.ok else events.SubtaskFailed(outcome))
 
         result = RunResult(
-            request, plan.subtasks, tuple(outcomes), tuple(ledger.calls), image.value,
-            time.perf_counter() - started, plan.warnings, was_cancelled,
+            request,
+            plan.subtasks,
+            tuple(outcomes),
+            tuple(ledger.calls),
+            image.value,
+            time.perf_counter() - started,
+            plan.warnings,
+            was_cancelled,
         )
         if not was_cancelled:
             emit(events.RunDone(result))
@@ -144,7 +153,9 @@ class Engine:
         features: Mapping[str, Any] = {}
         attempts: list[_Attempt] = []
         try:
-            features = probe(subtask, request.snapshot, image.value, plan, self._text_reader(runner, start))
+            features = probe(
+                subtask, request.snapshot, image.value, plan, self._text_reader(runner, start)
+            )
             rule = self._pick_rule(request, subtask, features)
             fallback = "no rule"
             if rule is not None:
@@ -157,25 +168,42 @@ class Engine:
                 emit(events.SubtaskStarted(subtask, index, len(plan), "search"))
                 attempts.append(self._search(request, subtask, runner, start))
             elif not attempts:
-                attempts.append(_Attempt("failed", [], "no subroutine rule matches and mode is 'fast'"))
+                attempts.append(
+                    _Attempt("failed", [], "no subroutine rule matches and mode is 'fast'")
+                )
         except (*USER_ERRORS, BudgetExceeded, ToolUnavailable) as exc:
             attempts.append(_Attempt("failed", [], str(exc)))
 
-        outcome, image = self._conclude(request, subtask, attempts, features, ledger, emit, run_id, image)
+        outcome, image = self._conclude(
+            request, subtask, attempts, features, ledger, emit, run_id, image
+        )
         return outcome, image
 
     # --- the steps of Algorithm 4 ---------------------------------------------------
 
     def _runner(
-        self, request: EditRequest, subtask: Subtask, ledger: RunLedger, emit: OnEvent, cancelled: Callable[[], bool]
+        self,
+        request: EditRequest,
+        subtask: Subtask,
+        ledger: RunLedger,
+        emit: OnEvent,
+        cancelled: Callable[[], bool],
     ) -> StepRunner:
         snapshot = request.snapshot
         ctx = ToolContext(
-            subtask.kind, subtask.target, subtask.to, subtask.params, snapshot.masks, snapshot.selection, cancelled
+            subtask.kind,
+            subtask.target,
+            subtask.to,
+            subtask.params,
+            snapshot.masks,
+            snapshot.selection,
+            cancelled,
         )
         return StepRunner(subtask, ctx, ledger, score, request.quality_threshold, emit, cancelled)
 
-    def _text_reader(self, runner: StepRunner, start: State) -> Callable[[], tuple[TextBox, ...]] | None:
+    def _text_reader(
+        self, runner: StepRunner, start: State
+    ) -> Callable[[], tuple[TextBox, ...]] | None:
         """OCR for probing text features, through the runner so the rule or search that
         follows reuses the memoised result instead of reading the text again."""
         if "rapidocr" not in self.registry or self.registry.get("rapidocr").available():
@@ -188,7 +216,9 @@ class Engine:
 
         return read
 
-    def _pick_rule(self, request: EditRequest, subtask: Subtask, features: Mapping[str, Any]) -> Rule | None:
+    def _pick_rule(
+        self, request: EditRequest, subtask: Subtask, features: Mapping[str, Any]
+    ) -> Rule | None:
         if request.mode not in (Mode.FAST_SLOW, Mode.FAST):
             return None
         return self.rules.select(subtask.kind, features, self.table, request.alpha)
@@ -201,28 +231,49 @@ class Engine:
             tool = self.registry.get(name)
             missing = set(tool.spec.inputs) - set(node.state)
             if missing:
-                return _Attempt(route, [], f"rule {rule.id} failed: {name} lacks {', '.join(k.value for k in missing)}")
+                return _Attempt(
+                    route,
+                    [],
+                    f"rule {rule.id} failed: {name} lacks {', '.join(k.value for k in missing)}",
+                )
             result = runner.run(tool, node.state)
             if not result.passed:
                 why = result.error or f"quality {result.quality:.2f} below threshold"
                 return _Attempt(route, [], f"rule {rule.id} failed: {name}: {why}")
             node = Node(
-                tool, node, {**node.state, **result.produced}, node.costs + (result.cost,),
-                node.qualities + (result.quality,), result, node.used | {name},
+                tool,
+                node,
+                {**node.state, **result.produced},
+                node.costs + (result.cost,),
+                node.qualities + (result.quality,),
+                result,
+                node.used | {name},
                 runner.subtask.kind in tool.spec.subtasks,
             )
         if not node.finished:
-            return _Attempt(route, [], f"rule {rule.id} failed: its last tool does not finish the subtask")
+            return _Attempt(
+                route, [], f"rule {rule.id} failed: its last tool does not finish the subtask"
+            )
         return _Attempt(route, node.path())
 
-    def _search(self, request: EditRequest, subtask: Subtask, runner: StepRunner, start: State) -> _Attempt:
+    def _search(
+        self, request: EditRequest, subtask: Subtask, runner: StepRunner, start: State
+    ) -> _Attempt:
         tools = subtask_tools(self.registry.available(), subtask.kind)
         if not any(subtask.kind in t.spec.subtasks for t in tools):
             raise_unavailable(subtask, self.registry)
         result = astar(
-            tools, subtask.kind, start, runner, self.table, request.alpha, eager=request.mode == Mode.SLOW_EAGER
+            tools,
+            subtask.kind,
+            start,
+            runner,
+            self.table,
+            request.alpha,
+            eager=request.mode == Mode.SLOW_EAGER,
         )
-        failure = "" if result.ok else f"{result.reason} (tried {', '.join(result.tried) or 'nothing'})"
+        failure = (
+            "" if result.ok else f"{result.reason} (tried {', '.join(result.tried) or 'nothing'})"
+        )
         return _Attempt("search", result.path, failure)
 
     def _conclude(
@@ -252,28 +303,46 @@ class Engine:
             for attempt in attempts:
                 nodes = attempt.path
                 self.traces.record_attempt(
-                    run_id, subtask.kind, attempt.route, request.mode.value, request.alpha,
-                    [n.tool.name for n in nodes if n.tool], [n.result.params for n in nodes if n.result],
-                    features, sum(n.result.cost for n in nodes if n.result),
+                    run_id,
+                    subtask.kind,
+                    attempt.route,
+                    request.mode.value,
+                    request.alpha,
+                    [n.tool.name for n in nodes if n.tool],
+                    [n.result.params for n in nodes if n.result],
+                    features,
+                    sum(n.result.cost for n in nodes if n.result),
                     math.prod(nodes[-1].qualities) if nodes else 0.0,
-                    bool(nodes), [attempt.failure] if attempt.failure else [],
+                    bool(nodes),
+                    [attempt.failure] if attempt.failure else [],
                 )
         if accepted is None:
             outcome = SubtaskOutcome(
-                subtask, "failed", (), (), sum(c.seconds for c in own_calls), 0.0,
+                subtask,
+                "failed",
+                (),
+                (),
+                sum(c.seconds for c in own_calls),
+                0.0,
                 fallback_reason=failures[0] if len(attempts) > 1 else None,
-                error=failures[-1] if failures else "failed", features=features,
+                error=failures[-1] if failures else "failed",
+                features=features,
             )
             return outcome, image
         final = accepted.path[-1]
         quality = math.prod(final.qualities)
         outcome = SubtaskOutcome(
-            subtask, accepted.route, tuple(n.tool.name for n in accepted.path if n.tool), tuple(steps),
-            sum(c.seconds for c in own_calls), quality,
-            fallback_reason=attempts[0].failure if accepted is not attempts[0] else None, features=features,
+            subtask,
+            accepted.route,
+            tuple(n.tool.name for n in accepted.path if n.tool),
+            tuple(steps),
+            sum(c.seconds for c in own_calls),
+            quality,
+            fallback_reason=attempts[0].failure if accepted is not attempts[0] else None,
+            features=features,
         )
         new_image = final.state.get(ArtifactKind.IMAGE, image)
-        return outcome, new_image  # type: ignore[return-value]
+        return outcome, new_image
 
 
 def raise_unavailable(subtask: Subtask, registry: Registry) -> None:
@@ -286,4 +355,3 @@ def raise_unavailable(subtask: Subtask, registry: Registry) -> None:
         f"{subtask.kind.label} needs a model-based tool that this install does not have yet; "
         "the other steps of the instruction still run."
     )
-

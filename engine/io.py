@@ -10,11 +10,12 @@ import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from layerpath.engine.types import Snapshot, StepLayer
 from PIL import Image, UnidentifiedImageError
 
-from layerpath.engine.types import Snapshot, StepLayer
 from layerpath.errors import BadInput
 
 log = logging.getLogger(__name__)
@@ -79,7 +80,11 @@ def composite(doc: LayeredImage) -> np.ndarray:
         dst = out[y0:y1, x0:x1]
         sa, da = src[..., 3:4], dst[..., 3:4]
         alpha = sa + da * (1 - sa)
-        color = np.where(alpha > 0, (src[..., :3] * sa + dst[..., :3] * da * (1 - sa)) / np.maximum(alpha, 1e-6), 0)
+        color = np.where(
+            alpha > 0,
+            (src[..., :3] * sa + dst[..., :3] * da * (1 - sa)) / np.maximum(alpha, 1e-6),
+            0,
+        )
         dst[..., :3], dst[..., 3:4] = color, alpha
     return np.clip(np.rint(out * 255.0), 0, 255).astype(np.uint8)
 
@@ -95,7 +100,9 @@ def _open_pil(path: Path) -> Image.Image:
         image.load()
         return image
     except (UnidentifiedImageError, OSError) as exc:
-        raise BadInput(f"{path} is not an image layerpath can read ({exc}). Use PNG, JPEG, TIFF, ORA or PSD.") from exc
+        raise BadInput(
+            f"{path} is not an image layerpath can read ({exc}). Use PNG, JPEG, TIFF, ORA or PSD."
+        ) from exc
 
 
 def read_ora(path: Path) -> LayeredImage:
@@ -130,15 +137,19 @@ def read_psd(path: Path) -> LayeredImage:
     except Exception as exc:
         raise BadInput(f"{path} is not a readable Photoshop file ({exc}).") from exc
     doc = LayeredImage(psd.width, psd.height)
+
+    def pixel(layer: Any) -> PixelLayer | None:
+        picture = None if layer.is_group() else layer.topil()
+        if picture is None:
+            return None
+        return PixelLayer(layer.name, _to_rgba(picture), (layer.left, layer.top), layer.visible)
+
     for layer in psd:
         if layer.is_group():
-            children = [
-                PixelLayer(c.name, _to_rgba(c.topil()), (c.left, c.top), c.visible)
-                for c in layer if not c.is_group() and c.topil() is not None
-            ]
+            children = [p for p in map(pixel, layer) if p is not None]  # type: ignore[call-overload]
             doc.layers.append(GroupLayer(layer.name, children, layer.visible))
-        elif layer.topil() is not None:
-            doc.layers.append(PixelLayer(layer.name, _to_rgba(layer.topil()), (layer.left, layer.top), layer.visible))
+        elif (single := pixel(layer)) is not None:
+            doc.layers.append(single)
     return doc
 
 
@@ -181,9 +192,11 @@ def split_masks(doc: LayeredImage) -> tuple[LayeredImage, dict[str, np.ndarray]]
     for layer in doc.layers:
         if isinstance(layer, GroupLayer) and layer.name.lower() == MASK_GROUP:
             for child in layer.children:
-                masks[child.name.removeprefix(MASK_PREFIX)] = _layer_mask(child, doc.width, doc.height)
+                masks[child.name.removeprefix(MASK_PREFIX)] = _layer_mask(
+                    child, doc.width, doc.height
+                )
         elif isinstance(layer, PixelLayer) and _is_mask_layer(layer.name):
-            masks[layer.name[len(MASK_PREFIX):]] = _layer_mask(layer, doc.width, doc.height)
+            masks[layer.name[len(MASK_PREFIX) :]] = _layer_mask(layer, doc.width, doc.height)
         else:
             kept.append(layer)
     return LayeredImage(doc.width, doc.height, kept), masks
@@ -208,9 +221,11 @@ def read_mask(path: Path, size: tuple[int, int], name: str) -> np.ndarray:
 
 
 def load_snapshot(path: Path, mask_files: Mapping[str, Path]) -> tuple[Snapshot, LayeredImage]:
-    """The snapshot the engine edits and the user's document (to write back unchanged)."""
-    doc, masks = split_masks(read_layered(Path(path)))
-    image = composite(doc)
+    """The snapshot the engine edits, and the user's document with all its layers (mask
+    layers included) to write back unchanged under the new group."""
+    doc = read_layered(Path(path))
+    picture, masks = split_masks(doc)
+    image = composite(picture)
     for name, mask_path in mask_files.items():
         masks[name] = read_mask(mask_path, (doc.width, doc.height), name)
     return Snapshot(image, masks), doc
@@ -221,7 +236,10 @@ def load_snapshot(path: Path, mask_files: Mapping[str, Path]) -> tuple[Snapshot,
 
 def with_steps(doc: LayeredImage, group_name: str, steps: Iterable[StepLayer]) -> LayeredImage:
     """The user's layers untouched, plus one group holding a layer per step."""
-    group = GroupLayer(group_name, [PixelLayer(s.name, s.pixels, s.offset, s.visible) for s in steps if s.pixels is not None])
+    group = GroupLayer(
+        group_name,
+        [PixelLayer(s.name, s.pixels, s.offset, s.visible) for s in steps if s.pixels is not None],
+    )
     return LayeredImage(doc.width, doc.height, [*doc.layers, group])
 
 
@@ -247,13 +265,17 @@ def write_ora(doc: LayeredImage, path: Path) -> None:
             inner: set[str] = set()
             for child in layer.children:
                 project.add_layer(
-                    Image.fromarray(child.pixels, "RGBA"), f"{group_path}/{_safe(child.name, inner)}",
-                    offsets=child.offset, visible=child.visible,
+                    Image.fromarray(child.pixels, "RGBA"),
+                    f"{group_path}/{_safe(child.name, inner)}",
+                    offsets=child.offset,
+                    visible=child.visible,
                 )
         else:
             project.add_layer(
-                Image.fromarray(layer.pixels, "RGBA"), "/" + _safe(layer.name, taken),
-                offsets=layer.offset, visible=layer.visible,
+                Image.fromarray(layer.pixels, "RGBA"),
+                "/" + _safe(layer.name, taken),
+                offsets=layer.offset,
+                visible=layer.visible,
             )
     project.save(str(path))
 
@@ -268,12 +290,18 @@ def write_psd(doc: LayeredImage, path: Path) -> None:
             group.visible = layer.visible
             for child in layer.children:
                 made = group.create_pixel_layer(
-                    Image.fromarray(child.pixels, "RGBA"), name=child.name, top=child.offset[1], left=child.offset[0]
+                    Image.fromarray(child.pixels, "RGBA"),
+                    name=child.name,
+                    top=child.offset[1],
+                    left=child.offset[0],
                 )
                 made.visible = child.visible
         else:
             made = psd.create_pixel_layer(
-                Image.fromarray(layer.pixels, "RGBA"), name=layer.name, top=layer.offset[1], left=layer.offset[0]
+                Image.fromarray(layer.pixels, "RGBA"),
+                name=layer.name,
+                top=layer.offset[1],
+                left=layer.offset[0],
             )
             made.visible = layer.visible
     psd.save(str(path))
@@ -293,6 +321,8 @@ def write_layered(doc: LayeredImage, path: Path) -> Path:
     elif suffix == ".png":
         Image.fromarray(composite(doc), "RGBA").save(tmp)
     else:
-        raise BadInput(f"Cannot write '{path.name}': use .ora or .psd for layers, .png for a flat image.")
+        raise BadInput(
+            f"Cannot write '{path.name}': use .ora or .psd for layers, .png for a flat image."
+        )
     tmp.replace(path)
     return path

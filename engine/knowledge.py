@@ -92,5 +92,7 @@ class BenchmarkTable:
         n, c, q = self.observed.get((tool, kind), (0, 0.0, 0.0))
         self.observed[(tool, kind)] = (n + 1, c + cost, q + quality)
 
-    def load_observed(self, rows: Mapping[tuple[str, SubtaskKind], tuple[int, float, float]]) -> None:
+    def load_observed(
+        self, rows: Mapping[tuple[str, SubtaskKind], tuple[int, float, float]]
+    ) -> None:
         self.observed.update(rows)

@@ -6,9 +6,16 @@ from collections.abc import Sequence
 
 import cv2
 import numpy as np
-
 from layerpath.engine.search import Node
-from layerpath.engine.types import ArtifactKind, Box, LayerKind, StepLayer, Subtask, SubtaskKind, TextBox
+from layerpath.engine.types import (
+    ArtifactKind,
+    Box,
+    LayerKind,
+    StepLayer,
+    Subtask,
+    SubtaskKind,
+    TextBox,
+)
 from layerpath.tools.imaging import mask_box
 
 K = SubtaskKind
@@ -43,11 +50,20 @@ def box_overlay(boxes: Sequence[Box], shape: tuple[int, ...]) -> tuple[np.ndarra
     if not boxes:
         return np.zeros((1, 1, 4), dtype=np.uint8), (0, 0)
     x0, y0 = max(0, min(b.x0 for b in boxes) - 2), max(0, min(b.y0 for b in boxes) - 2)
-    x1, y1 = min(shape[1], max(b.x1 for b in boxes) + 2), min(shape[0], max(b.y1 for b in boxes) + 2)
+    x1, y1 = (
+        min(shape[1], max(b.x1 for b in boxes) + 2),
+        min(shape[0], max(b.y1 for b in boxes) + 2),
+    )
     pixels = np.zeros((y1 - y0, x1 - x0, 4), dtype=np.uint8)
     thickness = max(2, int(max(shape[:2]) / 400))
     for b in boxes:
-        cv2.rectangle(pixels, (b.x0 - x0, b.y0 - y0), (b.x1 - x0 - 1, b.y1 - y0 - 1), (*_BOX_COLOR, 255), thickness)
+        cv2.rectangle(
+            pixels,
+            (b.x0 - x0, b.y0 - y0),
+            (b.x1 - x0 - 1, b.y1 - y0 - 1),
+            (*_BOX_COLOR, 255),
+            thickness,
+        )
     return pixels, (x0, y0)
 
 
@@ -59,31 +75,47 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
         produced = node.result.produced
         common = dict(
             name=f"{number}. {node.tool.name} — {subtask.describe()}",
-            tool=node.tool.name, subtask_id=subtask.id, cost=node.result.cost,
-            quality=node.result.quality, params=dict(node.result.params),
+            tool=node.tool.name,
+            subtask_id=subtask.id,
+            cost=node.result.cost,
+            quality=node.result.quality,
+            params=dict(node.result.params),
         )
         if ArtifactKind.IMAGE in produced:
             before = node.parent.state[ArtifactKind.IMAGE].value
             pixels, offset = changed_pixels(before, produced[ArtifactKind.IMAGE].value)
-            layers.append(StepLayer(kind=LayerKind.PIXELS, pixels=pixels, offset=offset, **common))  # type: ignore[arg-type]
+            layers.append(StepLayer(kind=LayerKind.PIXELS, pixels=pixels, offset=offset, **common))
         elif ArtifactKind.TEXT_BOXES in produced:
             found: tuple[TextBox, ...] = produced[ArtifactKind.TEXT_BOXES].value
             shape = node.parent.state[ArtifactKind.IMAGE].value.shape
             pixels, offset = box_overlay([t.box for t in found], shape)
-            layers.append(StepLayer(
-                kind=LayerKind.TEXT, pixels=pixels, offset=offset, boxes=tuple(t.box for t in found),
-                text="\n".join(t.text for t in found),
-                visible=subtask.kind in {K.TEXT_DETECTION, K.TEXT_EXTRACTION}, **common,  # type: ignore[arg-type]
-            ))
+            layers.append(
+                StepLayer(
+                    kind=LayerKind.TEXT,
+                    pixels=pixels,
+                    offset=offset,
+                    boxes=tuple(t.box for t in found),
+                    text="\n".join(t.text for t in found),
+                    visible=subtask.kind in {K.TEXT_DETECTION, K.TEXT_EXTRACTION},
+                    **common,
+                )
+            )
         elif subtask.kind == K.OBJECT_DETECTION and ArtifactKind.BOXES in produced:
             boxes: tuple[Box, ...] = produced[ArtifactKind.BOXES].value
             shape = node.parent.state[ArtifactKind.IMAGE].value.shape
             pixels, offset = box_overlay(boxes, shape)
-            layers.append(StepLayer(kind=LayerKind.BOXES, pixels=pixels, offset=offset, boxes=boxes, **common))  # type: ignore[arg-type]
+            layers.append(
+                StepLayer(kind=LayerKind.BOXES, pixels=pixels, offset=offset, boxes=boxes, **common)
+            )
         elif ArtifactKind.MASK in produced:
             pixels, offset = mask_overlay(produced[ArtifactKind.MASK].value)
-            layers.append(StepLayer(
-                kind=LayerKind.MASK, pixels=pixels, offset=offset,
-                visible=subtask.kind == K.OBJECT_SEGMENTATION, **common,  # type: ignore[arg-type]
-            ))
+            layers.append(
+                StepLayer(
+                    kind=LayerKind.MASK,
+                    pixels=pixels,
+                    offset=offset,
+                    visible=subtask.kind == K.OBJECT_SEGMENTATION,
+                    **common,
+                )
+            )
     return layers

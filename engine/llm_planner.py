@@ -19,13 +19,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from layerpath.engine.planner import Plan, order_subtasks, plan_offline
+from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
+from layerpath.settings import LlmSettings
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from layerpath.engine.planner import Plan, order_subtasks, plan_offline
-from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
 from layerpath.errors import PlannerError, UnsupportedInstruction
-from layerpath.settings import LlmSettings
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,9 @@ def parse_plan(content: str) -> tuple[Subtask, ...]:
     try:
         parsed = _LlmPlan.model_validate_json(text)
     except ValidationError as exc:
-        raise PlannerError(f"The plan is not valid: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}") from exc
+        raise PlannerError(
+            f"The plan is not valid: {exc.errors()[0]['msg']} at {exc.errors()[0]['loc']}"
+        ) from exc
     if not parsed.subtasks:
         raise PlannerError("The plan has no subtasks.")
     subtasks = [Subtask(s.kind, s.target, s.to, s.params) for s in parsed.subtasks]
@@ -90,11 +92,15 @@ class LlmPlanner:
         self.settings = settings
         # Local servers need no key; the client insists on one, so a placeholder goes.
         self.client = client or OpenAI(
-            base_url=settings.base_url, api_key=api_key or "not-needed", timeout=settings.timeout_s, max_retries=0
+            base_url=settings.base_url,
+            api_key=api_key or "not-needed",
+            timeout=settings.timeout_s,
+            max_retries=0,
         )
 
     def _ask(self, messages: list[dict[str, Any]]) -> str:
-        response = self.client.chat.completions.create(
+        completions: Any = self.client.chat.completions  # messages are plain dicts
+        response = completions.create(
             model=self.settings.model,
             messages=messages,
             temperature=0,
@@ -108,10 +114,16 @@ class LlmPlanner:
         kinds = ", ".join(k.value for k in SubtaskKind)
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT.format(kinds=kinds)},
-            {"role": "user", "content": [
-                {"type": "text", "text": f"Instruction: {request.prompt}"},
-                {"type": "image_url", "image_url": {"url": _image_data_url(request.snapshot.image)}},
-            ]},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": f"Instruction: {request.prompt}"},
+                    {
+                        "type": "image_url",
+                        "image_url": {"url": _image_data_url(request.snapshot.image)},
+                    },
+                ],
+            },
         ]
         content = self._ask(messages)
         try:
@@ -125,7 +137,9 @@ class LlmPlanner:
             return Plan(parse_plan(self._ask(messages)), planner="llm")
 
 
-def llm_planner_with_fallback(planner: LlmPlanner) -> Callable[[EditRequest, Callable[[object], None]], Plan]:
+def llm_planner_with_fallback(
+    planner: LlmPlanner,
+) -> Callable[[EditRequest, Callable[[object], None]], Plan]:
     """The engine's planner: the LLM first, the offline grammar when the LLM cannot."""
     from openai import APIError
 

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from layerpath.engine.types import Subtask, SubtaskKind
-from layerpath.errors import BadInput, UnsupportedInstruction
 from layerpath.tools.imaging import parse_color
+
+from layerpath.errors import BadInput, UnsupportedInstruction
 
 K = SubtaskKind
 
@@ -28,7 +29,13 @@ _ARTICLES = r"(?:the|a|an|this|that|these|those|all|all the|my)\s+"
 _TEXT_WORDS = r"(?:text|texts|word|words|writing|letters|lettering|title|headline|inscription|caption text|label text)"
 _PRONOUNS = {"it", "them", "this one", "that one"}
 _VERBLESS_OK = re.compile(r"^(?:the|a|an|this|that|these|those|all|my)\b", re.I)
-_POSITIONS = {"top": "top", "bottom": "bottom", "center": "center", "centre": "center", "middle": "center"}
+_POSITIONS = {
+    "top": "top",
+    "bottom": "bottom",
+    "center": "center",
+    "centre": "center",
+    "middle": "center",
+}
 _SCENES = r"(?:night|nighttime|day|daytime|winter|summer|autumn|fall|spring|sunset|sunrise|snow|snowy|rain|rainy|dusk|dawn|foggy|fog)"
 
 
@@ -79,6 +86,7 @@ def _lift_literals(instruction: str) -> tuple[str, list[str]]:
         return f" quote{len(literals) - 1} "
 
     text = _QUOTE.sub(keep, instruction)
+
     # UPPERCASE words (OPEN, SALE) are literal text too.
     def upper(match: re.Match[str]) -> str:
         literals.append(match.group(0))
@@ -97,7 +105,9 @@ def _split(instruction: str) -> list[_Clause]:
         # Renumber so each clause's literals start at quote0.
         for new, old in enumerate(used):
             part = part.replace(f"quote{old}", f"quote#{new}")
-        clauses.append(_Clause(part.replace("quote#", "quote").lower(), [literals[i] for i in used]))
+        clauses.append(
+            _Clause(part.replace("quote#", "quote").lower(), [literals[i] for i in used])
+        )
     return clauses
 
 
@@ -130,14 +140,18 @@ def _sentiment(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.SENTIMENT_ANALYSIS, target="text")
 
 
-@rule(r"\bcaption\b.*\b(?:match|matches|consistent|consistency|correct|accurate|verify|check)\b|"
-      r"\b(?:check|verify)\b.*\bcaption\b")
+@rule(
+    r"\bcaption\b.*\b(?:match|matches|consistent|consistency|correct|accurate|verify|check)\b|"
+    r"\b(?:check|verify)\b.*\bcaption\b"
+)
 def _caption_check(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.CAPTION_CONSISTENCY, params={"caption": c.literal() or ""})
 
 
-@rule(r"^(?:please\s+)?(?:answer|what|which|who|when|where|how much|how many|is there|does|do)\b.*"
-      r"\b(?:text|sign|say|says|written|read|price|menu|label|poster)\b")
+@rule(
+    r"^(?:please\s+)?(?:answer|what|which|who|when|where|how much|how many|is there|does|do)\b.*"
+    r"\b(?:text|sign|say|says|written|read|price|menu|label|poster)\b"
+)
 def _question(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.QUESTION_ANSWERING, target="text", params={"question": c.expand(c.text)})
 
@@ -147,7 +161,9 @@ def _captioning(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.IMAGE_CAPTIONING)
 
 
-@rule(r"\bhighlight\b\s*(?:the\s+|all\s+|every\s+)?(?:(?:key)?words?|keywords?|terms?|text)?\s*(quote0|[a-z]+)?")
+@rule(
+    r"\bhighlight\b\s*(?:the\s+|all\s+|every\s+)?(?:(?:key)?words?|keywords?|terms?|text)?\s*(quote0|[a-z]+)?"
+)
 def _highlight(m: re.Match[str], c: _Clause) -> Subtask | None:
     if c.literal() or re.search(r"\b(?:keyword|word|term|text)s?\b", c.text):
         word = c.literal() or (m.group(1) or "")
@@ -161,8 +177,10 @@ def _redact(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.TEXT_REDACTION, target=target, params=_text_params(c, m.group(1)))
 
 
-@rule(r"\b(?:extract|transcribe|ocr|read(?: out)?|get|copy|pull out)\b.*\b" + _TEXT_WORDS + r"\b|"
-      r"\bwhat (?:does|do) .* say\b")
+@rule(
+    r"\b(?:extract|transcribe|ocr|read(?: out)?|get|copy|pull out)\b.*\b" + _TEXT_WORDS + r"\b|"
+    r"\bwhat (?:does|do) .* say\b"
+)
 def _extract(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.TEXT_EXTRACTION, target="text")
 
@@ -172,7 +190,9 @@ def _detect_text(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.TEXT_DETECTION, target="text", params=_text_params(c))
 
 
-@rule(r"\b(?:replace|change|swap|update|rewrite|edit|alter)\b\s+(.*?)\s*\b(?:with|to say|to read|to|into|by|for)\b\s+(.+)$")
+@rule(
+    r"\b(?:replace|change|swap|update|rewrite|edit|alter)\b\s+(.*?)\s*\b(?:with|to say|to read|to|into|by|for)\b\s+(.+)$"
+)
 def _replace(m: re.Match[str], c: _Clause) -> Subtask | None:
     old, new = m.group(1), m.group(2).strip(" .")
     textual = re.search(r"\b" + _TEXT_WORDS + r"\b|\bsign\b|quote", old) or re.search(
@@ -193,12 +213,18 @@ def _replace(m: re.Match[str], c: _Clause) -> Subtask | None:
     return Subtask(K.OBJECT_REPLACEMENT, target=_clean_target(c.expand(old)), to=to)
 
 
-@rule(r"\b(?:remove|erase|delete|clear|get rid of|take out|wipe)\b.*(?:\b" + _TEXT_WORDS + r"\b|quote0)")
+@rule(
+    r"\b(?:remove|erase|delete|clear|get rid of|take out|wipe)\b.*(?:\b"
+    + _TEXT_WORDS
+    + r"\b|quote0)"
+)
 def _remove_text(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.TEXT_REMOVAL, target="text", params=_text_params(c))
 
 
-@rule(r"\b(?:add|write|put|insert|place|type|overlay)\b.*(?:quote0|\b(?:text|caption|title|words?)\b)")
+@rule(
+    r"\b(?:add|write|put|insert|place|type|overlay)\b.*(?:quote0|\b(?:text|caption|title|words?)\b)"
+)
 def _add_text(m: re.Match[str], c: _Clause) -> Subtask | None:
     if not c.literal():
         return None
@@ -217,21 +243,30 @@ def _remove_background(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.BACKGROUND_REMOVAL, target="background")
 
 
-@rule(r"\b(?:deblur|unblur|sharpen|de-blur)\b|\b(?:remove|fix|reduce)\b.*\bblur\b|\bmake\b.*\bsharper\b")
+@rule(
+    r"\b(?:deblur|unblur|sharpen|de-blur)\b|\b(?:remove|fix|reduce)\b.*\bblur\b|\bmake\b.*\bsharper\b"
+)
 def _deblur(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.IMAGE_DEBLURRING)
 
 
-@rule(r"\b(?:outpaint|uncrop|zoom out|widen)\b|\b(?:extend|expand)\b.*\b(?:image|picture|photo|canvas|frame|borders?|edges?|left|right|sides?)\b")
+@rule(
+    r"\b(?:outpaint|uncrop|zoom out|widen)\b|\b(?:extend|expand)\b.*\b(?:image|picture|photo|canvas|frame|borders?|edges?|left|right|sides?)\b"
+)
 def _outpaint(m: re.Match[str], c: _Clause) -> Subtask:
     side = re.search(r"\b(left|right|top|bottom|all sides)\b", c.text)
     return Subtask(K.OUTPAINTING, params={"side": side.group(1)} if side else {})
 
 
-@rule(r"\b(?:upscale|upsample|enlarge|super-?resolve|super-?resolution|increase (?:the )?resolution|higher resolution|\dx)\b")
+@rule(
+    r"\b(?:upscale|upsample|enlarge|super-?resolve|super-?resolution|increase (?:the )?resolution|higher resolution|\dx)\b"
+)
 def _upscale(m: re.Match[str], c: _Clause) -> Subtask:
     factor = re.search(r"\b(\d)x\b|\bx(\d)\b", c.text)
-    return Subtask(K.IMAGE_UPSCALING, params={"factor": int(factor.group(1) or factor.group(2))} if factor else {})
+    return Subtask(
+        K.IMAGE_UPSCALING,
+        params={"factor": int(factor.group(1) or factor.group(2))} if factor else {},
+    )
 
 
 @rule(r"\bdepth\b")
@@ -244,10 +279,17 @@ def _landmark(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.LANDMARK_DETECTION)
 
 
-@rule(r"\b(?:make|turn|change|convert|transform|set)\b.*\b(?:to|into|look like|as if it were|at)?\s*(?:a\s+)?(" + _SCENES + r")\b(?:\s+scene)?")
+@rule(
+    r"\b(?:make|turn|change|convert|transform|set)\b.*\b(?:to|into|look like|as if it were|at)?\s*(?:a\s+)?("
+    + _SCENES
+    + r")\b(?:\s+scene)?"
+)
 def _scenery(m: re.Match[str], c: _Clause) -> Subtask | None:
     head = c.text[: m.start(1)]
-    if re.search(r"\b(?:scene|scenery|image|picture|photo|it|everything|background|sky|weather|season)\b", head):
+    if re.search(
+        r"\b(?:scene|scenery|image|picture|photo|it|everything|background|sky|weather|season)\b",
+        head,
+    ):
         return Subtask(K.CHANGING_SCENERY, target="scenery", to=m.group(1))
     return None
 
@@ -265,8 +307,10 @@ def _split_color(rest: str) -> tuple[str, str] | None:
     return None
 
 
-@rule(r"\b(?:recolou?r|colou?r|paint|dye|tint)\b\s+(.+)$|\bchange\b\s+(?:the\s+)?colou?r\s+of\s+(.+)$|"
-      r"\b(?:make|turn)\b\s+(.+)$")
+@rule(
+    r"\b(?:recolou?r|colou?r|paint|dye|tint)\b\s+(.+)$|\bchange\b\s+(?:the\s+)?colou?r\s+of\s+(.+)$|"
+    r"\b(?:make|turn)\b\s+(.+)$"
+)
 def _recolor(m: re.Match[str], c: _Clause) -> Subtask | None:
     found = _split_color(m.group(1) or m.group(2) or m.group(3))
     if found is None or not found[0]:
@@ -279,13 +323,17 @@ def _remove(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.OBJECT_REMOVAL, target=_clean_target(c.expand(m.group(1))))
 
 
-@rule(r"\b(?:add|insert|put|place|draw)\b\s+(.+?)(?:\s+(?:to|on|onto|in|into|next to|beside|near|at|above|below|under)\s+(.+))?$")
+@rule(
+    r"\b(?:add|insert|put|place|draw)\b\s+(.+?)(?:\s+(?:to|on|onto|in|into|next to|beside|near|at|above|below|under)\s+(.+))?$"
+)
 def _add(m: re.Match[str], c: _Clause) -> Subtask:
     params = {"where": _clean_target(m.group(2))} if m.group(2) else {}
     return Subtask(K.OBJECT_ADDITION, target=_clean_target(c.expand(m.group(1))), params=params)
 
 
-@rule(r"\b(?:detect|find|locate|identify|spot|highlight|outline|count|show|point out|box)\b\s+(.+)$")
+@rule(
+    r"\b(?:detect|find|locate|identify|spot|highlight|outline|count|show|point out|box)\b\s+(.+)$"
+)
 def _detect(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.OBJECT_DETECTION, target=_clean_target(c.expand(m.group(1))))
 
@@ -317,8 +365,13 @@ def _resolve_pronoun(subtask: Subtask, previous: str | None) -> Subtask:
 # --- dependency order ------------------------------------------------------------------
 
 _TEXT_EDITS = {K.TEXT_REPLACEMENT, K.TEXT_REMOVAL, K.TEXT_ADDITION, K.TEXT_REDACTION}
-_TEXT_READERS = {K.TEXT_DETECTION, K.TEXT_EXTRACTION, K.QUESTION_ANSWERING, K.SENTIMENT_ANALYSIS,
-                 K.KEYWORD_HIGHLIGHTING}
+_TEXT_READERS = {
+    K.TEXT_DETECTION,
+    K.TEXT_EXTRACTION,
+    K.QUESTION_ANSWERING,
+    K.SENTIMENT_ANALYSIS,
+    K.KEYWORD_HIGHLIGHTING,
+}
 
 
 def _must_follow(later: Subtask, earlier: Subtask) -> bool:
@@ -327,7 +380,11 @@ def _must_follow(later: Subtask, earlier: Subtask) -> bool:
         return True
     if earlier.kind == K.OBJECT_REPLACEMENT and earlier.to and later.target == earlier.to:
         return True  # a replaced object is recoloured/detected after it exists
-    if earlier.kind == K.OBJECT_ADDITION and later.target == earlier.target and later.kind != K.OBJECT_ADDITION:
+    if (
+        earlier.kind == K.OBJECT_ADDITION
+        and later.target == earlier.target
+        and later.kind != K.OBJECT_ADDITION
+    ):
         return True
     return earlier.kind in _TEXT_EDITS and later.kind in _TEXT_READERS
 
@@ -338,7 +395,9 @@ def order_subtasks(subtasks: list[Subtask]) -> list[Subtask]:
     ordered: list[Subtask] = []
     while remaining:
         for candidate in remaining:
-            if not any(_must_follow(candidate, other) for other in remaining if other is not candidate):
+            if not any(
+                _must_follow(candidate, other) for other in remaining if other is not candidate
+            ):
                 break
         else:  # a cycle (contradictory wording): keep the user's order
             candidate = remaining[0]
@@ -353,7 +412,7 @@ def supported_summary() -> str:
         "remove the background, change the scenery, outpaint, upscale, deblur, caption, "
         "estimate depth, find landmarks, and for text: extract, detect, replace, remove, add, "
         "redact, highlight a keyword, answer a question, sentiment, caption check. "
-        "Example: \"remove the cat, recolor the wall to yellow and replace the sign text with OPEN\"."
+        'Example: "remove the cat, recolor the wall to yellow and replace the sign text with OPEN".'
     )
 
 
@@ -383,6 +442,7 @@ def plan_offline(instruction: str) -> Plan:
         subtasks.append(subtask)
     if not subtasks:
         raise UnsupportedInstruction(
-            f"Nothing in \"{instruction.strip()}\" is an edit layerpath can do. " + supported_summary()
+            f'Nothing in "{instruction.strip()}" is an edit layerpath can do. '
+            + supported_summary()
         )
     return Plan(tuple(order_subtasks(subtasks)), tuple(warnings))

@@ -13,26 +13,45 @@ from typing import Any
 
 import cv2
 import numpy as np
-
 from layerpath.engine.types import Snapshot, Subtask, SubtaskKind, TextBox
-from layerpath.errors import LayerpathError
-from layerpath.tools.imaging import color_lab, component_boxes, dilate, parse_color, rgb, ring, to_lab
+from layerpath.tools.imaging import (
+    color_lab,
+    component_boxes,
+    dilate,
+    parse_color,
+    rgb,
+    ring,
+    to_lab,
+)
 from layerpath.tools.masks import resolve_mask
 from layerpath.tools.text import select_text_boxes
 
+from layerpath.errors import LayerpathError
+
 K = SubtaskKind
-TEXT_KINDS = {K.TEXT_REPLACEMENT, K.TEXT_REMOVAL, K.TEXT_REDACTION, K.KEYWORD_HIGHLIGHTING,
-              K.TEXT_DETECTION, K.TEXT_EXTRACTION}
+TEXT_KINDS = {
+    K.TEXT_REPLACEMENT,
+    K.TEXT_REMOVAL,
+    K.TEXT_REDACTION,
+    K.KEYWORD_HIGHLIGHTING,
+    K.TEXT_DETECTION,
+    K.TEXT_EXTRACTION,
+}
 
 #: The 80 COCO classes: what a closed-vocabulary detector (YOLO) can find.
 COCO_CLASSES = frozenset(
-    "person bicycle car motorcycle airplane bus train truck boat traffic light fire hydrant "
-    "stop sign parking meter bench bird cat dog horse sheep cow elephant bear zebra giraffe "
-    "backpack umbrella handbag tie suitcase frisbee skis snowboard sports ball kite baseball bat "
-    "baseball glove skateboard surfboard tennis racket bottle wine glass cup fork knife spoon bowl "
-    "banana apple sandwich orange broccoli carrot hot dog pizza donut cake chair couch potted plant "
-    "bed dining table toilet tv laptop mouse remote keyboard cell phone microwave oven toaster sink "
-    "refrigerator book clock vase scissors teddy bear hair drier toothbrush".split()
+    name.strip()
+    for name in (
+        "person, bicycle, car, motorcycle, airplane, bus, train, truck, boat, traffic light, "
+        "fire hydrant, stop sign, parking meter, bench, bird, cat, dog, horse, sheep, cow, "
+        "elephant, bear, zebra, giraffe, backpack, umbrella, handbag, tie, suitcase, frisbee, "
+        "skis, snowboard, sports ball, kite, baseball bat, baseball glove, skateboard, surfboard, "
+        "tennis racket, bottle, wine glass, cup, fork, knife, spoon, bowl, banana, apple, "
+        "sandwich, orange, broccoli, carrot, hot dog, pizza, donut, cake, chair, couch, "
+        "potted plant, bed, dining table, toilet, tv, laptop, mouse, remote, keyboard, "
+        "cell phone, microwave, oven, toaster, sink, refrigerator, book, clock, vase, scissors, "
+        "teddy bear, hair drier, toothbrush"
+    ).split(",")
 )
 
 
@@ -80,10 +99,14 @@ def color_transition(image: np.ndarray, mask: np.ndarray, to: str) -> str:
     return "hue_shift"
 
 
-def _object_features(subtask: Subtask, snapshot: Snapshot, others: Sequence[Subtask]) -> dict[str, Any]:
+def _object_features(
+    subtask: Subtask, snapshot: Snapshot, others: Sequence[Subtask]
+) -> dict[str, Any]:
     features: dict[str, Any] = {}
     target = (subtask.target or "").lower()
-    features["detector_class"] = "coco" if target.rstrip("s") in COCO_CLASSES or target in COCO_CLASSES else "open"
+    features["detector_class"] = (
+        "coco" if target in COCO_CLASSES or target.removesuffix("s") in COCO_CLASSES else "open"
+    )
     try:
         _, mask = resolve_mask(subtask.target, snapshot.masks, snapshot.selection)
     except LayerpathError:

@@ -14,7 +14,6 @@ from typing import Any
 
 import cv2
 import numpy as np
-
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind, TextBox
 from layerpath.tools.imaging import (
     boxes_mask,
@@ -73,7 +72,9 @@ def check_recolor(before: np.ndarray, after: np.ndarray, mask: np.ndarray, color
         structure = 1.0
     else:
         structure = max(0.0, float(np.corrcoef(gray_before, gray_after)[0, 1]))
-    return float(color_score * (0.5 + 0.5 * structure) * untouched_outside(before, after, dilate(mask, 3)))
+    return float(
+        color_score * (0.5 + 0.5 * structure) * untouched_outside(before, after, dilate(mask, 3))
+    )
 
 
 def check_removal(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> float:
@@ -85,9 +86,13 @@ def check_removal(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> fl
     changed = float(np.abs(lab_after[mask] - lab_before[mask]).mean())
     if changed < 2.0:
         return 0.0
-    fill_distance = float(np.linalg.norm(lab_after[mask].mean(axis=0) - lab_before[around].mean(axis=0)))
+    fill_distance = float(
+        np.linalg.norm(lab_after[mask].mean(axis=0) - lab_before[around].mean(axis=0))
+    )
     consistency = float(np.exp(-fill_distance / 25.0))
-    gradient = cv2.magnitude(*(cv2.Sobel(_gray(after), cv2.CV_32F, dx, dy) for dx, dy in ((1, 0), (0, 1))))
+    gradient = cv2.magnitude(
+        *(cv2.Sobel(_gray(after), cv2.CV_32F, dx, dy) for dx, dy in ((1, 0), (0, 1)))
+    )
     edge = dilate(mask, 5) & ~erode(dilate(mask, 5), 2)
     base_gradient = float(gradient[around].mean()) + 4.0
     seam = float(np.clip(1.5 * base_gradient / (float(gradient[edge].mean()) + 1e-3), 0.0, 1.0))
@@ -108,12 +113,18 @@ def _similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, norm(a), norm(b)).ratio()
 
 
-def check_text_replacement(before: np.ndarray, after: np.ndarray, boxes: list[TextBox], new: str) -> float:
+def check_text_replacement(
+    before: np.ndarray, after: np.ndarray, boxes: list[TextBox], new: str
+) -> float:
     lines = _region_lines(after, boxes)
     if not lines:
         return 0.0
     best = max(_similarity(line, new) for line in lines)
-    leftovers = [b for b in boxes if _similarity(b.text, new) < 0.8 and any(text_matches(line, b.text) for line in lines)]
+    leftovers = [
+        b
+        for b in boxes
+        if _similarity(b.text, new) < 0.8 and any(text_matches(line, b.text) for line in lines)
+    ]
     return best * (0.3 if leftovers else 1.0)
 
 
@@ -137,7 +148,9 @@ def check_changed_in(before: np.ndarray, after: np.ndarray, boxes: list[TextBox]
 
 
 def check_sharpened(before: np.ndarray, after: np.ndarray) -> float:
-    ratio = cv2.Laplacian(_gray(after), cv2.CV_32F).var() / (cv2.Laplacian(_gray(before), cv2.CV_32F).var() + 1e-6)
+    ratio = cv2.Laplacian(_gray(after), cv2.CV_32F).var() / (
+        cv2.Laplacian(_gray(before), cv2.CV_32F).var() + 1e-6
+    )
     return 0.9 if 1.15 <= ratio <= 6.0 else (0.5 if ratio > 6 else 0.2)
 
 
@@ -151,7 +164,11 @@ def check_text_boxes(boxes: list[TextBox]) -> float:
 
 
 def score(
-    subtask: Subtask, produced: Values, state: Values, before: np.ndarray, as_kind: SubtaskKind | None = None
+    subtask: Subtask,
+    produced: Values,
+    state: Values,
+    before: np.ndarray,
+    as_kind: SubtaskKind | None = None,
 ) -> float:
     """Quality of one tool step. `produced` is what the step made, `state` everything the
     path holds now (masks, text boxes), `before` the image the step started from.
@@ -162,11 +179,15 @@ def score(
         if ArtifactKind.MASK in produced:
             return check_mask(produced[ArtifactKind.MASK])
         if ArtifactKind.TEXT_BOXES in produced:
-            return check_text_boxes(select_text_boxes(produced[ArtifactKind.TEXT_BOXES], subtask.params))
+            return check_text_boxes(
+                select_text_boxes(produced[ArtifactKind.TEXT_BOXES], subtask.params)
+            )
         return 0.8
     after = produced[ArtifactKind.IMAGE]
     mask = state.get(ArtifactKind.MASK)
     boxes = select_text_boxes(state.get(ArtifactKind.TEXT_BOXES, ()), subtask.params)
+    if mask is None:
+        mask = np.zeros(after.shape[:2], dtype=bool)
     checkers: dict[SubtaskKind, Callable[[], float]] = {
         K.OBJECT_RECOLORATION: lambda: check_recolor(before, after, mask, subtask.to or ""),
         K.OBJECT_REMOVAL: lambda: check_removal(before, after, mask),

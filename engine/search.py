@@ -78,16 +78,28 @@ class SearchResult:
 class Heuristic:
     """h from the benchmark table over abstract states (artifact kinds held, tools used)."""
 
-    def __init__(self, tools: Sequence[Tool], kind: SubtaskKind, table: BenchmarkTable, alpha: float) -> None:
+    def __init__(
+        self, tools: Sequence[Tool], kind: SubtaskKind, table: BenchmarkTable, alpha: float
+    ) -> None:
         self.tools, self.kind, self.table, self.alpha = list(tools), kind, table, alpha
         self._best = lru_cache(maxsize=None)(self._best_uncached)
 
     def successors(self, held: frozenset[ArtifactKind], used: frozenset[str]) -> list[Tool]:
-        return [t for t in self.tools if t.name not in used and set(t.spec.inputs) <= held
-                and (self.kind in t.spec.subtasks or not set(t.spec.outputs) <= held
-                     or ArtifactKind.IMAGE in t.spec.outputs)]
+        return [
+            t
+            for t in self.tools
+            if t.name not in used
+            and set(t.spec.inputs) <= held
+            and (
+                self.kind in t.spec.subtasks
+                or not set(t.spec.outputs) <= held
+                or ArtifactKind.IMAGE in t.spec.outputs
+            )
+        ]
 
-    def _best_uncached(self, held: frozenset[ArtifactKind], used: frozenset[str]) -> tuple[float, float] | None:
+    def _best_uncached(
+        self, held: frozenset[ArtifactKind], used: frozenset[str]
+    ) -> tuple[float, float] | None:
         """(h_C, h_Q) of the best continuation from this abstract state; None = dead end."""
         best: tuple[float, float, float] | None = None
         if len(used) >= MAX_DEPTH:
@@ -117,7 +129,9 @@ class Heuristic:
         prior = self.table.prior(tool, self.kind)
         finished = self.kind in tool.spec.subtasks
         held = frozenset(node.state) | set(tool.spec.outputs)
-        g = combine(sum(node.costs) + prior.cost, math.prod(node.qualities) * prior.quality, self.alpha)
+        g = combine(
+            sum(node.costs) + prior.cost, math.prod(node.qualities) * prior.quality, self.alpha
+        )
         if finished:
             return g
         rest = self._best(held, node.used | {tool.name})
@@ -136,9 +150,11 @@ def astar(
     """Find the path of tools that completes the subtask with the lowest f."""
     heuristic = Heuristic(tools, kind, table, alpha)
     counter = itertools.count()
-    root = Node(None, None, dict(start))  # type: ignore[arg-type]
+    root = Node(None, None, dict(start))
     # queue entries: (f, tie, node, pending tool or None when the node is executed)
-    queue: list[tuple[float, int, Node, Tool | None]] = [(heuristic.h(root), next(counter), root, None)]
+    queue: list[tuple[float, int, Node, Tool | None]] = [
+        (heuristic.h(root), next(counter), root, None)
+    ]
     executed_before = runner.executed
     expanded = 0
     tried: list[str] = []
@@ -149,9 +165,14 @@ def astar(
         if not result.passed:
             return None  # dropped after its retry schedule: the next-best path takes over
         return Node(
-            tool, parent, {**parent.state, **result.produced},
-            parent.costs + (result.cost,), parent.qualities + (result.quality,), result,
-            parent.used | {tool.name}, kind in tool.spec.subtasks,
+            tool,
+            parent,
+            {**parent.state, **result.produced},
+            parent.costs + (result.cost,),
+            parent.qualities + (result.quality,),
+            result,
+            parent.used | {tool.name},
+            kind in tool.spec.subtasks,
         )
 
     while queue:
@@ -159,16 +180,22 @@ def astar(
         if pending is not None:  # lazy: run the tool now that its node is cheapest
             child = execute(node, pending)
             if child is not None:
-                heapq.heappush(queue, (child.g(alpha) + heuristic.h(child), next(counter), child, None))
+                heapq.heappush(
+                    queue, (child.g(alpha) + heuristic.h(child), next(counter), child, None)
+                )
             continue
         if node.finished:
-            return SearchResult(node.path(), expanded, runner.executed - executed_before, tried=tried)
+            return SearchResult(
+                node.path(), expanded, runner.executed - executed_before, tried=tried
+            )
         expanded += 1
         for tool in heuristic.successors(frozenset(node.state), node.used):
             if eager:
                 child = execute(node, tool)
                 if child is not None:
-                    heapq.heappush(queue, (child.g(alpha) + heuristic.h(child), next(counter), child, None))
+                    heapq.heappush(
+                        queue, (child.g(alpha) + heuristic.h(child), next(counter), child, None)
+                    )
             else:
                 estimate = heuristic.estimate_after(node, tool)
                 if math.isfinite(estimate):

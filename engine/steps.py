@@ -12,17 +12,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
 from layerpath.engine import events
-from layerpath.engine.types import Artifact, ArtifactKind, Subtask, SubtaskKind, ToolCall, ToolContext
-from layerpath.errors import BadInput, Cancelled, LayerpathError, TargetNotFound, ToolFailed
+from layerpath.engine.types import (
+    Artifact,
+    ArtifactKind,
+    Subtask,
+    SubtaskKind,
+    ToolCall,
+    ToolContext,
+)
 from layerpath.tools.base import Tool
+
+from layerpath.errors import BadInput, Cancelled, LayerpathError, TargetNotFound, ToolFailed
 
 log = logging.getLogger(__name__)
 
 State = Mapping[ArtifactKind, Artifact]
 #: Scores a step: (subtask, produced values, state values, image before, judge-as kind) -> q
-Scorer = Callable[[Subtask, Mapping[ArtifactKind, Any], Mapping[ArtifactKind, Any], np.ndarray, SubtaskKind | None], float]
+Scorer = Callable[
+    [
+        Subtask,
+        Mapping[ArtifactKind, Any],
+        Mapping[ArtifactKind, Any],
+        np.ndarray,
+        SubtaskKind | None,
+    ],
+    float,
+]
 #: Errors that no other tool or parameter can fix: they end the subtask at once.
 USER_ERRORS = (TargetNotFound, BadInput)
 
@@ -48,12 +64,16 @@ class StepResult:
 class RunLedger:
     """What a whole run shares across subtasks: the memo, the call log, the budget."""
 
-    memo: dict[tuple[str, tuple[tuple[str, str], ...], str], StepResult] = field(default_factory=dict)
+    memo: dict[tuple[str, tuple[tuple[str, str], ...], str], StepResult] = field(
+        default_factory=dict
+    )
     calls: list[ToolCall] = field(default_factory=list)
     max_calls: int = 200
 
 
-def memo_key(tool: Tool, state: State, params: Mapping[str, Any]) -> tuple[str, tuple[tuple[str, str], ...], str]:
+def memo_key(
+    tool: Tool, state: State, params: Mapping[str, Any]
+) -> tuple[str, tuple[tuple[str, str], ...], str]:
     inputs = tuple(sorted((k.value, state[k].id) for k in tool.spec.inputs))
     return tool.name, inputs, json.dumps(params, sort_keys=True, default=str)
 
@@ -94,7 +114,11 @@ class StepRunner:
             if result.passed:
                 return result
             if attempt + 1 < len(schedule):
-                self.on_event(events.Retry(self.subtask, tool.name, result.quality, dict(schedule[attempt + 1])))
+                self.on_event(
+                    events.Retry(
+                        self.subtask, tool.name, result.quality, dict(schedule[attempt + 1])
+                    )
+                )
         assert result is not None
         return result
 
@@ -133,12 +157,23 @@ class StepRunner:
             before = state[ArtifactKind.IMAGE].value
             finisher = self.subtask.kind in tool.spec.subtasks
             judge_as = None if finisher or not tool.spec.subtasks else tool.spec.subtasks[0]
-            quality = self.scorer(self.subtask, {k: a.value for k, a in produced.items()}, values, before, judge_as)
+            quality = self.scorer(
+                self.subtask, {k: a.value for k, a in produced.items()}, values, before, judge_as
+            )
         cost = reported if reported is not None else seconds
         passed = error is None and quality >= self.threshold
         result = StepResult(tool.name, dict(params), produced, cost, quality, passed, error)
         self.ledger.memo[key] = result
-        self.ledger.calls.append(ToolCall(tool.name, self.subtask.id, cost, quality, passed, dict(params), error))
+        self.ledger.calls.append(
+            ToolCall(tool.name, self.subtask.id, cost, quality, passed, dict(params), error)
+        )
         self.executed += 1
-        log.info("%s on %s: q=%.2f %s (%.2fs)", tool.name, self.subtask.id, quality, "ok" if passed else "fail", cost)
+        log.info(
+            "%s on %s: q=%.2f %s (%.2fs)",
+            tool.name,
+            self.subtask.id,
+            quality,
+            "ok" if passed else "fail",
+            cost,
+        )
         return result

@@ -12,14 +12,13 @@ import math
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any
 
 from layerpath.engine.knowledge import BenchmarkTable
 from layerpath.engine.search import combine
 from layerpath.engine.types import Prior, SubtaskKind
 from layerpath.tools.registry import Registry
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class Condition(BaseModel):
@@ -96,7 +95,8 @@ class RuleTable:
     ) -> Rule | None:
         """The cheapest available rule whose conditions hold, or None."""
         candidates = [
-            r for r in self.rules
+            r
+            for r in self.rules
             if r.subtask == kind and r.active(features) and self.unavailable_reason(r) is None
         ]
         if not candidates:

@@ -82,9 +82,21 @@ class TraceStore:
             db.execute(
                 "INSERT INTO attempts (run_id, created, subtask_kind, route, mode, alpha, tool_path,"
                 " params, features, cost, quality, ok, failures) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (run_id, time.time(), kind.value, route, mode, alpha, json.dumps(list(tool_path)),
-                 json.dumps(list(params), default=str), json.dumps(dict(features), default=str),
-                 cost, quality, int(ok), json.dumps(list(failures))),
+                (
+                    run_id,
+                    time.time(),
+                    kind.value,
+                    route,
+                    mode,
+                    alpha,
+                    json.dumps(list(tool_path)),
+                    json.dumps(list(params), default=str),
+                    json.dumps(dict(features), default=str),
+                    cost,
+                    quality,
+                    int(ok),
+                    json.dumps(list(failures)),
+                ),
             )
 
     def record_tool(self, tool: str, kind: SubtaskKind, cost: float, quality: float) -> None:
@@ -98,7 +110,9 @@ class TraceStore:
 
     def tool_stats(self) -> dict[tuple[str, SubtaskKind], tuple[int, float, float]]:
         with self._connect() as db:
-            rows = db.execute("SELECT tool, subtask_kind, n, cost_sum, quality_sum FROM tool_stats").fetchall()
+            rows = db.execute(
+                "SELECT tool, subtask_kind, n, cost_sum, quality_sum FROM tool_stats"
+            ).fetchall()
         return {(t, SubtaskKind(k)): (n, c, q) for t, k, n, c, q in rows}
 
     def attempts(self) -> list[dict[str, Any]]:

@@ -12,7 +12,6 @@ from enum import Enum
 from typing import Any
 
 import numpy as np
-
 from layerpath.tools.types import (
     Artifact,
     ArtifactKind,
@@ -26,9 +25,24 @@ from layerpath.tools.types import (
 )
 
 __all__ = [
-    "Artifact", "ArtifactKind", "Box", "EditRequest", "LayerKind", "Mode", "Prior",
-    "RunResult", "Snapshot", "StepLayer", "Subtask", "SubtaskKind", "SubtaskOutcome",
-    "TextBox", "ToolCall", "ToolContext", "ToolResult", "ToolSpec",
+    "Artifact",
+    "ArtifactKind",
+    "Box",
+    "EditRequest",
+    "LayerKind",
+    "Mode",
+    "Prior",
+    "RunResult",
+    "Snapshot",
+    "StepLayer",
+    "Subtask",
+    "SubtaskKind",
+    "SubtaskOutcome",
+    "TextBox",
+    "ToolCall",
+    "ToolContext",
+    "ToolResult",
+    "ToolSpec",
 ]
 
 
@@ -135,8 +149,12 @@ class ToolCall:
 
     def to_json(self) -> dict[str, Any]:
         data = {
-            "tool": self.tool, "subtask": self.subtask_id, "seconds": round(self.seconds, 4),
-            "quality": round(self.quality, 4), "passed": self.passed, "params": dict(self.params),
+            "tool": self.tool,
+            "subtask": self.subtask_id,
+            "seconds": round(self.seconds, 4),
+            "quality": round(self.quality, 4),
+            "passed": self.passed,
+            "params": dict(self.params),
         }
         if self.error:
             data["error"] = self.error

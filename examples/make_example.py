@@ -52,8 +52,11 @@ def main(source: Path) -> None:
     draw = ImageDraw.Draw(picture)
     sign_box = (452, 22, 588, 78)
     draw.rectangle(sign_box, fill=(242, 238, 228), outline=(90, 70, 50), width=2)
-    font = ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf", 28) if Path(
-        "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf").exists() else ImageFont.load_default(size=28)
+    font = (
+        ImageFont.truetype("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf", 28)
+        if Path("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf").exists()
+        else ImageFont.load_default(size=28)
+    )
     draw.text((520, 50), "CLOSED", fill=(30, 30, 30), font=font, anchor="mm")
     sign = np.zeros((h, w), dtype=bool)
     sign[sign_box[1] : sign_box[3] + 1, sign_box[0] : sign_box[2] + 1] = True

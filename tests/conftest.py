@@ -7,10 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image, ImageDraw
-
 from layerpath.engine.types import Snapshot
 from layerpath.tools.text import load_font
+from PIL import Image, ImageDraw
 
 
 @pytest.fixture(autouse=True)
@@ -41,7 +40,9 @@ class Scene:
         return image_path, mask_paths
 
 
-def make_scene(seed: int = 0, width: int = 320, height: int = 240, sign_text: str = "CLOSED") -> Scene:
+def make_scene(
+    seed: int = 0, width: int = 320, height: int = 240, sign_text: str = "CLOSED"
+) -> Scene:
     """A beige textured wall, a grey floor, a red ball, and a white sign with dark text."""
     rng = np.random.default_rng(seed)
     image = np.zeros((height, width, 3), dtype=np.float32)
@@ -57,7 +58,13 @@ def make_scene(seed: int = 0, width: int = 320, height: int = 240, sign_text: st
     draw = ImageDraw.Draw(picture)
     sign = (170, 24, 300, 84)
     draw.rectangle(sign, fill=(250, 250, 246))
-    draw.text(((sign[0] + sign[2]) / 2, (sign[1] + sign[3]) / 2), sign_text, fill=(25, 25, 30), font=load_font(26), anchor="mm")
+    draw.text(
+        ((sign[0] + sign[2]) / 2, (sign[1] + sign[3]) / 2),
+        sign_text,
+        fill=(25, 25, 30),
+        font=load_font(26),
+        anchor="mm",
+    )
     rgba = np.dstack([np.asarray(picture), np.full((height, width), 255, np.uint8)])
     sign_mask = np.zeros((height, width), dtype=bool)
     sign_mask[sign[1] : sign[3] + 1, sign[0] : sign[2] + 1] = True

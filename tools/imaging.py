@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
+from layerpath.tools.types import Box
 from PIL import ImageColor
 
 from layerpath.errors import BadInput
-from layerpath.tools.types import Box
 
 
 def rgb(image: np.ndarray) -> np.ndarray:
@@ -90,8 +90,10 @@ def parse_color(name: str) -> tuple[int, int, int]:
 
 def to_lab(pixels_rgb: np.ndarray) -> np.ndarray:
     """OpenCV 8-bit Lab as float: L in 0..100, a/b centred on 0."""
-    lab = cv2.cvtColor(np.ascontiguousarray(pixels_rgb, dtype=np.uint8), cv2.COLOR_RGB2LAB)
-    lab = lab.astype(np.float32)
+    lab = np.asarray(
+        cv2.cvtColor(np.ascontiguousarray(pixels_rgb, dtype=np.uint8), cv2.COLOR_RGB2LAB),
+        dtype=np.float32,
+    )
     lab[..., 0] *= 100.0 / 255.0
     lab[..., 1:] -= 128.0
     return lab

@@ -10,7 +10,6 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
-
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import mask_box, rgb
 from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
@@ -33,7 +32,9 @@ def _engine() -> Any:
     return engine
 
 
-def estimate_style(image_rgb: np.ndarray, box: Box) -> tuple[Box | None, tuple[int, ...], tuple[int, ...]]:
+def estimate_style(
+    image_rgb: np.ndarray, box: Box
+) -> tuple[Box | None, tuple[int, ...], tuple[int, ...]]:
     """Ink bounds, ink colour and background colour of one text box.
 
     The background is the median of the box border; ink is what differs from it.
@@ -60,18 +61,21 @@ def read_text(image: np.ndarray, min_score: float = 0.5) -> tuple[TextBox, ...]:
         return ()
     h, w = pixels.shape[:2]
     found = []
-    for quad, text, score in zip(result.boxes, result.txts, result.scores):
+    for quad, text, score in zip(result.boxes, result.txts, result.scores, strict=True):
         if float(score) < min_score or not str(text).strip():
             continue
         xs, ys = np.asarray(quad)[:, 0], np.asarray(quad)[:, 1]
         box = Box(
-            max(0, int(xs.min())), max(0, int(ys.min())),
-            min(w, int(np.ceil(xs.max()))), min(h, int(np.ceil(ys.max()))), label="text",
+            max(0, int(xs.min())),
+            max(0, int(ys.min())),
+            min(w, int(np.ceil(xs.max()))),
+            min(h, int(np.ceil(ys.max()))),
+            label="text",
         )
         if box.width < 2 or box.height < 2:
             continue
         ink, color, background = estimate_style(pixels, box)
-        found.append(TextBox(box, str(text), float(score), ink, color[:3], background[:3]))  # type: ignore[arg-type]
+        found.append(TextBox(box, str(text), float(score), ink, color[:3], background[:3]))
     return tuple(found)
 
 

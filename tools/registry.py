@@ -9,9 +9,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from layerpath.errors import BadInput
 from layerpath.tools.base import Tool
 from layerpath.tools.types import ArtifactKind, Prior, SubtaskKind, ToolSpec
+
+from layerpath.errors import BadInput
 
 
 def spec_from_record(record: dict[str, Any]) -> ToolSpec:
@@ -25,7 +26,9 @@ def spec_from_record(record: dict[str, Any]) -> ToolSpec:
         helps=tuple(SubtaskKind(s) for s in record.get("helps", ())),
         inputs=tuple(ArtifactKind(a) for a in record["inputs"]),
         outputs=tuple(ArtifactKind(a) for a in record["outputs"]),
-        priors={SubtaskKind(k): Prior(float(v[0]), float(v[1])) for k, v in record["priors"].items()},
+        priors={
+            SubtaskKind(k): Prior(float(v[0]), float(v[1])) for k, v in record["priors"].items()
+        },
         params=dict(record.get("params", {})),
         retry_params=tuple(record.get("retry_params", ())),
     )

@@ -11,13 +11,13 @@ from typing import Any
 
 import cv2
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
-
-from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import boxes_mask, dilate, rgb, with_rgb
 from layerpath.tools.inpaint import inpaint_region
 from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
+from PIL import Image, ImageDraw, ImageFont
+
+from layerpath.errors import BadInput, ToolFailed
 
 _PATTERNS = {
     "digits": r"\d",
@@ -67,13 +67,17 @@ def ink_mask(image: np.ndarray, boxes: Sequence[TextBox], grow: int) -> np.ndarr
         # Glyphs are nearer the ink colour than the background; a loose OCR box that
         # spills past a sign's edge must not turn the wall behind it into "ink".
         mask[b.y0 : b.y1, b.x0 : b.x1] |= (from_background > 60) & (from_ink < from_background)
-    return dilate(mask, grow) & boxes_mask(mask.shape, [_grown(b.box, grow, mask.shape) for b in boxes])
+    return dilate(mask, grow) & boxes_mask(
+        mask.shape, [_grown(b.box, grow, mask.shape) for b in boxes]
+    )
 
 
 def _grown(box: Box, pixels: int, shape: tuple[int, ...]) -> Box:
     return Box(
-        max(0, box.x0 - pixels), max(0, box.y0 - pixels),
-        min(shape[1], box.x1 + pixels), min(shape[0], box.y1 + pixels),
+        max(0, box.x0 - pixels),
+        max(0, box.y0 - pixels),
+        min(shape[1], box.x1 + pixels),
+        min(shape[0], box.y1 + pixels),
     )
 
 
@@ -86,7 +90,9 @@ def load_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     return ImageFont.load_default(size=size)
 
 
-def _fit_font(text: str, height: int, max_width: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+def _fit_font(
+    text: str, height: int, max_width: int
+) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     """The largest font whose ink is at most `height` tall and `max_width` wide."""
     size = max(6, height)
     while size > 6:
@@ -98,7 +104,9 @@ def _fit_font(text: str, height: int, max_width: int) -> ImageFont.FreeTypeFont 
     return load_font(6)
 
 
-def draw_text(image: np.ndarray, text: str, area: Box, color: tuple[int, int, int], max_width: int) -> np.ndarray:
+def draw_text(
+    image: np.ndarray, text: str, area: Box, color: tuple[int, int, int], max_width: int
+) -> np.ndarray:
     """Draw text centred on `area`, sized to its height (wider text is shrunk)."""
     font = _fit_font(text, area.height, max_width)
     canvas = Image.fromarray(np.ascontiguousarray(rgb(image)))
@@ -112,7 +120,9 @@ def draw_text(image: np.ndarray, text: str, area: Box, color: tuple[int, int, in
 class TextInpaintErase(Tool):
     """Erase text by inpainting its glyph pixels (keeps textured backgrounds)."""
 
-    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
         mask = ink_mask(image, _chosen(ctx, inputs), int(params["grow"]))
         out = inpaint_region(image, mask, "telea", float(params["radius"]), 0)
@@ -123,7 +133,9 @@ class TextFillErase(Tool):
     """Erase text by painting its glyphs with the box's background colour (flat
     backgrounds); only glyph pixels change, never the box's surroundings."""
 
-    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
         out = rgb(image).copy()
         for tb in _chosen(ctx, inputs):
@@ -135,15 +147,24 @@ class TextFillErase(Tool):
 class PillowTextWrite(Tool):
     """Write the new text where the old text was, matching its size and colour."""
 
-    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
         if not ctx.to:
             raise BadInput("Say what the new text is, e.g. replace the sign text with 'OPEN'.")
         image = inputs[ArtifactKind.IMAGE]
         chosen = _chosen(ctx, inputs)
         ink = [tb.ink or tb.box for tb in chosen]
-        area = Box(min(b.x0 for b in ink), min(b.y0 for b in ink), max(b.x1 for b in ink), max(b.y1 for b in ink))
+        area = Box(
+            min(b.x0 for b in ink),
+            min(b.y0 for b in ink),
+            max(b.x1 for b in ink),
+            max(b.y1 for b in ink),
+        )
         height = max(6, int(round(area.height * float(params["scale"]))))
-        area = Box(area.x0, (area.y0 + area.y1 - height) // 2, area.x1, (area.y0 + area.y1 + height) // 2)
+        area = Box(
+            area.x0, (area.y0 + area.y1 - height) // 2, area.x1, (area.y0 + area.y1 + height) // 2
+        )
         max_width = int(min(image.shape[1] * 0.95, max(area.width * 1.6, area.height * 2)))
         out = draw_text(image, ctx.to, area, chosen[0].color, max_width)
         return ToolResult({ArtifactKind.IMAGE: out})
@@ -152,7 +173,9 @@ class PillowTextWrite(Tool):
 class PillowTextAdd(Tool):
     """Add new text at the top, bottom or centre, in a colour that contrasts."""
 
-    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
         if not ctx.to:
             raise BadInput("Say what text to add, e.g. add the text 'SALE' at the top.")
         image = inputs[ArtifactKind.IMAGE]
@@ -175,15 +198,23 @@ class PillowTextAdd(Tool):
 class BoxRedact(Tool):
     """Redact text boxes: solid fill (default) or pixelation."""
 
-    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
         out = rgb(image).copy()
         for tb in _chosen(ctx, inputs):
             b = _grown(tb.box, int(params["grow"]), image.shape)
             if params["style"] == "pixelate":
                 region = out[b.y0 : b.y1, b.x0 : b.x1]
-                small = cv2.resize(region, (max(1, b.width // 12), max(1, b.height // 12)), interpolation=cv2.INTER_AREA)
-                out[b.y0 : b.y1, b.x0 : b.x1] = cv2.resize(small, (b.width, b.height), interpolation=cv2.INTER_NEAREST)
+                small = cv2.resize(
+                    region,
+                    (max(1, b.width // 12), max(1, b.height // 12)),
+                    interpolation=cv2.INTER_AREA,
+                )
+                out[b.y0 : b.y1, b.x0 : b.x1] = cv2.resize(
+                    small, (b.width, b.height), interpolation=cv2.INTER_NEAREST
+                )
             else:
                 out[b.y0 : b.y1, b.x0 : b.x1] = 0
         return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
@@ -202,7 +233,9 @@ def keyword_box(tb: TextBox, keyword: str) -> Box:
 class KeywordHighlight(Tool):
     """Highlight a keyword like a marker pen (multiply blend keeps the ink readable)."""
 
-    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
         keyword = str(ctx.subtask_params.get("match") or ctx.target or "")
         if not keyword:
             raise BadInput("Say which word to highlight, e.g. highlight the word 'price'.")
@@ -212,4 +245,6 @@ class KeywordHighlight(Tool):
         for tb in _chosen(ctx, inputs):
             b = keyword_box(tb, keyword)
             out[b.y0 : b.y1, b.x0 : b.x1] *= marker
-        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, np.clip(out, 0, 255).astype(np.uint8))})
+        return ToolResult(
+            {ArtifactKind.IMAGE: with_rgb(image, np.clip(out, 0, 255).astype(np.uint8))}
+        )

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from layerpath.engine import events
 from layerpath.engine.executor import Engine
 from layerpath.engine.io import GroupLayer, LayeredImage, PixelLayer, composite
@@ -18,6 +17,7 @@ from layerpath.engine.types import EditRequest, Mode, RunResult, StepLayer, Subt
 from layerpath.tools.imaging import dilate
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
+
 from tests.conftest import Scene
 
 INSTRUCTION = "remove the ball, recolor the wall to yellow and replace the sign text with OPEN"
@@ -28,7 +28,9 @@ def registry() -> Registry:
     return Registry.from_catalogue()
 
 
-def run(engine: Engine, scene: Scene, instruction: str, mode: Mode = Mode.FAST_SLOW, **kw: object) -> tuple[RunResult, list[object]]:
+def run(
+    engine: Engine, scene: Scene, instruction: str, mode: Mode = Mode.FAST_SLOW, **kw: object
+) -> tuple[RunResult, list[object]]:
     seen: list[object] = []
     result = engine.run(EditRequest(instruction, scene.snapshot(), mode=mode, **kw), seen.append)  # type: ignore[arg-type]
     return result, seen
@@ -56,12 +58,20 @@ def test_three_subtasks_end_to_end(registry: Registry, scene: Scene) -> None:
     assert any(t.text.upper() == "OPEN" for t in read_text(result.image))
 
 
-def test_step_layers_over_the_original_composite_to_the_result(registry: Registry, scene: Scene) -> None:
+def test_step_layers_over_the_original_composite_to_the_result(
+    registry: Registry, scene: Scene
+) -> None:
     result, seen = run(Engine(registry), scene, INSTRUCTION)
     steps = steps_of(seen)
     assert len(steps) == 7  # mask+fill, mask+recolour, ocr+erase+write
-    doc = LayeredImage(320, 240, [PixelLayer("Original", scene.image),
-                                  GroupLayer("run", [PixelLayer(s.name, s.pixels, s.offset, s.visible) for s in steps])])
+    doc = LayeredImage(
+        320,
+        240,
+        [
+            PixelLayer("Original", scene.image),
+            GroupLayer("run", [PixelLayer(s.name, s.pixels, s.offset, s.visible) for s in steps]),
+        ],
+    )
     assert np.abs(composite(doc).astype(int) - result.image.astype(int)).max() <= 1
     # each pixel step layer carries only its changed bounds
     fill = next(s for s in steps if s.tool == "opencv_telea")
@@ -72,12 +82,14 @@ def test_step_layers_over_the_original_composite_to_the_result(registry: Registr
     assert np.array_equal(composite(doc)[away], scene.image[away])
 
 
-def test_fast_slow_runs_fewer_tools_than_slow_at_the_same_quality(registry: Registry, scene: Scene) -> None:
+def test_fast_slow_runs_fewer_tools_than_slow_at_the_same_quality(
+    registry: Registry, scene: Scene
+) -> None:
     fast_slow, _ = run(Engine(registry), scene, INSTRUCTION, Mode.FAST_SLOW)
     slow, _ = run(Engine(registry), scene, INSTRUCTION, Mode.SLOW)
     assert fast_slow.ok and slow.ok
     assert len(fast_slow.calls) < len(slow.calls)
-    for fast_outcome, slow_outcome in zip(fast_slow.outcomes, slow.outcomes):
+    for fast_outcome, slow_outcome in zip(fast_slow.outcomes, slow.outcomes, strict=True):
         assert fast_outcome.quality >= slow_outcome.quality - 0.1
 
 
@@ -100,11 +112,24 @@ def test_fast_only_fails_where_no_rule_matches(registry: Registry, scene: Scene)
     assert [f.reason for f in fallbacks] == ["no rule"]
 
 
-def test_failed_rule_falls_back_to_search_and_reuses_its_mask(registry: Registry, scene: Scene, tmp_path: Path) -> None:
+def test_failed_rule_falls_back_to_search_and_reuses_its_mask(
+    registry: Registry, scene: Scene, tmp_path: Path
+) -> None:
     rules = tmp_path / "rules.json"
-    rules.write_text(json.dumps({"rules": [
-        {"id": "T1", "subtask": "object_recoloration", "tools": ["named_masks", "hsv_recolor"], "conditions": []}
-    ]}))
+    rules.write_text(
+        json.dumps(
+            {
+                "rules": [
+                    {
+                        "id": "T1",
+                        "subtask": "object_recoloration",
+                        "tools": ["named_masks", "hsv_recolor"],
+                        "conditions": [],
+                    }
+                ]
+            }
+        )
+    )
     engine = Engine(registry, rules=RuleTable.load(registry, rules))
     result, seen = run(engine, scene, "recolor the wall to black")
     outcome = result.outcomes[0]
@@ -137,7 +162,9 @@ def test_cancel_keeps_only_completed_subtasks(registry: Registry, scene: Scene) 
         seen.append(event)
 
     cancel_after_first = lambda: any(isinstance(e, events.SubtaskDone) for e in seen)  # noqa: E731
-    result = Engine(registry).run(EditRequest(INSTRUCTION, scene.snapshot()), on_event, cancel_after_first)
+    result = Engine(registry).run(
+        EditRequest(INSTRUCTION, scene.snapshot()), on_event, cancel_after_first
+    )
     assert result.cancelled and not result.ok
     assert len(result.outcomes) == 1
     assert {s.subtask_id for s in steps_of(seen)} == {"s1"}
@@ -151,9 +178,13 @@ def test_events_arrive_in_order(registry: Registry, scene: Scene) -> None:
     assert names.index("SubtaskStarted") < names.index("StepDone") < names.index("SubtaskDone")
 
 
-def test_traces_record_attempts_without_pixels(registry: Registry, scene: Scene, tmp_path: Path) -> None:
+def test_traces_record_attempts_without_pixels(
+    registry: Registry, scene: Scene, tmp_path: Path
+) -> None:
     store = TraceStore(tmp_path / "traces.sqlite")
-    run(Engine(registry, traces=store), scene, "remove the ball and replace the sign text with OPEN")
+    run(
+        Engine(registry, traces=store), scene, "remove the ball and replace the sign text with OPEN"
+    )
     rows = store.attempts()
     assert [r["subtask_kind"] for r in rows] == ["object_removal", "text_replacement"]
     assert json.loads(rows[0]["tool_path"]) == ["named_masks", "opencv_telea"]
@@ -161,7 +192,9 @@ def test_traces_record_attempts_without_pixels(registry: Registry, scene: Scene,
     with sqlite3.connect(tmp_path / "traces.sqlite") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         dump = "\n".join(db.iterdump())
-    assert "CLOSED" not in dump and "OPEN" not in dump.replace("OPEN'", "")  # no OCR text, no pixels
+    assert "CLOSED" not in dump and "OPEN" not in dump.replace(
+        "OPEN'", ""
+    )  # no OCR text, no pixels
     assert len(dump) < 20_000
     stats = store.tool_stats()
     assert stats[("opencv_telea", SubtaskKind.OBJECT_REMOVAL)][0] == 1

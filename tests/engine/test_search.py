@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-
 from layerpath.engine.knowledge import BenchmarkTable
 from layerpath.engine.search import astar, combine
 from layerpath.engine.steps import RunLedger, StepRunner
@@ -34,17 +33,35 @@ class FakeTool(Tool):
 
     runs: Counter[str] = Counter()
 
-    def __init__(self, name: str, inputs: tuple[ArtifactKind, ...], outputs: tuple[ArtifactKind, ...],
-                 cost: float, quality: float, finisher: bool, retries: int = 0) -> None:
-        super().__init__(ToolSpec(
-            name=name, impl="", backend="test", description="",
-            subtasks=(KIND,) if finisher else (SubtaskKind.OBJECT_SEGMENTATION,),
-            inputs=inputs, outputs=outputs, priors={KIND: Prior(cost, quality)},
-            params={"attempt": 0}, retry_params=tuple({"attempt": i + 1} for i in range(retries)),
-        ))
+    def __init__(
+        self,
+        name: str,
+        inputs: tuple[ArtifactKind, ...],
+        outputs: tuple[ArtifactKind, ...],
+        cost: float,
+        quality: float,
+        finisher: bool,
+        retries: int = 0,
+    ) -> None:
+        super().__init__(
+            ToolSpec(
+                name=name,
+                impl="",
+                backend="test",
+                description="",
+                subtasks=(KIND,) if finisher else (SubtaskKind.OBJECT_SEGMENTATION,),
+                inputs=inputs,
+                outputs=outputs,
+                priors={KIND: Prior(cost, quality)},
+                params={"attempt": 0},
+                retry_params=tuple({"attempt": i + 1} for i in range(retries)),
+            )
+        )
         self.cost, self.quality = cost, quality
 
-    def run(self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]) -> ToolResult:
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
         FakeTool.runs[self.name] += 1
         return ToolResult({k: f"{self.name}:{k.value}" for k in self.spec.outputs}, cost=self.cost)
 
@@ -53,11 +70,19 @@ def make_runner(qualities: Mapping[str, float]) -> tuple[StepRunner, RunLedger]:
     """The quality a tool scores comes from `qualities` (else its prior)."""
     ledger = RunLedger()
 
-    def score(subtask: Subtask, produced: Mapping[ArtifactKind, Any], state: Any, before: Any, as_kind: Any) -> float:
+    def score(
+        subtask: Subtask,
+        produced: Mapping[ArtifactKind, Any],
+        state: Any,
+        before: Any,
+        as_kind: Any,
+    ) -> float:
         name = next(iter(produced.values())).split(":")[0]
         return qualities[name]
 
-    runner = StepRunner(Subtask(KIND, "thing", id="s1"), ToolContext(KIND), ledger, score, threshold=0.5)
+    runner = StepRunner(
+        Subtask(KIND, "thing", id="s1"), ToolContext(KIND), ledger, score, threshold=0.5
+    )
     return runner, ledger
 
 
@@ -111,11 +136,15 @@ def test_lazy_runs_fewer_tools_than_eager_and_finds_the_same_path() -> None:
     for eager in (False, True):
         FakeTool.runs.clear()
         runner, ledger = make_runner(qualities_from_priors(tools))
-        result = astar(tools, KIND, start(), runner, BenchmarkTable.from_tools(tools), 1.0, eager=eager)
+        result = astar(
+            tools, KIND, start(), runner, BenchmarkTable.from_tools(tools), 1.0, eager=eager
+        )
         results[eager] = (path_names(result), len(ledger.calls))
     assert results[False][0] == results[True][0]
     assert results[False][1] < results[True][1]
-    assert results[True][1] == 4  # eager ran every neighbour: both masks and both fills (memo for the rest)
+    assert (
+        results[True][1] == 4
+    )  # eager ran every neighbour: both masks and both fills (memo for the rest)
 
 
 def test_memoisation_never_reruns_a_shared_prefix() -> None:
@@ -134,7 +163,9 @@ def test_memoisation_never_reruns_a_shared_prefix() -> None:
 
 def test_failing_node_is_retried_then_dropped_for_the_next_best_path() -> None:
     tools = graph()
-    tools[2] = FakeTool("fast_fill", (A.IMAGE, A.MASK), (A.IMAGE,), cost=1.0, quality=0.6, finisher=True, retries=2)
+    tools[2] = FakeTool(
+        "fast_fill", (A.IMAGE, A.MASK), (A.IMAGE,), cost=1.0, quality=0.6, finisher=True, retries=2
+    )
     qualities = qualities_from_priors(tools) | {"fast_fill": 0.2}
     runner, ledger = make_runner(qualities)
     result = astar(tools, KIND, start(), runner, BenchmarkTable.from_tools(tools), 2.0)

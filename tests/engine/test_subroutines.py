@@ -1,0 +1,90 @@
+"""Rule activation on probed features, cheapest-rule choice, availability, probing."""
+
+from __future__ import annotations
+
+import numpy as np
+from layerpath.engine.knowledge import BenchmarkTable, dependency_edges, subtask_tools
+from layerpath.engine.probe import probe
+from layerpath.engine.subroutines import RuleTable
+from layerpath.engine.types import Subtask, SubtaskKind
+from layerpath.tools.ocr import read_text
+from layerpath.tools.registry import Registry
+
+from tests.conftest import Scene
+
+REGISTRY = Registry.from_catalogue()
+K = SubtaskKind
+
+
+def test_seed_table_has_sr1_to_sr16_with_missing_tools_marked() -> None:
+    rules = RuleTable.load(REGISTRY)
+    ids = {r.id for r in rules.rules}
+    assert {f"SR{i}" for i in range(1, 17)} <= ids
+    sr3 = next(r for r in rules.rules if r.id == "SR3")
+    assert "yolo_detector is not installed" in (rules.unavailable_reason(sr3) or "")
+    assert rules.unavailable_reason(next(r for r in rules.rules if r.id == "SR4")) is None
+
+
+def test_selection_follows_features_and_alpha() -> None:
+    rules, table = RuleTable.load(REGISTRY), BenchmarkTable.from_tools(REGISTRY)
+    hue_shift = {"color_transition": "hue_shift", "size": "small"}
+    # both SR1 (Lab) and SR2 (HSV) hold; cost-only picks the cheaper HSV, quality-only Lab
+    assert rules.select(K.OBJECT_RECOLORATION, hue_shift, table, 2.0).id == "SR2"  # type: ignore[union-attr]
+    assert rules.select(K.OBJECT_RECOLORATION, hue_shift, table, 0.0).id == "SR1"  # type: ignore[union-attr]
+    # a neutral target deactivates SR2
+    assert (
+        rules.select(
+            K.OBJECT_RECOLORATION, {"color_transition": "to_neutral", "size": "small"}, table, 2.0
+        ).id
+        == "SR1"
+    )  # type: ignore[union-attr]
+    # no rule for deblurring: the executor must search
+    assert rules.select(K.IMAGE_DEBLURRING, {}, table, 1.0) is None
+
+
+def test_probe_features_of_an_object_and_of_text(scene: Scene) -> None:
+    snapshot = scene.snapshot()
+    plan = [
+        Subtask(K.OBJECT_REMOVAL, "ball", id="s1"),
+        Subtask(K.OBJECT_RECOLORATION, "wall", "navy", id="s2"),
+    ]
+    ball = probe(plan[0], snapshot, snapshot.image, plan)
+    assert ball["size"] == "medium" and ball["instances"] == 1 and ball["overlap"] is True
+    assert ball["detector_class"] == "open" and ball["mask_available"] is True
+    wall = probe(plan[1], snapshot, snapshot.image, plan)
+    assert wall["size"] == "large" and wall["color_transition"] == "darker"
+    text = probe(
+        Subtask(K.TEXT_REPLACEMENT, "text", "OPEN", id="s3"),
+        snapshot,
+        snapshot.image,
+        plan,
+        lambda: read_text(snapshot.image),
+    )
+    assert text == {
+        "text_found": True,
+        "text_boxes": 1,
+        "text_height": "medium",
+        "text_background": "flat",
+    }
+    assert "CLOSED" not in str(text)  # OCR text is data, never a feature
+
+
+def test_tool_graph_is_derived_from_ports() -> None:
+    edges = dependency_edges(REGISTRY)
+    assert "opencv_telea" in edges["named_masks"] and "pillow_text_write" in edges["rapidocr"]
+    assert "named_masks" not in edges["rapidocr"]
+    removal = {t.name for t in subtask_tools(REGISTRY, K.OBJECT_REMOVAL)}
+    assert removal == {"opencv_telea", "opencv_ns", "named_masks"}
+    replacement = {t.name for t in subtask_tools(REGISTRY, K.TEXT_REPLACEMENT)}
+    assert replacement == {"pillow_text_write", "text_inpaint_erase", "text_fill_erase", "rapidocr"}
+
+
+def test_benchmark_table_moves_towards_observations() -> None:
+    table = BenchmarkTable.from_tools(REGISTRY)
+    tool = REGISTRY.get("opencv_telea")
+    prior = table.prior(tool, K.OBJECT_REMOVAL)
+    for _ in range(7):
+        table.observe("opencv_telea", K.OBJECT_REMOVAL, 2.0, 0.5)
+    moved = table.prior(tool, K.OBJECT_REMOVAL)
+    assert np.isclose(moved.cost, (prior.cost * 3 + 14.0) / 10)
+    assert moved.quality < prior.quality
