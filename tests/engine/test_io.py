@@ -65,9 +65,7 @@ def test_layered_input_gives_named_masks_and_keeps_user_layers(
 ) -> None:
     ball = np.zeros((240, 320, 4), np.uint8)
     ball[scene.masks["ball"]] = (255, 255, 255, 255)
-    doc = LayeredImage(
-        320, 240, [PixelLayer("photo", scene.image), PixelLayer("mask:ball", ball)]
-    )
+    doc = LayeredImage(320, 240, [PixelLayer("photo", scene.image), PixelLayer("mask:ball", ball)])
     path = write_layered(doc, tmp_path / "in.ora")
     snapshot, user_doc = load_snapshot(path, {})
     assert np.array_equal(snapshot.masks["ball"], scene.masks["ball"])
