@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from layerpath import __version__
 from layerpath.engine import events
 from layerpath.engine.executor import Engine, Planner, offline_planner
 from layerpath.engine.io import load_snapshot, with_steps, write_layered
@@ -17,12 +18,10 @@ from layerpath.engine.planner import Plan, plan_offline
 from layerpath.engine.report import build_report
 from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import EditRequest, Mode, Snapshot, StepLayer
+from layerpath.errors import BadInput, LayerpathError
 from layerpath.settings import data_dir, load_settings
 from layerpath.settings.secrets import get_api_key
 from layerpath.tools.registry import Registry
-
-from layerpath import __version__
-from layerpath.errors import BadInput, LayerpathError
 
 log = logging.getLogger("layerpath")
 

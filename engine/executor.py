@@ -21,8 +21,8 @@ from typing import Any
 from layerpath.engine import events
 from layerpath.engine.knowledge import BenchmarkTable, subtask_tools
 from layerpath.engine.layers import step_layers
-from layerpath.engine.planner import Plan, plan_offline
-from layerpath.engine.probe import probe
+from layerpath.engine.planner import Plan, order_subtasks, plan_offline
+from layerpath.engine.probe import probe, regions_touch
 from layerpath.engine.quality import score
 from layerpath.engine.search import Node, astar
 from layerpath.engine.steps import USER_ERRORS, BudgetExceeded, RunLedger, State, StepRunner
@@ -40,9 +40,8 @@ from layerpath.engine.types import (
     TextBox,
     ToolContext,
 )
-from layerpath.tools.registry import Registry
-
 from layerpath.errors import Cancelled, ToolUnavailable
+from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +100,10 @@ class Engine:
         run_id = uuid.uuid4().hex[:12]
 
         plan = self.planner(request, emit)
+        # Now that masks are at hand, a removal that touches a recoloured region waits for
+        # the recolour, so its fill takes the new colour.
+        ordered = order_subtasks(plan.subtasks, lambda a, b: regions_touch(a, b, request.snapshot))
+        plan = Plan(tuple(ordered), plan.warnings, plan.planner)
         for warning in plan.warnings:
             emit(events.PlanWarning(warning))
         emit(events.PlanReady(plan.subtasks, plan.planner))
@@ -152,6 +155,7 @@ class Engine:
         start: State = {ArtifactKind.IMAGE: image}
         features: Mapping[str, Any] = {}
         attempts: list[_Attempt] = []
+        fallback_reason: str | None = None  # why fast-slow fell back to search, if it did
         try:
             features = probe(
                 subtask, request.snapshot, image.value, plan, self._text_reader(runner, start)
@@ -164,6 +168,7 @@ class Engine:
                 fallback = attempts[-1].failure
             if not (attempts and attempts[-1].path) and request.mode != Mode.FAST:
                 if request.mode == Mode.FAST_SLOW:
+                    fallback_reason = fallback
                     emit(events.FallbackToSearch(subtask, fallback))
                 emit(events.SubtaskStarted(subtask, index, len(plan), "search"))
                 attempts.append(self._search(request, subtask, runner, start))
@@ -174,10 +179,9 @@ class Engine:
         except (*USER_ERRORS, BudgetExceeded, ToolUnavailable) as exc:
             attempts.append(_Attempt("failed", [], str(exc)))
 
-        outcome, image = self._conclude(
-            request, subtask, attempts, features, ledger, emit, run_id, image
+        return self._conclude(
+            request, subtask, attempts, fallback_reason, features, ledger, emit, run_id, image
         )
-        return outcome, image
 
     # --- the steps of Algorithm 4 ---------------------------------------------------
 
@@ -281,6 +285,7 @@ class Engine:
         request: EditRequest,
         subtask: Subtask,
         attempts: list[_Attempt],
+        fallback_reason: str | None,
         features: Mapping[str, Any],
         ledger: RunLedger,
         emit: OnEvent,
@@ -324,7 +329,7 @@ class Engine:
                 (),
                 sum(c.seconds for c in own_calls),
                 0.0,
-                fallback_reason=failures[0] if len(attempts) > 1 else None,
+                fallback_reason=fallback_reason,
                 error=failures[-1] if failures else "failed",
                 features=features,
             )
@@ -338,7 +343,7 @@ class Engine:
             tuple(steps),
             sum(c.seconds for c in own_calls),
             quality,
-            fallback_reason=attempts[0].failure if accepted is not attempts[0] else None,
+            fallback_reason=fallback_reason,
             features=features,
         )
         new_image = final.state.get(ArtifactKind.IMAGE, image)

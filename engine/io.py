@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from layerpath.engine.types import Snapshot, StepLayer
 from PIL import Image, UnidentifiedImageError
 
+from layerpath.engine.types import Snapshot, StepLayer
 from layerpath.errors import BadInput
 
 log = logging.getLogger(__name__)

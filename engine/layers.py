@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import cv2
 import numpy as np
+
 from layerpath.engine.search import Node
 from layerpath.engine.types import (
     ArtifactKind,

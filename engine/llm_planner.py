@@ -19,13 +19,13 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from layerpath.engine.planner import Plan, order_subtasks, plan_offline
-from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
-from layerpath.settings import LlmSettings
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from layerpath.engine.planner import Plan, order_subtasks, plan_offline
+from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
 from layerpath.errors import PlannerError, UnsupportedInstruction
+from layerpath.settings import LlmSettings
 
 log = logging.getLogger(__name__)
 

@@ -9,13 +9,12 @@ and the dog"). The chain is then put in dependency order.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from layerpath.engine.types import Subtask, SubtaskKind
-from layerpath.tools.imaging import parse_color
-
 from layerpath.errors import BadInput, UnsupportedInstruction
+from layerpath.tools.imaging import parse_color
 
 K = SubtaskKind
 
@@ -374,7 +373,10 @@ _TEXT_READERS = {
 }
 
 
-def _must_follow(later: Subtask, earlier: Subtask) -> bool:
+Overlaps = Callable[[Subtask, Subtask], bool]
+
+
+def _must_follow(later: Subtask, earlier: Subtask, overlaps: Overlaps | None) -> bool:
     """True when `later` depends on `earlier`'s result."""
     if earlier.kind == K.OUTPAINTING and later.kind != K.OUTPAINTING:
         return True
@@ -386,17 +388,27 @@ def _must_follow(later: Subtask, earlier: Subtask) -> bool:
         and later.kind != K.OBJECT_ADDITION
     ):
         return True
+    if (
+        later.kind == K.OBJECT_REMOVAL
+        and earlier.kind == K.OBJECT_RECOLORATION
+        and overlaps is not None
+        and overlaps(later, earlier)
+    ):
+        return True  # fill a removed object from its neighbour's new colour, not the old
     return earlier.kind in _TEXT_EDITS and later.kind in _TEXT_READERS
 
 
-def order_subtasks(subtasks: list[Subtask]) -> list[Subtask]:
-    """Stable topological order: the user's order unless a dependency says otherwise."""
+def order_subtasks(subtasks: Sequence[Subtask], overlaps: Overlaps | None = None) -> list[Subtask]:
+    """Stable topological order: the user's order unless a dependency says otherwise.
+    `overlaps(a, b)` tells whether two subtasks' regions touch, where masks are known."""
     remaining = list(subtasks)
     ordered: list[Subtask] = []
     while remaining:
         for candidate in remaining:
             if not any(
-                _must_follow(candidate, other) for other in remaining if other is not candidate
+                _must_follow(candidate, other, overlaps)
+                for other in remaining
+                if other is not candidate
             ):
                 break
         else:  # a cycle (contradictory wording): keep the user's order

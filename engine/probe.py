@@ -13,7 +13,9 @@ from typing import Any
 
 import cv2
 import numpy as np
+
 from layerpath.engine.types import Snapshot, Subtask, SubtaskKind, TextBox
+from layerpath.errors import LayerpathError
 from layerpath.tools.imaging import (
     color_lab,
     component_boxes,
@@ -25,8 +27,6 @@ from layerpath.tools.imaging import (
 )
 from layerpath.tools.masks import resolve_mask
 from layerpath.tools.text import select_text_boxes
-
-from layerpath.errors import LayerpathError
 
 K = SubtaskKind
 TEXT_KINDS = {
@@ -139,21 +139,33 @@ def _object_features(
     return features
 
 
+def regions_touch(a: Subtask, b: Subtask, snapshot: Snapshot) -> bool:
+    """Whether two subtasks' target masks touch (False when either is unknown)."""
+    try:
+        _, mask_a = resolve_mask(a.target, snapshot.masks, snapshot.selection)
+        _, mask_b = resolve_mask(b.target, snapshot.masks, snapshot.selection)
+    except LayerpathError:
+        return False
+    return mask_a.shape == mask_b.shape and bool((dilate(mask_a, 5) & mask_b).any())
+
+
 def _text_features(subtask: Subtask, image: np.ndarray, boxes: Sequence[TextBox]) -> dict[str, Any]:
     chosen = select_text_boxes(boxes, subtask.params)
     if not chosen:
         return {"text_found": False}
     height = float(np.median([(b.ink or b.box).height for b in chosen]))
-    spreads = []
+    flat_shares = []
     for b in chosen:
-        crop = rgb(image)[b.box.y0 : b.box.y1, b.box.x0 : b.box.x1].astype(np.float32)
+        crop = rgb(image)[b.box.y0 : b.box.y1, b.box.x0 : b.box.x1].astype(np.int16)
         border = np.concatenate([crop[0], crop[-1], crop[:, 0], crop[:, -1]])
-        spreads.append(float(border.std(axis=0).mean()))
+        near = np.abs(border - np.median(border, axis=0)).sum(axis=1) < 40
+        flat_shares.append(float(near.mean()))
     return {
         "text_found": True,
         "text_boxes": len(chosen),
         "text_height": "small" if height < 16 else "medium" if height < 48 else "large",
-        "text_background": "flat" if max(spreads) < 8 else "busy",
+        # flat when nearly all the border is one colour (a thin sign outline is allowed)
+        "text_background": "flat" if min(flat_shares) >= 0.85 else "busy",
     }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import cv2
 import numpy as np
+
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind, TextBox
 from layerpath.tools.imaging import (
     boxes_mask,

@@ -31,9 +31,7 @@ def build_report(result: RunResult, planner: str = "offline") -> dict[str, Any]:
         if outcome.error:
             entry["error"] = outcome.error
         subtasks.append(entry)
-    fallbacks = sum(
-        1 for o in result.outcomes if o.solved_by == "search" and request.mode.value == "fast-slow"
-    )
+    fallbacks = sum(1 for o in result.outcomes if o.fallback_reason)
     return {
         "version": REPORT_VERSION,
         "prompt": request.prompt,

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
 from layerpath.engine import events
 from layerpath.engine.types import (
     Artifact,
@@ -21,9 +22,8 @@ from layerpath.engine.types import (
     ToolCall,
     ToolContext,
 )
-from layerpath.tools.base import Tool
-
 from layerpath.errors import BadInput, Cancelled, LayerpathError, TargetNotFound, ToolFailed
+from layerpath.tools.base import Tool
 
 log = logging.getLogger(__name__)
 

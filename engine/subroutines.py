@@ -14,11 +14,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from layerpath.engine.knowledge import BenchmarkTable
 from layerpath.engine.search import combine
 from layerpath.engine.types import Prior, SubtaskKind
 from layerpath.tools.registry import Registry
-from pydantic import BaseModel, ConfigDict, Field
 
 
 class Condition(BaseModel):

@@ -12,6 +12,7 @@ from enum import Enum
 from typing import Any
 
 import numpy as np
+
 from layerpath.tools.types import (
     Artifact,
     ArtifactKind,

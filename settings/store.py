@@ -6,11 +6,11 @@ import json
 import logging
 from pathlib import Path
 
-from layerpath.settings.paths import config_dir
-from layerpath.settings.schema import SCHEMA_VERSION, Settings
 from pydantic import ValidationError
 
 from layerpath.errors import BadInput
+from layerpath.settings.paths import config_dir
+from layerpath.settings.schema import SCHEMA_VERSION, Settings
 
 log = logging.getLogger(__name__)
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import cv2
 import numpy as np
+
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import rgb, with_rgb
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult

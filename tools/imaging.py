@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import cv2
 import numpy as np
-from layerpath.tools.types import Box
 from PIL import ImageColor
 
 from layerpath.errors import BadInput
+from layerpath.tools.types import Box
 
 
 def rgb(image: np.ndarray) -> np.ndarray:

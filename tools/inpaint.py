@@ -7,11 +7,11 @@ from typing import Any
 
 import cv2
 import numpy as np
+
+from layerpath.errors import ToolFailed
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import dilate, mask_box, rgb, with_rgb
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
-
-from layerpath.errors import ToolFailed
 
 _FLAGS = {"telea": cv2.INPAINT_TELEA, "ns": cv2.INPAINT_NS}
 

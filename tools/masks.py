@@ -6,11 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+
+from layerpath.errors import TargetNotFound
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import component_boxes
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
-
-from layerpath.errors import TargetNotFound
 
 _ARTICLES = {"the", "a", "an", "this", "that", "these", "those", "all", "my", "its", "his", "her"}
 _SELECTION_WORDS = {"", "this", "it", "here", "selection", "the selection", "selected area"}

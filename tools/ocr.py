@@ -10,6 +10,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import mask_box, rgb
 from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult

@@ -7,11 +7,11 @@ from typing import Any
 
 import cv2
 import numpy as np
+
+from layerpath.errors import BadInput
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import color_lab, from_lab, parse_color, rgb, to_lab, with_rgb
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
-
-from layerpath.errors import BadInput
 
 
 def _target_color(ctx: ToolContext) -> tuple[int, int, int]:

@@ -9,10 +9,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from layerpath.errors import BadInput
 from layerpath.tools.base import Tool
 from layerpath.tools.types import ArtifactKind, Prior, SubtaskKind, ToolSpec
-
-from layerpath.errors import BadInput
 
 
 def spec_from_record(record: dict[str, Any]) -> ToolSpec:

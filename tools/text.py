@@ -11,13 +11,13 @@ from typing import Any
 
 import cv2
 import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import boxes_mask, dilate, rgb, with_rgb
 from layerpath.tools.inpaint import inpaint_region
 from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
-from PIL import Image, ImageDraw, ImageFont
-
-from layerpath.errors import BadInput, ToolFailed
 
 _PATTERNS = {
     "digits": r"\d",

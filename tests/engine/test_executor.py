@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from layerpath.engine import events
 from layerpath.engine.executor import Engine
 from layerpath.engine.io import GroupLayer, LayeredImage, PixelLayer, composite
@@ -17,7 +18,6 @@ from layerpath.engine.types import EditRequest, Mode, RunResult, StepLayer, Subt
 from layerpath.tools.imaging import dilate
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
-
 from tests.conftest import Scene
 
 INSTRUCTION = "remove the ball, recolor the wall to yellow and replace the sign text with OPEN"
@@ -198,3 +198,18 @@ def test_traces_record_attempts_without_pixels(
     assert len(dump) < 20_000
     stats = store.tool_stats()
     assert stats[("opencv_telea", SubtaskKind.OBJECT_REMOVAL)][0] == 1
+
+
+def test_removal_touching_a_recoloured_region_waits_for_the_recolour(
+    registry: Registry, scene: Scene
+) -> None:
+    result, seen = run(Engine(registry), scene, "remove the ball and recolor the wall to blue")
+    plan = next(e for e in seen if isinstance(e, events.PlanReady)).plan
+    assert [(s.id, s.kind) for s in plan] == [
+        ("s1", SubtaskKind.OBJECT_RECOLORATION),
+        ("s2", SubtaskKind.OBJECT_REMOVAL),
+    ]
+    # the upper half of the ball sat on the wall: it is filled from the new blue wall
+    top = scene.masks["ball"] & (np.arange(240)[:, None] < 140)
+    fill = result.image[top].astype(float).mean(axis=0)
+    assert fill[2] > fill[0] + 30

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
+
 from layerpath.engine.io import (
     GroupLayer,
     LayeredImage,
@@ -16,8 +18,6 @@ from layerpath.engine.io import (
     read_mask,
     write_layered,
 )
-from PIL import Image
-
 from layerpath.errors import BadInput
 from tests.conftest import Scene
 

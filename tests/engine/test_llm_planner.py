@@ -10,10 +10,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+
 from layerpath.engine.llm_planner import LlmPlanner, llm_planner_with_fallback
 from layerpath.engine.types import EditRequest, SubtaskKind
 from layerpath.settings import LlmSettings
-
 from tests.conftest import Scene
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+
 from layerpath.engine.planner import plan_offline
 from layerpath.engine.types import SubtaskKind as K
-
 from layerpath.errors import UnsupportedInstruction
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+
 from layerpath.engine.quality import (
     check_recolor,
     check_removal,
@@ -15,7 +16,6 @@ from layerpath.tools.inpaint import inpaint_region
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
 from layerpath.tools.text import draw_text
-
 from tests.conftest import Scene
 
 REGISTRY = Registry.from_catalogue()

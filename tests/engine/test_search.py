@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+
 from layerpath.engine.knowledge import BenchmarkTable
 from layerpath.engine.search import astar, combine
 from layerpath.engine.steps import RunLedger, StepRunner

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
+
 from layerpath.engine.knowledge import BenchmarkTable, dependency_edges, subtask_tools
 from layerpath.engine.probe import probe
 from layerpath.engine.subroutines import RuleTable
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
-
 from tests.conftest import Scene
 
 REGISTRY = Registry.from_catalogue()

@@ -11,11 +11,11 @@ from pathlib import Path
 import keyring
 import pytest
 from keyrings.alt.file import PlaintextKeyring
+
+from layerpath.errors import BadInput
 from layerpath.settings import LlmSettings, Settings, load_settings, save_settings
 from layerpath.settings.secrets import delete_api_key, get_api_key, set_api_key
 from layerpath.settings.store import settings_path
-
-from layerpath.errors import BadInput
 
 
 @pytest.fixture
