@@ -244,16 +244,7 @@ class Engine:
             if not result.passed:
                 why = result.error or f"quality {result.quality:.2f} below threshold"
                 return _Attempt(route, [], f"rule {rule.id} failed: {name}: {why}")
-            node = Node(
-                tool,
-                node,
-                {**node.state, **result.produced},
-                node.costs + (result.cost,),
-                node.qualities + (result.quality,),
-                result,
-                node.used | {name},
-                runner.subtask.kind in tool.spec.subtasks,
-            )
+            node = node.child(tool, result, runner.subtask.kind)
         if not node.finished:
             return _Attempt(
                 route, [], f"rule {rule.id} failed: its last tool does not finish the subtask"

@@ -284,26 +284,24 @@ def write_psd(doc: LayeredImage, path: Path) -> None:
     from psd_tools import PSDImage
 
     psd = PSDImage.new("RGBA", (doc.width, doc.height))
+
+    def add(parent: Any, layer: PixelLayer) -> None:
+        made = parent.create_pixel_layer(
+            Image.fromarray(layer.pixels, "RGBA"),
+            name=layer.name,
+            top=layer.offset[1],
+            left=layer.offset[0],
+        )
+        made.visible = layer.visible
+
     for layer in doc.layers:
         if isinstance(layer, GroupLayer):
             group = psd.create_group(name=layer.name)
             group.visible = layer.visible
             for child in layer.children:
-                made = group.create_pixel_layer(
-                    Image.fromarray(child.pixels, "RGBA"),
-                    name=child.name,
-                    top=child.offset[1],
-                    left=child.offset[0],
-                )
-                made.visible = child.visible
+                add(group, child)
         else:
-            made = psd.create_pixel_layer(
-                Image.fromarray(layer.pixels, "RGBA"),
-                name=layer.name,
-                top=layer.offset[1],
-                left=layer.offset[0],
-            )
-            made.visible = layer.visible
+            add(psd, layer)
     psd.save(str(path))
 
 

@@ -59,6 +59,19 @@ class Node:
     def g(self, alpha: float) -> float:
         return combine(sum(self.costs), math.prod(self.qualities), alpha)
 
+    def child(self, tool: Tool, result: StepResult, kind: SubtaskKind) -> Node:
+        """The node after `tool` ran here and passed; finished when it completes `kind`."""
+        return Node(
+            tool,
+            self,
+            {**self.state, **result.produced},
+            self.costs + (result.cost,),
+            self.qualities + (result.quality,),
+            result,
+            self.used | {tool.name},
+            kind in tool.spec.subtasks,
+        )
+
 
 @dataclass
 class SearchResult:
@@ -164,16 +177,7 @@ def astar(
         tried.append(f"{tool.name}:{result.quality:.2f}{'' if result.passed else '!'}")
         if not result.passed:
             return None  # dropped after its retry schedule: the next-best path takes over
-        return Node(
-            tool,
-            parent,
-            {**parent.state, **result.produced},
-            parent.costs + (result.cost,),
-            parent.qualities + (result.quality,),
-            result,
-            parent.used | {tool.name},
-            kind in tool.spec.subtasks,
-        )
+        return parent.child(tool, result, kind)
 
     while queue:
         _, _, node, pending = heapq.heappop(queue)
