@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import io
-import json
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -157,6 +156,3 @@ def llm_planner_with_fallback(
 
     return plan
 
-
-def describe_json(plan: Plan) -> str:
-    return json.dumps([s.to_json() for s in plan.subtasks], indent=2)
