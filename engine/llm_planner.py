@@ -155,4 +155,3 @@ def llm_planner_with_fallback(
             return Plan(offline.subtasks, (warning, *offline.warnings), "offline (LLM fallback)")
 
     return plan
-

@@ -213,3 +213,15 @@ def test_removal_touching_a_recoloured_region_waits_for_the_recolour(
     top = scene.masks["ball"] & (np.arange(240)[:, None] < 140)
     fill = result.image[top].astype(float).mean(axis=0)
     assert fill[2] > fill[0] + 30
+
+
+def test_engine_run_entry_point_records_traces_in_the_data_dir(
+    scene: Scene, isolated_dirs: Path
+) -> None:
+    from layerpath.engine import run as engine_run
+
+    seen: list[object] = []
+    result = engine_run(EditRequest("recolor the ball to green", scene.snapshot()), seen.append)
+    assert result.ok and isinstance(seen[-1], events.RunDone)
+    rows = TraceStore(isolated_dirs / "data" / "traces.sqlite").attempts()
+    assert [r["route"] for r in rows] == ["rule:SR2"]
