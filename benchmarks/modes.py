@@ -55,9 +55,9 @@ def main() -> None:
             for seed in range(args.seeds):
                 scene = make_scene(seed, sign_text=SIGNS[seed % len(SIGNS)])
                 for task in TASKS:
-                    result = Engine(registry).run(
-                        EditRequest(task, scene.snapshot(), alpha=alpha, mode=mode)
-                    )
+                    prompt = task.format(sign=scene.sign_text)
+                    request = EditRequest(prompt, scene.snapshot(), alpha=alpha, mode=mode)
+                    result = Engine(registry).run(request)
                     total += len(result.outcomes)
                     ok += sum(o.ok for o in result.outcomes)
                     quality += sum(o.quality for o in result.outcomes)
