@@ -163,6 +163,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
         alpha=args.alpha,
         mode=Mode(args.mode),
         quality_threshold=settings.quality_threshold if args.threshold is None else args.threshold,
+        max_retries=settings.retries,
     )
     progress = _Progress()
     result = engine.run(request, progress)

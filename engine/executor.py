@@ -40,7 +40,7 @@ from layerpath.engine.types import (
     TextBox,
     ToolContext,
 )
-from layerpath.errors import Cancelled, ToolUnavailable
+from layerpath.errors import BadInput, Cancelled, ToolUnavailable
 from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -94,6 +94,10 @@ class Engine:
         Raises UnsupportedInstruction / PlannerError before any tool runs; later
         problems end single subtasks (their outcome says why), never the whole run.
         """
+        if not 0.0 <= request.alpha <= 2.0:
+            raise BadInput(
+                f"alpha {request.alpha} is outside 0..2 (0 = best quality, 2 = cheapest)."
+            )
         emit: OnEvent = on_event or (lambda e: None)
         cancelled: Callable[[], bool] = cancel or (lambda: False)
         started = time.perf_counter()
@@ -203,7 +207,16 @@ class Engine:
             snapshot.selection,
             cancelled,
         )
-        return StepRunner(subtask, ctx, ledger, score, request.quality_threshold, emit, cancelled)
+        return StepRunner(
+            subtask,
+            ctx,
+            ledger,
+            score,
+            request.quality_threshold,
+            emit,
+            cancelled,
+            request.max_retries,
+        )
 
     def _text_reader(
         self, runner: StepRunner, start: State

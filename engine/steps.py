@@ -94,6 +94,7 @@ class StepRunner:
         threshold: float,
         on_event: Callable[[object], None] = lambda e: None,
         cancelled: Callable[[], bool] = lambda: False,
+        max_retries: int = 5,
     ) -> None:
         self.subtask = subtask
         self.ctx = ctx
@@ -102,12 +103,13 @@ class StepRunner:
         self.threshold = threshold
         self.on_event = on_event
         self.cancelled = cancelled
+        self.max_retries = max_retries
         self.executed = 0  # tool executions for this subtask (memo hits excluded)
 
     def run(self, tool: Tool, state: State) -> StepResult:
         """Run the tool on the state with each entry of its parameter schedule until one
         passes the quality check; return the last attempt if none does."""
-        schedule = tool.spec.param_schedule()
+        schedule = tool.spec.param_schedule()[: 1 + self.max_retries]
         result: StepResult | None = None
         for attempt, params in enumerate(schedule):
             result = self._run_once(tool, state, params)

@@ -114,6 +114,7 @@ class EditRequest:
     mode: Mode = Mode.FAST_SLOW
     planner: str = "offline"
     quality_threshold: float = 0.5
+    max_retries: int = 2  # retry entries of a tool's schedule tried after a failed check
     max_tool_calls: int = 200
 
 

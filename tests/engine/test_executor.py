@@ -15,6 +15,7 @@ from layerpath.engine.io import GroupLayer, LayeredImage, PixelLayer, composite
 from layerpath.engine.subroutines import RuleTable
 from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import EditRequest, Mode, RunResult, StepLayer, SubtaskKind
+from layerpath.errors import BadInput
 from layerpath.tools.imaging import dilate
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
@@ -225,3 +226,29 @@ def test_engine_run_entry_point_records_traces_in_the_data_dir(
     assert result.ok and isinstance(seen[-1], events.RunDone)
     rows = TraceStore(isolated_dirs / "data" / "traces.sqlite").attempts()
     assert [r["route"] for r in rows] == ["rule:SR2"]
+
+
+def test_retry_count_follows_the_request(registry: Registry, scene: Scene, tmp_path: Path) -> None:
+    rules = tmp_path / "rules.json"
+    rules.write_text(
+        json.dumps(
+            {
+                "rules": [
+                    {
+                        "id": "T1",
+                        "subtask": "object_recoloration",
+                        "tools": ["named_masks", "hsv_recolor"],
+                    }
+                ]
+            }
+        )
+    )
+    engine = Engine(registry, rules=RuleTable.load(registry, rules))
+    for retries, hsv_runs in ((0, 1), (1, 2)):
+        result, _ = run(engine, scene, "recolor the wall to black", max_retries=retries)
+        assert [c.tool for c in result.calls].count("hsv_recolor") == hsv_runs
+
+
+def test_alpha_outside_the_slider_is_rejected(registry: Registry, scene: Scene) -> None:
+    with pytest.raises(BadInput, match="outside 0..2"):
+        Engine(registry).run(EditRequest("remove the ball", scene.snapshot(), alpha=2.5))
