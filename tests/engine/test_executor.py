@@ -113,25 +113,18 @@ def test_fast_only_fails_where_no_rule_matches(registry: Registry, scene: Scene)
     assert [f.reason for f in fallbacks] == ["no rule"]
 
 
+def hsv_rule_engine(registry: Registry, tmp_path: Path) -> Engine:
+    """An engine whose only recolour rule is HSV, which cannot reach neutral colours."""
+    rules = tmp_path / "rules.json"
+    rule = {"id": "T1", "subtask": "object_recoloration", "tools": ["named_masks", "hsv_recolor"]}
+    rules.write_text(json.dumps({"rules": [rule]}))
+    return Engine(registry, rules=RuleTable.load(registry, rules))
+
+
 def test_failed_rule_falls_back_to_search_and_reuses_its_mask(
     registry: Registry, scene: Scene, tmp_path: Path
 ) -> None:
-    rules = tmp_path / "rules.json"
-    rules.write_text(
-        json.dumps(
-            {
-                "rules": [
-                    {
-                        "id": "T1",
-                        "subtask": "object_recoloration",
-                        "tools": ["named_masks", "hsv_recolor"],
-                        "conditions": [],
-                    }
-                ]
-            }
-        )
-    )
-    engine = Engine(registry, rules=RuleTable.load(registry, rules))
+    engine = hsv_rule_engine(registry, tmp_path)
     result, seen = run(engine, scene, "recolor the wall to black")
     outcome = result.outcomes[0]
     assert outcome.solved_by == "search" and outcome.tools[-1] == "lab_recolor"
@@ -229,21 +222,7 @@ def test_engine_run_entry_point_records_traces_in_the_data_dir(
 
 
 def test_retry_count_follows_the_request(registry: Registry, scene: Scene, tmp_path: Path) -> None:
-    rules = tmp_path / "rules.json"
-    rules.write_text(
-        json.dumps(
-            {
-                "rules": [
-                    {
-                        "id": "T1",
-                        "subtask": "object_recoloration",
-                        "tools": ["named_masks", "hsv_recolor"],
-                    }
-                ]
-            }
-        )
-    )
-    engine = Engine(registry, rules=RuleTable.load(registry, rules))
+    engine = hsv_rule_engine(registry, tmp_path)
     for retries, hsv_runs in ((0, 1), (1, 2)):
         result, _ = run(engine, scene, "recolor the wall to black", max_retries=retries)
         assert [c.tool for c in result.calls].count("hsv_recolor") == hsv_runs
