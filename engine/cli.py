@@ -143,13 +143,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
 def cmd_edit(args: argparse.Namespace) -> int:
     if not 0.0 <= args.alpha <= 2.0:
         raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
-    inputs = {args.image.resolve(), *(p.resolve() for p in _parse_masks(args.mask).values())}
+    mask_files = _parse_masks(args.mask)
+    inputs = {args.image.resolve(), *(p.resolve() for p in mask_files.values())}
     if args.output.resolve() in inputs:
         raise BadInput(
             f"{args.output} is an input file; choose another output so nothing is overwritten."
         )
     settings = load_settings()
-    snapshot, document = load_snapshot(args.image, _parse_masks(args.mask))
+    snapshot, document = load_snapshot(args.image, mask_files)
     planner, planner_name = _planner(args.planner)
     traces = (
         None
