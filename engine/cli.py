@@ -11,8 +11,9 @@ from pathlib import Path
 
 from layerpath import __version__
 from layerpath.engine import events
+from layerpath.engine.document import LayeredDocument
 from layerpath.engine.executor import Engine, Planner, offline_planner
-from layerpath.engine.io import load_snapshot, with_steps, write_layered
+from layerpath.engine.io import load_snapshot
 from layerpath.engine.knowledge import model_description_table
 from layerpath.engine.planner import Plan, plan_offline
 from layerpath.engine.report import build_report
@@ -150,7 +151,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
             f"{args.output} is an input file; choose another output so nothing is overwritten."
         )
     settings = load_settings()
-    snapshot, document = load_snapshot(args.image, mask_files)
+    document = LayeredDocument.open(args.image, mask_files)
     planner, planner_name = _planner(args.planner)
     traces = (
         None
@@ -160,15 +161,22 @@ def cmd_edit(args: argparse.Namespace) -> int:
     engine = Engine(Registry.from_catalogue(), traces=traces, planner=planner)
     request = EditRequest(
         args.instruction,
-        snapshot,
+        document.snapshot(),
         alpha=args.alpha,
         mode=Mode(args.mode),
         quality_threshold=settings.quality_threshold if args.threshold is None else args.threshold,
         max_retries=settings.retries,
     )
+    group = document.add_group(args.instruction)
     progress = _Progress()
-    result = engine.run(request, progress)
-    written = write_layered(with_steps(document, args.instruction, progress.steps), args.output)
+
+    def on_event(event: object) -> None:
+        progress(event)
+        if isinstance(event, events.StepDone):  # the same path a panel takes: layers as they come
+            document.add_step(group, event.step)
+
+    result = engine.run(request, on_event)
+    written = document.save(args.output)
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
         args.report.write_text(

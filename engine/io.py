@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
-from layerpath.engine.types import Snapshot, StepLayer
+from layerpath.engine.types import Snapshot
 from layerpath.errors import BadInput
 
 log = logging.getLogger(__name__)
@@ -232,15 +232,6 @@ def load_snapshot(path: Path, mask_files: Mapping[str, Path]) -> tuple[Snapshot,
 
 
 # --- writing ---------------------------------------------------------------------------
-
-
-def with_steps(doc: LayeredImage, group_name: str, steps: Iterable[StepLayer]) -> LayeredImage:
-    """The user's layers untouched, plus one group holding a layer per step."""
-    group = GroupLayer(
-        group_name,
-        [PixelLayer(s.name, s.pixels, s.offset, s.visible) for s in steps if s.pixels is not None],
-    )
-    return LayeredImage(doc.width, doc.height, [*doc.layers, group])
 
 
 def _safe(name: str, taken: set[str]) -> str:

@@ -1,0 +1,108 @@
+"""The Document protocol: what a host (standalone editor, Krita, a file) offers a run.
+
+A host hands the engine a snapshot and receives step layers; it never lets the engine
+touch the user's own layers. `LayeredDocument` is the file-backed host the CLI uses;
+the standalone editor and the Krita adapter implement the same protocol.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol
+
+from layerpath.engine.io import GroupLayer, LayeredImage, PixelLayer, load_snapshot, write_layered
+from layerpath.engine.types import Snapshot, StepLayer
+from layerpath.errors import BadInput
+
+
+class Document(Protocol):
+    """The host side of a run. Ids are opaque strings chosen by the host."""
+
+    def snapshot(self) -> Snapshot:
+        """The canvas (RGBA, 8-bit), the named masks and the current selection."""
+        ...
+
+    def add_group(self, name: str) -> str:
+        """A new group above the user's layers, for one run's step layers."""
+        ...
+
+    def add_step(self, group: str, step: StepLayer) -> str:
+        """A new layer in the group holding exactly the step's change."""
+        ...
+
+    def set_visible(self, layer: str, visible: bool) -> None:
+        """Show or hide a step layer (hiding one undoes just that step)."""
+        ...
+
+    def remove(self, layer: str) -> None:
+        """Delete a step layer or a run's group; user layers cannot be removed."""
+        ...
+
+
+class LayeredDocument:
+    """A Document over an image file: the user's layers stay as read, runs add groups."""
+
+    def __init__(self, image: LayeredImage, snapshot: Snapshot) -> None:
+        self._image = LayeredImage(image.width, image.height, list(image.layers))
+        self._snapshot = snapshot
+        self._ids = (str(n) for n in itertools.count(1))
+        self._groups: dict[str, GroupLayer] = {}
+        self._steps: dict[str, tuple[GroupLayer, PixelLayer]] = {}
+
+    @classmethod
+    def open(cls, path: Path, mask_files: Mapping[str, Path]) -> LayeredDocument:
+        """Read a PNG/JPEG/TIFF/ORA/PSD and its named masks."""
+        snapshot, image = load_snapshot(Path(path), mask_files)
+        return cls(image, snapshot)
+
+    @property
+    def image(self) -> LayeredImage:
+        return self._image
+
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    def add_group(self, name: str) -> str:
+        group = GroupLayer(name)
+        self._image.layers.append(group)
+        group_id = next(self._ids)
+        self._groups[group_id] = group
+        return group_id
+
+    def add_step(self, group: str, step: StepLayer) -> str:
+        if group not in self._groups:
+            raise BadInput(f"No run group {group} in this document.")
+        layer = PixelLayer(step.name, step.pixels, step.offset, step.visible)
+        self._groups[group].children.append(layer)
+        layer_id = next(self._ids)
+        self._steps[layer_id] = (self._groups[group], layer)
+        return layer_id
+
+    def set_visible(self, layer: str, visible: bool) -> None:
+        if layer in self._groups:
+            self._groups[layer].visible = visible
+        else:
+            self._step(layer)[1].visible = visible
+
+    def remove(self, layer: str) -> None:
+        if layer in self._groups:
+            removed = self._groups.pop(layer)
+            self._image.layers.remove(removed)
+            self._steps = {k: v for k, v in self._steps.items() if v[0] is not removed}
+            return
+        group, pixels = self._step(layer)
+        group.children.remove(pixels)
+        del self._steps[layer]
+
+    def save(self, path: Path) -> Path:
+        """Write the user's layers and every run group (.ora, .psd or flat .png)."""
+        return write_layered(self._image, path)
+
+    def _step(self, layer: str) -> tuple[GroupLayer, PixelLayer]:
+        if layer not in self._steps:
+            raise BadInput(
+                f"Layer {layer} is not a step layer of a run; user layers are never changed."
+            )
+        return self._steps[layer]
