@@ -1,0 +1,263 @@
+"""The side panel a host docks: instruction, speed/quality slider, mode, run/cancel,
+the live plan, progress, errors in plain words, and the list of executed steps."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from layerpath.engine import events
+from layerpath.engine.document import Document
+from layerpath.engine.executor import Engine
+from layerpath.engine.types import EditRequest, Mode, RunResult, Subtask
+from layerpath.gui.qt import Qt, QtWidgets, Signal
+from layerpath.gui.steps import StepList
+from layerpath.gui.worker import RunController
+from layerpath.settings import Settings
+
+log = logging.getLogger(__name__)
+
+ALPHA_WORDS = (
+    (0.0, "Best quality"),
+    (0.5, "Quality first"),
+    (1.0, "Balanced"),
+    (1.5, "Speed first"),
+    (2.0, "Fastest"),
+)
+MODES = (
+    ("Fast, search when needed", Mode.FAST_SLOW),
+    ("Thorough search", Mode.SLOW),
+    ("Fast only", Mode.FAST),
+)
+PLAN_COLUMNS = ("Subtask", "How", "Tools", "Status", "Seconds", "Quality")
+
+
+def alpha_words(alpha: float) -> str:
+    return min(ALPHA_WORDS, key=lambda pair: abs(pair[0] - alpha))[1]
+
+
+class Panel(QtWidgets.QWidget):
+    """Talks to the host only through the Document protocol."""
+
+    run_finished = Signal(object)  # RunResult, or None when the run could not start
+
+    def __init__(
+        self,
+        document: Document,
+        engine_factory: Callable[[], Engine],
+        settings: Settings | None = None,
+        parent: QtWidgets.QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.document = document
+        self.engine_factory = engine_factory
+        self.settings = settings or Settings()
+        self.controller = RunController(self)
+        self.group: str | None = None
+        self.last_result: RunResult | None = None
+        self._items: dict[str, QtWidgets.QTreeWidgetItem] = {}
+        self._build()
+        self.controller.engine_event.connect(self._on_event)
+        self.controller.done.connect(self._on_done)
+        self.controller.error.connect(self._on_error)
+        self.controller.running_changed.connect(self._on_running)
+
+    # --- layout ------------------------------------------------------------------------
+
+    def _build(self) -> None:
+        self.instruction = QtWidgets.QPlainTextEdit()
+        self.instruction.setPlaceholderText(
+            "e.g. remove the cat, recolor the wall to yellow and replace the sign text with OPEN"
+        )
+        self.instruction.setMaximumHeight(72)
+        self.slider = QtWidgets.QSlider(Qt.Orientation.Horizontal)
+        self.slider.setRange(0, 20)
+        self.slider.setValue(10)
+        self.slider_label = QtWidgets.QLabel(alpha_words(1.0))
+        self.slider.valueChanged.connect(lambda v: self.slider_label.setText(alpha_words(v / 10)))
+        self.mode = QtWidgets.QComboBox()
+        for label, mode in MODES:
+            self.mode.addItem(label, mode)
+        self.run_button = QtWidgets.QPushButton("Run")
+        self.run_button.setDefault(True)
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.setEnabled(False)
+        self.run_button.clicked.connect(self.start_run)
+        self.cancel_button.clicked.connect(self.cancel_run)
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setTextVisible(True)
+        self.progress.setFormat("idle")
+        self.plan = QtWidgets.QTreeWidget()
+        self.plan.setHeaderLabels(list(PLAN_COLUMNS))
+        self.plan.setRootIsDecorated(False)
+        self.message = QtWidgets.QLabel()
+        self.message.setWordWrap(True)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.steps = StepList()
+        self.steps.document = self.document
+        self.details_toggle = QtWidgets.QToolButton()
+        self.details_toggle.setText("Details")
+        self.details_toggle.setCheckable(True)
+        self.details = QtWidgets.QPlainTextEdit()
+        self.details.setReadOnly(True)
+        self.details.setVisible(False)
+        self.details_toggle.toggled.connect(self.details.setVisible)
+
+        speed = QtWidgets.QHBoxLayout()
+        speed.addWidget(QtWidgets.QLabel("Quality"))
+        speed.addWidget(self.slider, 1)
+        speed.addWidget(QtWidgets.QLabel("Speed"))
+        buttons = QtWidgets.QHBoxLayout()
+        buttons.addWidget(self.mode, 1)
+        buttons.addWidget(self.run_button)
+        buttons.addWidget(self.cancel_button)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addWidget(QtWidgets.QLabel("What should change?"))
+        layout.addWidget(self.instruction)
+        layout.addLayout(speed)
+        layout.addWidget(self.slider_label, 0, Qt.AlignmentFlag.AlignHCenter)
+        layout.addLayout(buttons)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.message)
+        layout.addWidget(QtWidgets.QLabel("Plan"))
+        layout.addWidget(self.plan, 1)
+        layout.addWidget(QtWidgets.QLabel("Steps (uncheck to hide a step's layer)"))
+        layout.addWidget(self.steps, 2)
+        layout.addWidget(self.details_toggle, 0, Qt.AlignmentFlag.AlignLeft)
+        layout.addWidget(self.details, 1)
+
+    # --- running -----------------------------------------------------------------------
+
+    @property
+    def alpha(self) -> float:
+        return self.slider.value() / 10.0
+
+    def start_run(self) -> None:
+        """What the Run button does: snapshot the document and run on a worker thread."""
+        prompt = self.instruction.toPlainText().strip()
+        if not prompt:
+            self._show_error("Type what should change first, e.g. 'recolor the wall to yellow'.")
+            return
+        if self.controller.running:
+            return
+        try:
+            snapshot = self.document.snapshot()
+        except Exception as exc:  # a host problem: say it, keep the panel alive
+            log.exception("snapshot failed")
+            self._show_error(f"Could not read the image: {exc}")
+            return
+        request = EditRequest(
+            prompt,
+            snapshot,
+            alpha=self.alpha,
+            mode=self.mode.currentData(),
+            quality_threshold=self.settings.quality_threshold,
+            max_retries=self.settings.retries,
+        )
+        self.plan.clear()
+        self._items.clear()
+        self.message.clear()
+        self.message.setStyleSheet("")
+        self.group = None
+        self.last_result = None
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("planning…")
+        self._log(f"run: {prompt} (alpha {self.alpha:g}, {request.mode.value})")
+        engine = self.engine_factory()
+        self.controller.start(lambda emit, cancelled: engine.run(request, emit, cancelled))
+
+    def cancel_run(self) -> None:
+        self.controller.cancel()
+        self.progress.setFormat("cancelling after the current tool…")
+
+    def _on_running(self, running: bool) -> None:
+        self.run_button.setEnabled(not running)
+        self.cancel_button.setEnabled(running)
+        self.instruction.setReadOnly(running)
+
+    # --- events (main thread) ----------------------------------------------------------
+
+    def _on_event(self, event: object) -> None:
+        if isinstance(event, events.PlanReady):
+            self._show_plan(event.plan)
+        elif isinstance(event, events.PlanWarning):
+            self._show_note(event.message)
+        elif isinstance(event, events.SubtaskStarted):
+            route = (
+                "searching…" if event.route == "search" else event.route.replace("rule:", "rule ")
+            )
+            self._set(event.subtask, How=route, Status="running")
+        elif isinstance(event, events.ToolStarted):
+            self._set(event.subtask, Status=f"running {event.tool}")
+        elif isinstance(event, events.Retry):
+            self._log(f"{event.subtask.id}: {event.tool} scored {event.quality:.2f}; retrying")
+        elif isinstance(event, events.FallbackToSearch):
+            self._log(f"{event.subtask.id}: searching ({event.reason})")
+        elif isinstance(event, events.StepDone):
+            if self.group is None:
+                self.group = self.document.add_group(self.instruction.toPlainText().strip())
+            layer_id = self.document.add_step(self.group, event.step)
+            self.steps.add_step(layer_id, event.step)
+        elif isinstance(event, (events.SubtaskDone, events.SubtaskFailed)):
+            outcome = event.outcome
+            self._set(
+                outcome.subtask,
+                Tools=" → ".join(outcome.tools) or "—",
+                Status="done" if outcome.ok else "failed",
+                Seconds=f"{outcome.cost:.2f}",
+                Quality=f"{outcome.quality:.2f}" if outcome.ok else "—",
+            )
+            if not outcome.ok:
+                self._show_error(f"{outcome.subtask.describe()}: {outcome.error}", append=True)
+            self.progress.setValue(self.progress.value() + 1)
+
+    def _on_done(self, result: RunResult) -> None:
+        self.last_result = result
+        done = sum(1 for o in result.outcomes if o.ok)
+        if result.cancelled:
+            self.progress.setFormat(f"cancelled — {done} subtasks kept")
+        else:
+            self.progress.setFormat(f"{done}/{len(result.plan)} done in {result.seconds:.1f} s")
+        self.progress.setRange(0, max(1, len(result.plan)))
+        self.progress.setValue(len(result.outcomes))
+        self._log(f"finished: {len(result.calls)} tool calls, {result.seconds:.2f} s")
+        self.run_finished.emit(result)
+
+    def _on_error(self, message: str) -> None:
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat("not run")
+        self._show_error(message)
+        self.run_finished.emit(None)
+
+    # --- view helpers ------------------------------------------------------------------
+
+    def _show_plan(self, plan: tuple[Subtask, ...]) -> None:
+        self.progress.setRange(0, len(plan))
+        self.progress.setValue(0)
+        self.progress.setFormat("%v/%m subtasks")
+        for subtask in plan:
+            item = QtWidgets.QTreeWidgetItem([subtask.describe(), "", "", "waiting", "", ""])
+            self.plan.addTopLevelItem(item)
+            self._items[subtask.id] = item
+        self.plan.resizeColumnToContents(0)
+
+    def _set(self, subtask: Subtask, **columns: str) -> None:
+        item = self._items.get(subtask.id)
+        if item is None:
+            return
+        for name, value in columns.items():
+            item.setText(PLAN_COLUMNS.index(name), value)
+
+    def _show_error(self, message: str, append: bool = False) -> None:
+        text = f"{self.message.text()}\n{message}" if append and self.message.text() else message
+        self.message.setStyleSheet("color: #b00020;")
+        self.message.setText(text)
+        self._log(f"error: {message}")
+
+    def _show_note(self, message: str) -> None:
+        self.message.setText(message)
+        self._log(f"note: {message}")
+
+    def _log(self, line: str) -> None:
+        self.details.appendPlainText(line)

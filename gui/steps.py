@@ -1,0 +1,71 @@
+"""The step list: one row per executed tool step; its checkbox shows or hides the layer."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from layerpath.engine.document import Document
+from layerpath.engine.types import StepLayer
+from layerpath.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
+
+THUMB = 40
+LAYER_ID = Qt.ItemDataRole.UserRole
+
+
+def rgba_image(pixels: np.ndarray) -> QtGui.QImage:
+    """A QImage holding its own copy of an RGBA uint8 array."""
+    data = np.ascontiguousarray(pixels, dtype=np.uint8)
+    h, w = data.shape[:2]
+    return QtGui.QImage(data.data, w, h, 4 * w, QtGui.QImage.Format.Format_RGBA8888).copy()
+
+
+def thumbnail(pixels: np.ndarray) -> QtGui.QIcon:
+    image = rgba_image(pixels).scaled(
+        THUMB, THUMB, Qt.AspectRatioMode.KeepAspectRatio, Qt.TransformationMode.SmoothTransformation
+    )
+    return QtGui.QIcon(QtGui.QPixmap.fromImage(image))
+
+
+class StepList(QtWidgets.QListWidget):
+    """Executed steps, newest last. Unchecking a step hides its layer (undo one step)."""
+
+    visibility_changed = Signal(str, bool)
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.document: Document | None = None
+        self.steps: dict[str, StepLayer] = {}
+        self.setIconSize(QtCore.QSize(THUMB, THUMB))
+        self.setAlternatingRowColors(True)
+        self.itemChanged.connect(self._item_changed)
+
+    def add_step(self, layer_id: str, step: StepLayer) -> QtWidgets.QListWidgetItem:
+        self.steps[layer_id] = step
+        item = QtWidgets.QListWidgetItem(
+            f"{step.name}\n{step.tool} · {step.cost:.2f} s · quality {step.quality:.2f}"
+        )
+        item.setData(LAYER_ID, layer_id)
+        if step.pixels is not None:
+            item.setIcon(thumbnail(step.pixels))
+        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+        self.blockSignals(True)
+        item.setCheckState(Qt.CheckState.Checked if step.visible else Qt.CheckState.Unchecked)
+        self.blockSignals(False)
+        item.setToolTip(f"{step.kind.value} layer from {step.tool}; params {dict(step.params)}")
+        self.addItem(item)
+        self.scrollToItem(item)
+        return item
+
+    def item_for(self, layer_id: str) -> QtWidgets.QListWidgetItem | None:
+        for row in range(self.count()):
+            item = self.item(row)
+            if item is not None and item.data(LAYER_ID) == layer_id:
+                return item
+        return None
+
+    def _item_changed(self, item: QtWidgets.QListWidgetItem) -> None:
+        layer_id = item.data(LAYER_ID)
+        visible = item.checkState() == Qt.CheckState.Checked
+        if self.document is not None:
+            self.document.set_visible(layer_id, visible)
+        self.visibility_changed.emit(layer_id, visible)

@@ -1,0 +1,1 @@
+"""Host adapters: the standalone app entry and (later) the Krita plugin."""

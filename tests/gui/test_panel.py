@@ -1,0 +1,127 @@
+"""The panel with real widgets over the file-backed Document and the real engine."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from layerpath.engine import events
+from layerpath.engine.document import LayeredDocument
+from layerpath.engine.executor import Engine
+from layerpath.engine.io import GroupLayer, composite
+from layerpath.gui.panel import Panel
+from layerpath.gui.qt import Qt, QtCore
+from layerpath.tools.registry import Registry
+from tests.conftest import Scene
+
+pytest.importorskip("pytestqt")
+REGISTRY = Registry.from_catalogue()
+
+
+@pytest.fixture
+def document(scene: Scene, tmp_path: Path) -> LayeredDocument:
+    image, masks = scene.save(tmp_path / "in")
+    return LayeredDocument.open(image, masks)
+
+
+@pytest.fixture
+def panel(qtbot, document: LayeredDocument) -> Panel:  # type: ignore[no-untyped-def]
+    widget = Panel(document, lambda: Engine(REGISTRY))
+    qtbot.addWidget(widget)
+    widget.show()
+    return widget
+
+
+def run(qtbot, panel: Panel, text: str) -> object:  # type: ignore[no-untyped-def]
+    panel.instruction.setPlainText(text)
+    with qtbot.waitSignal(panel.run_finished, timeout=60_000) as blocker:
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    return blocker.args[0]
+
+
+def test_run_shows_plan_and_one_step_per_layer(
+    qtbot, panel: Panel, document: LayeredDocument, scene: Scene
+) -> None:  # type: ignore[no-untyped-def]
+    result = run(qtbot, panel, "remove the ball and recolor the wall to yellow")
+    assert result is not None and result.ok  # type: ignore[attr-defined]
+    group = document.image.layers[-1]
+    assert (
+        isinstance(group, GroupLayer)
+        and group.name == "remove the ball and recolor the wall to yellow"
+    )
+    assert panel.steps.count() == len(group.children) == 4
+    statuses = [panel.plan.topLevelItem(i).text(3) for i in range(panel.plan.topLevelItemCount())]
+    assert statuses == ["done", "done"]
+    assert "2/2 done" in panel.progress.format()
+    assert np.abs(composite(document.image).astype(int) - result.image.astype(int)).max() <= 1  # type: ignore[attr-defined]
+
+
+def test_unchecking_a_step_hides_its_layer(
+    qtbot, panel: Panel, document: LayeredDocument, scene: Scene
+) -> None:  # type: ignore[no-untyped-def]
+    run(qtbot, panel, "recolor the wall to navy")
+    item = next(
+        panel.steps.item(r)
+        for r in range(panel.steps.count())
+        if "lab_recolor" in panel.steps.item(r).text()
+    )
+    item.setCheckState(Qt.CheckState.Unchecked)
+    wall = scene.masks["wall"]
+    assert np.array_equal(composite(document.image)[wall], scene.image[wall])
+
+
+def test_errors_are_plain_words(qtbot, panel: Panel) -> None:  # type: ignore[no-untyped-def]
+    qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    assert "Type what should change" in panel.message.text()
+    assert run(qtbot, panel, "make it feel nostalgic") is None
+    assert "layerpath understands" in panel.message.text()
+    assert "Traceback" not in panel.message.text()
+    result = run(qtbot, panel, "remove the giraffe")
+    assert "No mask for 'giraffe'" in panel.message.text()
+    assert panel.plan.topLevelItem(0).text(3) == "failed"
+    assert result is not None
+
+
+def test_cancel_keeps_only_completed_steps(qtbot, panel: Panel, document: LayeredDocument) -> None:  # type: ignore[no-untyped-def]
+    def cancel_on_first_subtask(event: object) -> None:
+        if isinstance(event, events.SubtaskDone):
+            panel.cancel_run()
+
+    panel.controller.engine_event.connect(cancel_on_first_subtask)
+    result = run(
+        qtbot,
+        panel,
+        "recolor the wall to navy, replace the sign text with OPEN and remove the ball",
+    )
+    assert result.cancelled  # type: ignore[attr-defined]
+    kept = {s.subtask_id for s in panel.steps.steps.values()}
+    completed = {o.subtask.id for o in result.outcomes}  # type: ignore[attr-defined]
+    assert kept <= completed and len(completed) < 3
+    assert "cancelled" in panel.progress.format()
+    assert panel.run_button.isEnabled() and not panel.cancel_button.isEnabled()
+
+
+def test_ui_thread_never_blocks_long_during_a_run(qtbot, panel: Panel) -> None:  # type: ignore[no-untyped-def]
+    gaps: list[float] = []
+    last = [time.perf_counter()]
+
+    def beat() -> None:
+        now = time.perf_counter()
+        gaps.append(now - last[0])
+        last[0] = now
+
+    timer = QtCore.QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(beat)
+    timer.start()
+    run(
+        qtbot,
+        panel,
+        "remove the ball, recolor the wall to yellow and replace the sign text with OPEN",
+    )
+    timer.stop()
+    assert len(gaps) > 20
+    assert max(gaps[1:]) < 0.05, f"UI thread blocked for {max(gaps[1:]) * 1000:.0f} ms"
