@@ -12,7 +12,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
-from layerpath.engine.io import GroupLayer, LayeredImage, PixelLayer, load_snapshot, write_layered
+import numpy as np
+
+from layerpath.engine.io import (
+    GroupLayer,
+    LayeredImage,
+    PixelLayer,
+    composite,
+    read_layered,
+    read_mask,
+    split_masks,
+    write_layered,
+)
 from layerpath.engine.types import Snapshot, StepLayer
 from layerpath.errors import BadInput
 
@@ -44,25 +55,37 @@ class Document(Protocol):
 class LayeredDocument:
     """A Document over an image file: the user's layers stay as read, runs add groups."""
 
-    def __init__(self, image: LayeredImage, snapshot: Snapshot) -> None:
-        self._image = LayeredImage(image.width, image.height, list(image.layers))
-        self._snapshot = snapshot
+    def __init__(self, image: LayeredImage, masks: Mapping[str, np.ndarray] | None = None) -> None:
+        self._image = image
+        self.masks: dict[str, np.ndarray] = dict(masks or {})  # named masks besides mask layers
+        self.selection: np.ndarray | None = None
         self._ids = (str(n) for n in itertools.count(1))
         self._groups: dict[str, GroupLayer] = {}
         self._steps: dict[str, tuple[GroupLayer, PixelLayer]] = {}
 
     @classmethod
     def open(cls, path: Path, mask_files: Mapping[str, Path]) -> LayeredDocument:
-        """Read a PNG/JPEG/TIFF/ORA/PSD and its named masks."""
-        snapshot, image = load_snapshot(Path(path), mask_files)
-        return cls(image, snapshot)
+        """Read a PNG/JPEG/TIFF/ORA/PSD and its named mask files."""
+        image = read_layered(Path(path))
+        size = (image.width, image.height)
+        return cls(image, {name: read_mask(file, size, name) for name, file in mask_files.items()})
 
     @property
     def image(self) -> LayeredImage:
         return self._image
 
     def snapshot(self) -> Snapshot:
-        return self._snapshot
+        """The visible picture now (hidden steps are not part of it), the named masks
+        (mask layers and mask files) and the selection."""
+        picture, layer_masks = split_masks(self._image)
+        return Snapshot(composite(picture), {**layer_masks, **self.masks}, self.selection)
+
+    def layer_id(self, layer: PixelLayer | GroupLayer) -> str | None:
+        """The id of a run group or step layer; None for the user's own layers."""
+        for group_id, group in self._groups.items():
+            if group is layer:
+                return group_id
+        return next((k for k, (_, pixels) in self._steps.items() if pixels is layer), None)
 
     def add_group(self, name: str) -> str:
         group = GroupLayer(name)
