@@ -29,7 +29,9 @@ log = logging.getLogger("layerpath")
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="layerpath", description="Multi-step image edits, one layer per tool step."
+        prog="layerpath",
+        description="Multi-step image edits, one layer per tool step.",
+        epilog="layerpath gui [IMAGE] opens the editor (pip install 'layerpath[gui]').",
     )
     parser.add_argument("--version", action="version", version=f"layerpath {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")

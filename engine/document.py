@@ -109,6 +109,11 @@ class LayeredDocument:
         else:
             self._step(layer)[1].visible = visible
 
+    def is_visible(self, layer: str) -> bool:
+        if layer in self._groups:
+            return self._groups[layer].visible
+        return self._step(layer)[1].visible
+
     def remove(self, layer: str) -> None:
         if layer in self._groups:
             removed = self._groups.pop(layer)

@@ -207,6 +207,8 @@ class Panel(QtWidgets.QWidget):
                 Seconds=f"{outcome.cost:.2f}",
                 Quality=f"{outcome.quality:.2f}" if outcome.ok else "—",
             )
+            for column in range(1, len(PLAN_COLUMNS)):
+                self.plan.resizeColumnToContents(column)
             if not outcome.ok:
                 self._show_error(f"{outcome.subtask.describe()}: {outcome.error}", append=True)
             self.progress.setValue(self.progress.value() + 1)
@@ -240,7 +242,8 @@ class Panel(QtWidgets.QWidget):
             item = QtWidgets.QTreeWidgetItem([subtask.describe(), "", "", "waiting", "", ""])
             self.plan.addTopLevelItem(item)
             self._items[subtask.id] = item
-        self.plan.resizeColumnToContents(0)
+        for column in range(len(PLAN_COLUMNS)):
+            self.plan.resizeColumnToContents(column)
 
     def _set(self, subtask: Subtask, **columns: str) -> None:
         item = self._items.get(subtask.id)

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from layerpath.engine.document import Document
 from layerpath.engine.types import StepLayer
+from layerpath.errors import LayerpathError
 from layerpath.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 
 THUMB = 40
@@ -62,6 +65,20 @@ class StepList(QtWidgets.QListWidget):
             if item is not None and item.data(LAYER_ID) == layer_id:
                 return item
         return None
+
+    def sync_visibility(self, is_visible: Callable[[str], bool]) -> None:
+        """Match the checkboxes to the layers (after the host toggled one itself)."""
+        self.blockSignals(True)
+        for row in range(self.count()):
+            item = self.item(row)
+            if item is not None:
+                try:
+                    shown = is_visible(item.data(LAYER_ID))
+                except LayerpathError:  # the layer was deleted in the host
+                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
+                    continue
+                item.setCheckState(Qt.CheckState.Checked if shown else Qt.CheckState.Unchecked)
+        self.blockSignals(False)
 
     def _item_changed(self, item: QtWidgets.QListWidgetItem) -> None:
         layer_id = item.data(LAYER_ID)

@@ -1,3 +1,3 @@
-from layerpath.engine.cli import main
+from layerpath.plugin.app import main
 
 raise SystemExit(main())

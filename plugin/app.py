@@ -1,0 +1,106 @@
+"""The `layerpath` command: `layerpath gui ...` opens the standalone editor; every other
+command is the engine's CLI (which needs no Qt).
+
+Scripted run, for demos and checks (works offscreen):
+
+    layerpath gui IMAGE --mask NAME=PNG ... --run "instruction" --save OUT.ora \
+        --screenshot OUT.png --exit
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from layerpath.engine import cli
+
+log = logging.getLogger("layerpath")
+
+
+def _gui_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="layerpath gui", description="The layerpath editor.")
+    parser.add_argument("image", type=Path, nargs="?")
+    parser.add_argument("--mask", action="append", default=[], metavar="NAME=PNG")
+    parser.add_argument("--run", metavar="INSTRUCTION", help="type this and press Run")
+    parser.add_argument("--alpha", type=float, default=None, help="slider position 0..2")
+    parser.add_argument("--save", type=Path, help="save the document after the run")
+    parser.add_argument(
+        "--screenshot", type=Path, help="save a picture of the window after the run"
+    )
+    parser.add_argument(
+        "--exit", action="store_true", help="quit after the run (exit 1 if it failed)"
+    )
+    return parser
+
+
+def run_gui(argv: Sequence[str]) -> int:
+    args = _gui_parser().parse_args(argv)
+    try:
+        from layerpath.gui.qt import QtCore, QtWidgets
+    except ImportError:
+        print("error: the editor needs PyQt6: pip install 'layerpath[gui]'", file=sys.stderr)
+        return 2
+    from layerpath.engine.executor import Engine
+    from layerpath.engine.traces import TraceStore
+    from layerpath.gui.editor import EditorWindow
+    from layerpath.settings import data_dir, load_settings
+    from layerpath.tools.registry import Registry
+
+    settings = load_settings()
+    registry = Registry.from_catalogue()
+    traces = TraceStore(data_dir() / "traces.sqlite") if settings.record_traces else None
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
+    window = EditorWindow(lambda: Engine(registry, traces=traces), settings)
+    try:
+        if args.image:
+            window.open_file(args.image, cli._parse_masks(args.mask))
+    except cli.LayerpathError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    window.show()
+    if args.alpha is not None:
+        window.panel.slider.setValue(round(args.alpha * 10))
+    outcome = {"code": 0}
+
+    def finished(result: object) -> None:
+        ok = result is not None and result.ok  # type: ignore[attr-defined]
+        try:
+            if args.save:
+                window.save_file(args.save)
+            if args.screenshot:
+                QtWidgets.QApplication.processEvents()
+                args.screenshot.parent.mkdir(parents=True, exist_ok=True)
+                window.grab().save(str(args.screenshot))
+        except cli.LayerpathError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            ok = False
+        if not ok:
+            print(f"error: {window.panel.message.text() or 'the run failed'}", file=sys.stderr)
+        outcome["code"] = 0 if ok else 1
+        if args.exit:
+            app.exit(outcome["code"])
+
+    if args.run:
+        window.panel.run_finished.connect(finished)
+
+        def click_run() -> None:
+            window.panel.instruction.setPlainText(args.run)
+            window.panel.run_button.click()
+
+        QtCore.QTimer.singleShot(0, click_run)
+    elif args.exit:
+        QtCore.QTimer.singleShot(0, app.quit)
+    code = app.exec()
+    window.panel.controller.wait()
+    return code or outcome["code"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["gui"]:
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        return run_gui(argv[1:])
+    return cli.main(argv)
