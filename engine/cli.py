@@ -12,16 +12,16 @@ from pathlib import Path
 from layerpath import __version__
 from layerpath.engine import events
 from layerpath.engine.document import LayeredDocument
-from layerpath.engine.executor import Engine, Planner, offline_planner
+from layerpath.engine.executor import Engine
 from layerpath.engine.io import load_snapshot
 from layerpath.engine.knowledge import model_description_table
+from layerpath.engine.llm_planner import planner_for
 from layerpath.engine.planner import Plan, plan_offline
 from layerpath.engine.report import build_report
 from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import EditRequest, Mode, Snapshot, StepLayer
 from layerpath.errors import BadInput, LayerpathError
 from layerpath.settings import data_dir, load_settings
-from layerpath.settings.secrets import get_api_key
 from layerpath.tools.registry import Registry
 
 log = logging.getLogger("layerpath")
@@ -79,17 +79,6 @@ def _parse_masks(items: Sequence[str]) -> dict[str, Path]:
     return masks
 
 
-def _planner(choice: str | None) -> tuple[Planner, str]:
-    settings = load_settings()
-    choice = choice or settings.planner
-    if choice == "offline":
-        return offline_planner, "offline"
-    from layerpath.engine.llm_planner import LlmPlanner, llm_planner_with_fallback
-
-    planner = LlmPlanner(settings.llm, get_api_key(settings.llm.base_url))
-    return llm_planner_with_fallback(planner), "llm"
-
-
 class _Progress:
     """Prints the run's events as plain lines on stderr."""
 
@@ -132,7 +121,7 @@ def cmd_plan(args: argparse.Namespace) -> int:
     if (args.planner or load_settings().planner) == "offline":
         _print_plan(plan_offline(args.instruction), args.json)
         return 0
-    planner, _ = _planner("llm")
+    planner, _ = planner_for(load_settings(), "llm")
     if args.image:
         snapshot, _ = load_snapshot(args.image, {})
     else:
@@ -154,7 +143,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
         )
     settings = load_settings()
     document = LayeredDocument.open(args.image, mask_files)
-    planner, planner_name = _planner(args.planner)
+    planner, planner_name = planner_for(load_settings(), args.planner)
     traces = (
         None
         if args.no_traces or not settings.record_traces

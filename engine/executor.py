@@ -36,6 +36,7 @@ from layerpath.engine.types import (
     RunResult,
     StepLayer,
     Subtask,
+    SubtaskKind,
     SubtaskOutcome,
     TextBox,
     ToolContext,
@@ -187,6 +188,50 @@ class Engine:
             request, subtask, attempts, fallback_reason, features, ledger, emit, run_id, image
         )
 
+    # --- a user's second opinion -----------------------------------------------------
+
+    def alternatives(self, kind: SubtaskKind, tools: Sequence[str], index: int) -> list[str]:
+        """Available tools that can stand in for tools[index] of a subtask's path: fed by
+        what the earlier tools made, in the same role (finishing the subtask or not), and
+        making at least what the replaced tool made."""
+        current = self.registry.get(tools[index])
+        held = {ArtifactKind.IMAGE}
+        for name in tools[:index]:
+            held |= set(self.registry.get(name).spec.outputs)
+        finishes = kind in current.spec.subtasks
+        return [
+            t.name
+            for t in subtask_tools(self.registry.available(), kind)
+            if t.name != current.name
+            and set(t.spec.inputs) <= held
+            and (kind in t.spec.subtasks) == finishes
+            and set(current.spec.outputs) <= set(t.spec.outputs)
+        ]
+
+    def rerun(
+        self,
+        request: EditRequest,
+        subtask: Subtask,
+        tools: Sequence[str],
+        on_event: OnEvent | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> SubtaskOutcome:
+        """Run one subtask again along a tool path the user chose, starting from
+        request.snapshot (the picture the subtask first started from)."""
+        emit: OnEvent = on_event or (lambda e: None)
+        ledger = RunLedger(max_calls=request.max_tool_calls)
+        runner = self._runner(request, subtask, ledger, emit, cancel or (lambda: False))
+        start = Artifact(ArtifactKind.IMAGE, request.snapshot.image, "input")
+        rule = Rule(id="user", subtask=subtask.kind, tools=list(tools))
+        try:
+            attempt = self._run_rule(rule, runner, {ArtifactKind.IMAGE: start})
+        except (*USER_ERRORS, BudgetExceeded) as exc:
+            attempt = _Attempt("failed", [], str(exc))
+        outcome, _ = self._conclude(
+            request, subtask, [attempt], None, {}, ledger, emit, uuid.uuid4().hex[:12], start
+        )
+        return outcome
+
     # --- the steps of Algorithm 4 ---------------------------------------------------
 
     def _runner(
@@ -336,6 +381,7 @@ class Engine:
                 fallback_reason=fallback_reason,
                 error=failures[-1] if failures else "failed",
                 features=features,
+                start_image=image.value,
             )
             return outcome, image
         final = accepted.path[-1]
@@ -349,6 +395,7 @@ class Engine:
             quality,
             fallback_reason=fallback_reason,
             features=features,
+            start_image=image.value,
         )
         new_image = final.state.get(ArtifactKind.IMAGE, image)
         return outcome, new_image

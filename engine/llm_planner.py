@@ -21,10 +21,12 @@ import numpy as np
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from layerpath.engine.executor import Planner, offline_planner
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
 from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
 from layerpath.errors import PlannerError, UnsupportedInstruction
-from layerpath.settings import LlmSettings
+from layerpath.settings import LlmSettings, Settings
+from layerpath.settings.secrets import get_api_key
 
 log = logging.getLogger(__name__)
 
@@ -155,3 +157,12 @@ def llm_planner_with_fallback(
             return Plan(offline.subtasks, (warning, *offline.warnings), "offline (LLM fallback)")
 
     return plan
+
+
+def planner_for(settings: Settings, choice: str | None = None) -> tuple[Planner, str]:
+    """The planner the settings (or an explicit choice) ask for, and its name."""
+    choice = choice or settings.planner
+    if choice == "offline":
+        return offline_planner, "offline"
+    llm = LlmPlanner(settings.llm, get_api_key(settings.llm.base_url))
+    return llm_planner_with_fallback(llm), "llm"

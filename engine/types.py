@@ -176,6 +176,7 @@ class SubtaskOutcome:
     fallback_reason: str | None = None
     error: str | None = None
     features: Mapping[str, Any] = field(default_factory=dict)
+    start_image: np.ndarray | None = None  # the picture the subtask started from (no copy)
 
     @property
     def ok(self) -> bool:

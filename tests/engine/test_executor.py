@@ -14,7 +14,7 @@ from layerpath.engine.executor import Engine
 from layerpath.engine.io import GroupLayer, LayeredImage, PixelLayer, composite
 from layerpath.engine.subroutines import RuleTable
 from layerpath.engine.traces import TraceStore
-from layerpath.engine.types import EditRequest, Mode, RunResult, StepLayer, SubtaskKind
+from layerpath.engine.types import EditRequest, Mode, RunResult, Snapshot, StepLayer, SubtaskKind
 from layerpath.errors import BadInput
 from layerpath.tools.imaging import dilate
 from layerpath.tools.ocr import read_text
@@ -231,3 +231,19 @@ def test_retry_count_follows_the_request(registry: Registry, scene: Scene, tmp_p
 def test_alpha_outside_the_slider_is_rejected(registry: Registry, scene: Scene) -> None:
     with pytest.raises(BadInput, match="outside 0..2"):
         Engine(registry).run(EditRequest("remove the ball", scene.snapshot(), alpha=2.5))
+
+
+def test_rerun_a_step_with_another_tool(registry: Registry, scene: Scene) -> None:
+    engine = Engine(registry)
+    result, _ = run(engine, scene, "remove the ball")
+    outcome = result.outcomes[0]
+    assert outcome.tools == ("named_masks", "opencv_telea")
+    assert engine.alternatives(outcome.subtask.kind, outcome.tools, 1) == ["opencv_ns"]
+    assert engine.alternatives(outcome.subtask.kind, outcome.tools, 0) == []
+    assert outcome.start_image is not None
+    request = EditRequest("remove the ball", Snapshot(outcome.start_image, scene.masks))
+    seen: list[object] = []
+    again = engine.rerun(request, outcome.subtask, ("named_masks", "opencv_ns"), seen.append)
+    assert again.ok and again.tools == ("named_masks", "opencv_ns")
+    assert [s.tool for s in steps_of(seen)] == ["named_masks", "opencv_ns"]
+    assert not np.array_equal(again.steps[-1].pixels, outcome.steps[-1].pixels)
