@@ -5,11 +5,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from layerpath.engine import events
+from layerpath.engine.actions import Action, ActionStore
 from layerpath.engine.document import Document
 from layerpath.engine.executor import Engine
-from layerpath.engine.types import EditRequest, Mode, RunResult, Subtask
+from layerpath.engine.types import (
+    EditRequest,
+    Mode,
+    RunResult,
+    Snapshot,
+    StepLayer,
+    Subtask,
+    SubtaskOutcome,
+)
+from layerpath.errors import BadInput, LayerpathError
 from layerpath.gui.qt import Qt, QtWidgets, Signal
 from layerpath.gui.steps import StepList
 from layerpath.gui.worker import RunController
@@ -30,6 +41,15 @@ MODES = (
     ("Fast only", Mode.FAST),
 )
 PLAN_COLUMNS = ("Subtask", "How", "Tools", "Status", "Seconds", "Quality")
+
+
+@dataclass
+class Placed:
+    """A step layer the panel added, with the subtask outcome it belongs to."""
+
+    group: str
+    step: StepLayer
+    outcome: SubtaskOutcome | None = None
 
 
 def alpha_words(alpha: float) -> str:
@@ -55,6 +75,8 @@ class Panel(QtWidgets.QWidget):
         self.controller = RunController(self)
         self.group: str | None = None
         self.last_result: RunResult | None = None
+        self.placed: dict[str, Placed] = {}  # every step layer this panel added
+        self._rerun: tuple[str, SubtaskOutcome, list[str]] | None = None  # group, old, old ids
         self._items: dict[str, QtWidgets.QTreeWidgetItem] = {}
         self._build()
         self.controller.engine_event.connect(self._on_event)
@@ -95,6 +117,12 @@ class Panel(QtWidgets.QWidget):
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.steps = StepList()
         self.steps.document = self.document
+        self.steps.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.steps.customContextMenuRequested.connect(self._step_menu)
+        self.rerun_button = QtWidgets.QPushButton("Re-run with…")
+        self.rerun_button.clicked.connect(lambda: self._step_menu(None))
+        self.action_button = QtWidgets.QPushButton("Save as action…")
+        self.action_button.clicked.connect(self._ask_action_name)
         self.details_toggle = QtWidgets.QToolButton()
         self.details_toggle.setText("Details")
         self.details_toggle.setCheckable(True)
@@ -123,6 +151,10 @@ class Panel(QtWidgets.QWidget):
         layout.addWidget(self.plan, 1)
         layout.addWidget(QtWidgets.QLabel("Steps (uncheck to hide a step's layer)"))
         layout.addWidget(self.steps, 2)
+        step_buttons = QtWidgets.QHBoxLayout()
+        step_buttons.addWidget(self.rerun_button)
+        step_buttons.addWidget(self.action_button)
+        layout.addLayout(step_buttons)
         layout.addWidget(self.details_toggle, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.details, 1)
 
@@ -194,12 +226,20 @@ class Panel(QtWidgets.QWidget):
         elif isinstance(event, events.FallbackToSearch):
             self._log(f"{event.subtask.id}: searching ({event.reason})")
         elif isinstance(event, events.StepDone):
-            if self.group is None:
-                self.group = self.document.add_group(self.instruction.toPlainText().strip())
-            layer_id = self.document.add_step(self.group, event.step)
+            if self._rerun is not None:
+                group = self._rerun[0]
+            else:
+                if self.group is None:
+                    self.group = self.document.add_group(self.instruction.toPlainText().strip())
+                group = self.group
+            layer_id = self.document.add_step(group, event.step)
+            self.placed[layer_id] = Placed(group, event.step)
             self.steps.add_step(layer_id, event.step)
         elif isinstance(event, (events.SubtaskDone, events.SubtaskFailed)):
             outcome = event.outcome
+            for placed in self.placed.values():
+                if placed.outcome is None and placed.step.subtask_id == outcome.subtask.id:
+                    placed.outcome = outcome
             self._set(
                 outcome.subtask,
                 Tools=" → ".join(outcome.tools) or "—",
@@ -213,7 +253,11 @@ class Panel(QtWidgets.QWidget):
                 self._show_error(f"{outcome.subtask.describe()}: {outcome.error}", append=True)
             self.progress.setValue(self.progress.value() + 1)
 
-    def _on_done(self, result: RunResult) -> None:
+    def _on_done(self, result: object) -> None:
+        if isinstance(result, SubtaskOutcome):
+            self._rerun_done(result)
+            return
+        assert isinstance(result, RunResult)
         self.last_result = result
         done = sum(1 for o in result.outcomes if o.ok)
         if result.cancelled:
@@ -225,7 +269,130 @@ class Panel(QtWidgets.QWidget):
         self._log(f"finished: {len(result.calls)} tool calls, {result.seconds:.2f} s")
         self.run_finished.emit(result)
 
+    # --- re-run a step with another tool, save as action ---------------------------------
+
+    def _current_layer(self) -> str | None:
+        item = self.steps.currentItem()
+        return None if item is None else item.data(Qt.ItemDataRole.UserRole)
+
+    def _placed(self, layer_id: str) -> tuple[Placed, SubtaskOutcome, int]:
+        placed = self.placed.get(layer_id)
+        if placed is None or placed.outcome is None or not placed.outcome.ok:
+            raise BadInput("Pick a step of a finished subtask first.")
+        return placed, placed.outcome, placed.outcome.tools.index(placed.step.tool)
+
+    def rerun_options(self, layer_id: str) -> list[str]:
+        """The other tools that could have made this step."""
+        _, outcome, index = self._placed(layer_id)
+        return self.engine_factory().alternatives(outcome.subtask.kind, outcome.tools, index)
+
+    def rerun_step(self, layer_id: str, tool: str) -> None:
+        """Run the step's subtask again with `tool` in this step's place; its layers are
+        replaced when the new result passes the quality check, kept otherwise."""
+        placed, outcome, index = self._placed(layer_id)
+        if self.controller.running or outcome.start_image is None:
+            return
+        tools = list(outcome.tools)
+        tools[index] = tool
+        current = self.document.snapshot()
+        request = EditRequest(
+            outcome.subtask.describe(),
+            Snapshot(outcome.start_image, current.masks, current.selection),
+            alpha=self.alpha,
+            quality_threshold=self.settings.quality_threshold,
+            max_retries=self.settings.retries,
+        )
+        old = [k for k, p in self.placed.items() if p.outcome is outcome]
+        self._rerun = (placed.group, outcome, old)
+        self.message.clear()
+        self.progress.setRange(0, 0)
+        self.progress.setFormat(f"re-running {outcome.subtask.describe()} with {tool}…")
+        engine = self.engine_factory()
+        self.controller.start(
+            lambda emit, cancelled: engine.rerun(request, outcome.subtask, tools, emit, cancelled)
+        )
+
+    def _rerun_done(self, outcome: SubtaskOutcome) -> None:
+        assert self._rerun is not None
+        _, old_outcome, old_ids = self._rerun
+        self._rerun = None
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1)
+        if not outcome.ok:
+            self.progress.setFormat("re-run failed; the earlier result is kept")
+            self._show_error(f"{outcome.subtask.describe()}: {outcome.error}")
+            self.run_finished.emit(outcome)
+            return
+        for layer_id in old_ids:
+            self.document.remove(layer_id)
+            self.placed.pop(layer_id)
+            item = self.steps.item_for(layer_id)
+            if item is not None:
+                self.steps.takeItem(self.steps.row(item))
+        for placed in self.placed.values():
+            if placed.outcome is None and placed.step.subtask_id == outcome.subtask.id:
+                placed.outcome = outcome
+        self.progress.setFormat(f"re-ran with {' → '.join(outcome.tools)}")
+        self._log(
+            f"re-ran {outcome.subtask.id}: {' → '.join(outcome.tools)} q={outcome.quality:.2f}"
+        )
+        self.run_finished.emit(outcome)
+
+    def save_action(self, layer_id: str, name: str) -> Action:
+        """Keep the step's subtask, tool path and parameters as a named action."""
+        _, outcome, _ = self._placed(layer_id)
+        action = Action(
+            name.strip(),
+            outcome.subtask.kind,
+            outcome.tools,
+            tuple(dict(step.params) for step in outcome.steps),
+            outcome.subtask.target,
+            outcome.subtask.to,
+        )
+        ActionStore().save(action)
+        self._log(f"saved action '{action.name}': {' → '.join(action.tools)}")
+        return action
+
+    def _step_menu(self, position: object) -> None:
+        layer_id = self._current_layer()
+        if layer_id is None:
+            self._show_error("Pick a step in the list first.")
+            return
+        try:
+            options = self.rerun_options(layer_id)
+        except LayerpathError as exc:
+            self._show_error(str(exc))
+            return
+        menu = QtWidgets.QMenu(self)
+        for tool in options:
+            action = menu.addAction(f"Re-run with {tool}")
+            assert action is not None
+            action.triggered.connect(lambda _=False, t=tool: self.rerun_step(layer_id, t))
+        if not options:
+            disabled = menu.addAction("No other tool can do this step")
+            assert disabled is not None
+            disabled.setEnabled(False)
+        save = menu.addAction("Save as action…")
+        assert save is not None
+        save.triggered.connect(self._ask_action_name)
+        menu.popup(
+            self.steps.mapToGlobal(self.steps.visualItemRect(self.steps.currentItem()).center())
+        )
+
+    def _ask_action_name(self) -> None:
+        layer_id = self._current_layer()
+        if layer_id is None:
+            self._show_error("Pick a step in the list first.")
+            return
+        name, ok = QtWidgets.QInputDialog.getText(self, "Save as action", "Name:")
+        if ok and name.strip():
+            try:
+                self.save_action(layer_id, name)
+            except LayerpathError as exc:
+                self._show_error(str(exc))
+
     def _on_error(self, message: str) -> None:
+        self._rerun = None
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.progress.setFormat("not run")

@@ -14,6 +14,7 @@ from layerpath.engine.executor import Engine
 from layerpath.engine.io import GroupLayer, composite
 from layerpath.gui.panel import Panel
 from layerpath.gui.qt import Qt, QtCore
+from layerpath.tools.imaging import dilate
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
 
@@ -125,3 +126,39 @@ def test_ui_thread_never_blocks_long_during_a_run(qtbot, panel: Panel) -> None: 
     timer.stop()
     assert len(gaps) > 20
     assert max(gaps[1:]) < 0.05, f"UI thread blocked for {max(gaps[1:]) * 1000:.0f} ms"
+
+
+def test_rerun_a_step_with_another_tool_replaces_its_layers(
+    qtbot, panel: Panel, document: LayeredDocument
+) -> None:  # type: ignore[no-untyped-def]
+    run(qtbot, panel, "remove the ball")
+    fill = next(k for k, p in panel.placed.items() if p.step.tool == "opencv_telea")
+    assert panel.rerun_options(fill) == ["opencv_ns"]
+    before = composite(document.image)
+    with qtbot.waitSignal(panel.run_finished, timeout=60_000) as blocker:
+        panel.rerun_step(fill, "opencv_ns")
+    outcome = blocker.args[0]
+    assert outcome.ok and outcome.tools == ("named_masks", "opencv_ns")
+    group = document.image.layers[-1]
+    assert isinstance(group, GroupLayer)
+    assert [c.name.split(" — ")[0] for c in group.children] == ["1. named_masks", "2. opencv_ns"]
+    texts = [panel.steps.item(r).text() for r in range(panel.steps.count())]
+    assert len(texts) == 2 and "opencv_ns" in texts[1]
+    after = composite(document.image)
+    changed = np.any(before != after, axis=2)
+    ball = document.snapshot().masks["ball"]
+    assert changed[ball].any() and not changed[~dilate(ball, 30)].any()
+    # the new step can be re-run again, back to the first tool
+    ns = next(k for k, p in panel.placed.items() if p.step.tool == "opencv_ns")
+    assert panel.rerun_options(ns) == ["opencv_telea"]
+
+
+def test_save_a_step_as_an_action(qtbot, panel: Panel) -> None:  # type: ignore[no-untyped-def]
+    from layerpath.engine.actions import ActionStore
+
+    run(qtbot, panel, "recolor the wall to navy")
+    recolour = next(k for k, p in panel.placed.items() if p.step.tool == "lab_recolor")
+    panel.save_action(recolour, "navy walls")
+    saved = ActionStore().load()["navy walls"]
+    assert saved.tools == ("named_masks", "lab_recolor") and saved.to == "navy"
+    assert saved.params[1]["lightness"] == 0.6
