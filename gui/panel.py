@@ -123,6 +123,9 @@ class Panel(QtWidgets.QWidget):
         self.rerun_button.clicked.connect(lambda: self._step_menu(None))
         self.action_button = QtWidgets.QPushButton("Save as action…")
         self.action_button.clicked.connect(self._ask_action_name)
+        self.settings_button = QtWidgets.QToolButton()
+        self.settings_button.setText("Settings…")
+        self.settings_button.clicked.connect(self.open_settings)
         self.details_toggle = QtWidgets.QToolButton()
         self.details_toggle.setText("Details")
         self.details_toggle.setCheckable(True)
@@ -155,8 +158,27 @@ class Panel(QtWidgets.QWidget):
         step_buttons.addWidget(self.rerun_button)
         step_buttons.addWidget(self.action_button)
         layout.addLayout(step_buttons)
-        layout.addWidget(self.details_toggle, 0, Qt.AlignmentFlag.AlignLeft)
+        bottom = QtWidgets.QHBoxLayout()
+        bottom.addWidget(self.details_toggle)
+        bottom.addStretch(1)
+        bottom.addWidget(self.settings_button)
+        layout.addLayout(bottom)
         layout.addWidget(self.details, 1)
+
+    def open_settings(self) -> QtWidgets.QDialog:
+        """The settings dialog; saved settings apply from the next run on."""
+        from layerpath.gui.settings_dialog import SettingsDialog
+
+        dialog = SettingsDialog(self.settings, self)
+        dialog.saved.connect(self._settings_saved)
+        dialog.open()
+        return dialog
+
+    def _settings_saved(self, settings: Settings) -> None:
+        self.settings = settings
+        self._log(
+            f"settings saved: planner {settings.planner}, threshold {settings.quality_threshold}"
+        )
 
     # --- running -----------------------------------------------------------------------
 

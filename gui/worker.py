@@ -6,14 +6,14 @@ import logging
 import threading
 from collections.abc import Callable
 
-from layerpath.engine.types import RunResult
 from layerpath.errors import LayerpathError
 from layerpath.gui.qt import QtCore, Signal, Slot
 
 log = logging.getLogger(__name__)
 
-#: (emit, cancelled) -> RunResult: the work, run on the worker thread.
-Job = Callable[[Callable[[object], None], Callable[[], bool]], RunResult]
+#: (emit, cancelled) -> result: the work, run on the worker thread (a run, a re-run,
+#: a connection check); its result arrives through `done`.
+Job = Callable[[Callable[[object], None], Callable[[], bool]], object]
 
 
 class _Worker(QtCore.QObject):
@@ -45,7 +45,7 @@ class RunController(QtCore.QObject):
     """Runs one job at a time on a worker thread. Signals arrive on the main thread."""
 
     engine_event = Signal(object)  # not `event`: that name is QObject.event()
-    done = Signal(object)  # RunResult
+    done = Signal(object)  # the job's result
     error = Signal(str)  # a message for the user
     running_changed = Signal(bool)
 

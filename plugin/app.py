@@ -53,7 +53,12 @@ def run_gui(argv: Sequence[str]) -> int:
     registry = Registry.from_catalogue()
     traces = TraceStore(data_dir() / "traces.sqlite") if settings.record_traces else None
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
-    window = EditorWindow(lambda: Engine(registry, traces=traces), settings)
+    from layerpath.engine.llm_planner import planner_for
+
+    def engine_factory() -> Engine:  # the planner follows the settings as saved now
+        return Engine(registry, traces=traces, planner=planner_for(window.panel.settings)[0])
+
+    window = EditorWindow(engine_factory, settings)
     try:
         if args.image:
             window.open_file(args.image, cli._parse_masks(args.mask))

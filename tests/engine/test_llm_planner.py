@@ -4,10 +4,7 @@ server this test runs on 127.0.0.1 with scripted answers."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 import pytest
 
@@ -15,60 +12,7 @@ from layerpath.engine.llm_planner import LlmPlanner, llm_planner_with_fallback
 from layerpath.engine.types import EditRequest, SubtaskKind
 from layerpath.settings import LlmSettings
 from tests.conftest import Scene
-
-
-class ScriptedServer:
-    """Answers each chat completion with the next scripted (status, content)."""
-
-    def __init__(self) -> None:
-        self.script: list[tuple[int, str]] = []
-        self.requests: list[dict[str, Any]] = []
-        self.headers: list[dict[str, str]] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                server.requests.append(body)
-                server.headers.append({k.lower(): v for k, v in self.headers.items()})
-                status, content = (
-                    server.script.pop(0) if server.script else (500, "script exhausted")
-                )
-                if status == 200:
-                    payload = {
-                        "id": "chatcmpl-test",
-                        "object": "chat.completion",
-                        "created": 0,
-                        "model": body["model"],
-                        "choices": [
-                            {
-                                "index": 0,
-                                "finish_reason": "stop",
-                                "message": {"role": "assistant", "content": content},
-                            }
-                        ],
-                        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                    }
-                else:
-                    payload = {"error": {"message": content, "type": "server_error"}}
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+from tests.openai_server import ScriptedServer
 
 
 @pytest.fixture

@@ -1,0 +1,148 @@
+"""The settings dialog: planner and LLM endpoint (key kept in the OS keyring), quality
+threshold, retries, device and model folder."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from layerpath.gui.qt import QtWidgets, Signal
+from layerpath.gui.worker import RunController
+from layerpath.settings import LlmSettings, Settings, save_settings
+from layerpath.settings.secrets import get_api_key, set_api_key
+
+log = logging.getLogger(__name__)
+
+PLANNERS = (("Offline (built in)", "offline"), ("LLM (OpenAI-compatible)", "llm"))
+DEVICES = ("auto", "cuda", "mps", "cpu")
+
+
+def check_connection(base_url: str, api_key: str | None, timeout_s: float = 10.0) -> str:
+    """Ask the endpoint for its models; a short answer for the user either way."""
+    from openai import APIError, OpenAI
+
+    client = OpenAI(
+        base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0
+    )
+    try:
+        models = [m.id for m in client.models.list()]
+    except APIError as exc:
+        return f"Could not connect: {str(exc).splitlines()[0][:160]}"
+    shown = ", ".join(models[:5]) + (" …" if len(models) > 5 else "")
+    return f"Connected: {len(models)} model(s) — {shown}"
+
+
+class SettingsDialog(QtWidgets.QDialog):
+    """Edits a Settings record; Save writes settings.json and the key to the keyring."""
+
+    saved = Signal(object)  # Settings
+
+    def __init__(
+        self,
+        settings: Settings,
+        parent: QtWidgets.QWidget | None = None,
+        checker: Callable[[str, str | None], str] = check_connection,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("layerpath settings")
+        self.settings = settings
+        self._checker = checker
+        self._controller = RunController(self)
+        self.planner = QtWidgets.QComboBox()
+        for label, value in PLANNERS:
+            self.planner.addItem(label, value)
+        self.planner.setCurrentIndex([v for _, v in PLANNERS].index(settings.planner))
+        self.base_url = QtWidgets.QLineEdit(settings.llm.base_url)
+        self.model = QtWidgets.QLineEdit(settings.llm.model)
+        self.api_key = QtWidgets.QLineEdit()
+        self.api_key.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
+        stored = get_api_key(settings.llm.base_url)
+        self.api_key.setPlaceholderText(
+            "stored in the OS keyring" if stored else "none (local servers need none)"
+        )
+        self.test_button = QtWidgets.QPushButton("Test connection")
+        self.test_result = QtWidgets.QLabel()
+        self.test_result.setWordWrap(True)
+        self.threshold = QtWidgets.QDoubleSpinBox()
+        self.threshold.setRange(0.0, 1.0)
+        self.threshold.setSingleStep(0.05)
+        self.threshold.setValue(settings.quality_threshold)
+        self.retries = QtWidgets.QSpinBox()
+        self.retries.setRange(0, 5)
+        self.retries.setValue(settings.retries)
+        self.device = QtWidgets.QComboBox()
+        self.device.addItems(DEVICES)
+        self.device.setCurrentText(settings.device)
+        self.model_dir = QtWidgets.QLineEdit(settings.model_dir or "")
+        self.model_dir.setPlaceholderText("default: the platform data folder")
+        browse = QtWidgets.QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        folder = QtWidgets.QHBoxLayout()
+        folder.addWidget(self.model_dir, 1)
+        folder.addWidget(browse)
+
+        form = QtWidgets.QFormLayout()
+        form.addRow("Planner", self.planner)
+        form.addRow("LLM base URL", self.base_url)
+        form.addRow("LLM model", self.model)
+        form.addRow("API key", self.api_key)
+        form.addRow(self.test_button, self.test_result)
+        form.addRow("Quality threshold", self.threshold)
+        form.addRow("Retries per tool", self.retries)
+        form.addRow("Device", self.device)
+        form.addRow("Model folder", folder)
+        buttons = QtWidgets.QDialogButtonBox(
+            QtWidgets.QDialogButtonBox.StandardButton.Save
+            | QtWidgets.QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(buttons)
+        self.test_button.clicked.connect(self.test_connection)
+        self._controller.done.connect(self._tested)
+
+    def current(self) -> Settings:
+        """The settings as the form shows them."""
+        return Settings(
+            planner=self.planner.currentData(),
+            llm=LlmSettings(
+                base_url=self.base_url.text().strip(),
+                model=self.model.text().strip(),
+                timeout_s=self.settings.llm.timeout_s,
+            ),
+            quality_threshold=round(self.threshold.value(), 3),
+            retries=self.retries.value(),
+            device=self.device.currentText(),
+            model_dir=self.model_dir.text().strip() or None,
+            record_traces=self.settings.record_traces,
+        )
+
+    def save(self) -> None:
+        settings = self.current()
+        if self.api_key.text():
+            set_api_key(settings.llm.base_url, self.api_key.text())
+        save_settings(settings)
+        self.settings = settings
+        self.saved.emit(settings)
+        self.accept()
+
+    def test_connection(self) -> None:
+        """Check the endpoint off the UI thread; the answer shows beside the button."""
+        if self._controller.running:
+            return
+        url = self.base_url.text().strip()
+        key = self.api_key.text() or get_api_key(url)
+        self.test_result.setText("connecting…")
+        self._controller.start(lambda emit, cancelled: self._checker(url, key))
+
+    def _tested(self, message: object) -> None:
+        self.test_result.setText(str(message))
+
+    def _browse(self) -> None:
+        folder = QtWidgets.QFileDialog.getExistingDirectory(
+            self, "Model folder", self.model_dir.text()
+        )
+        if folder:
+            self.model_dir.setText(folder)
