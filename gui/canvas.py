@@ -8,7 +8,7 @@ from enum import Enum
 import cv2
 import numpy as np
 
-from layerpath.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
+from layerpath.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal, event_point
 from layerpath.gui.steps import rgba_image
 
 
@@ -106,7 +106,7 @@ class CanvasView(QtWidgets.QGraphicsView):
         self.selection_changed.emit()
 
     def _image_point(self, event: QtGui.QMouseEvent) -> tuple[int, int]:
-        point = self.mapToScene(event.position().toPoint())
+        point = self.mapToScene(event_point(event))
         w, h = self.picture_size()
         return int(np.clip(point.x(), 0, w - 1)), int(np.clip(point.y(), 0, h - 1))
 

@@ -20,7 +20,7 @@ from layerpath.errors import BadInput, LayerpathError
 from layerpath.gui.canvas import CanvasView, Tool
 from layerpath.gui.layers import LayersDock
 from layerpath.gui.panel import Panel
-from layerpath.gui.qt import Qt, QtGui, QtWidgets
+from layerpath.gui.qt import QAction, QActionGroup, Qt, QtGui, QtWidgets, QUndoStack
 from layerpath.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ class EditorWindow(QtWidgets.QMainWindow):
         self.setWindowTitle("layerpath")
         self.document: LayeredDocument | None = None
         self.path: Path | None = None
-        self.undo = QtGui.QUndoStack(self)
+        self.undo = QUndoStack(self)
         self.canvas = CanvasView()
         self.setCentralWidget(self.canvas)
         self.layers = LayersDock(self.undo, self.refresh)
@@ -64,9 +64,10 @@ class EditorWindow(QtWidgets.QMainWindow):
         select_menu = bar.addMenu("&Select")
         view_menu = bar.addMenu("&View")
         assert file_menu and edit_menu and select_menu and view_menu
-        file_menu.addAction("&Open…", QtGui.QKeySequence.StandardKey.Open, self._ask_open)
-        file_menu.addAction("Save &As…", QtGui.QKeySequence.StandardKey.SaveAs, self._ask_save)
-        file_menu.addAction("&Quit", QtGui.QKeySequence.StandardKey.Quit, self.close)
+        keys = QtGui.QKeySequence.StandardKey
+        self._add(file_menu, "&Open…", self._ask_open, keys.Open)
+        self._add(file_menu, "Save &As…", self._ask_save, keys.SaveAs)
+        self._add(file_menu, "&Quit", self.close, keys.Quit)
         undo, redo = self.undo.createUndoAction(self), self.undo.createRedoAction(self)
         assert undo and redo
         undo.setShortcut(QtGui.QKeySequence.StandardKey.Undo)
@@ -76,29 +77,36 @@ class EditorWindow(QtWidgets.QMainWindow):
         tools = self.addToolBar("Tools")
         assert tools is not None
         tools.setObjectName("Tools")
-        group = QtGui.QActionGroup(self)
+        group = QActionGroup(self)
         for tool, label in (
             (Tool.PAN, "Pan"),
             (Tool.RECTANGLE, "Rectangle"),
             (Tool.LASSO, "Lasso"),
             (Tool.BRUSH, "Mask brush"),
         ):
-            action = QtGui.QAction(label, self, checkable=True)
+            action = QAction(label, self, checkable=True)
             action.setChecked(tool == Tool.PAN)
             action.triggered.connect(lambda _=False, t=tool: self.canvas.set_tool(t))
             group.addAction(action)
             tools.addAction(action)
             select_menu.addAction(action)
         select_menu.addSeparator()
-        select_menu.addAction("&Clear selection", self.canvas.clear_selection)
-        select_menu.addAction("&Name selection as mask…", self._ask_mask_name)
-        view_menu.addAction(
-            "Zoom &in", QtGui.QKeySequence.StandardKey.ZoomIn, lambda: self.canvas.zoom(1.25)
-        )
-        view_menu.addAction(
-            "Zoom &out", QtGui.QKeySequence.StandardKey.ZoomOut, lambda: self.canvas.zoom(0.8)
-        )
-        view_menu.addAction("&Fit", self.canvas.fit)
+        self._add(select_menu, "&Clear selection", self.canvas.clear_selection)
+        self._add(select_menu, "&Name selection as mask…", self._ask_mask_name)
+        self._add(view_menu, "Zoom &in", lambda: self.canvas.zoom(1.25), keys.ZoomIn)
+        self._add(view_menu, "Zoom &out", lambda: self.canvas.zoom(0.8), keys.ZoomOut)
+        self._add(view_menu, "&Fit", self.canvas.fit)
+
+    def _add(
+        self, menu: QtWidgets.QMenu, text: str, slot: Callable[[], object], key: object = None
+    ) -> QAction:
+        """A menu action, built the same way on Qt 5 and 6 (their addAction overloads differ)."""
+        action = QAction(text, self)
+        if key is not None:
+            action.setShortcut(QtGui.QKeySequence(key))
+        action.triggered.connect(lambda _=False: slot())
+        menu.addAction(action)
+        return action
 
     # --- files ---------------------------------------------------------------------------
 

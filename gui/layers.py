@@ -6,14 +6,14 @@ from collections.abc import Callable
 from typing import Any, TypeAlias
 
 from layerpath.engine.io import GroupLayer, LayeredImage, PixelLayer
-from layerpath.gui.qt import Qt, QtGui, QtWidgets
+from layerpath.gui.qt import Qt, QtWidgets, QUndoCommand, QUndoStack
 
 Layer: TypeAlias = PixelLayer | GroupLayer
 Siblings: TypeAlias = list[Any]  # a document's layers or a group's children
 LAYER = Qt.ItemDataRole.UserRole
 
 
-class _LayerCommand(QtGui.QUndoCommand):
+class _LayerCommand(QUndoCommand):
     def __init__(self, text: str, changed: Callable[[], None]) -> None:
         super().__init__(text)
         self._changed = changed
@@ -80,7 +80,7 @@ class LayersDock(QtWidgets.QWidget):
 
     def __init__(
         self,
-        undo: QtGui.QUndoStack,
+        undo: QUndoStack,
         changed: Callable[[], None],
         parent: QtWidgets.QWidget | None = None,
     ) -> None:

@@ -1,11 +1,14 @@
 """The one Qt import of layerpath: PyQt6 when present, else PyQt5 (Krita 5 embeds it).
 
 Write PyQt6-style scoped enums (Qt.AlignmentFlag.AlignLeft); PyQt5 5.11+ accepts them.
+Classes that moved between modules in Qt 6 (QAction, QUndoStack, ...) are taken from here.
+LAYERPATH_QT=pyqt5 forces PyQt5 (the tests use it to check the Krita 5 code path).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # type-check against PyQt6
     from PyQt6 import QtCore, QtGui, QtWidgets
@@ -13,6 +16,8 @@ if TYPE_CHECKING:  # type-check against PyQt6
     QT6 = True
 else:
     try:
+        if os.environ.get("LAYERPATH_QT", "").lower() == "pyqt5":
+            raise ImportError("PyQt5 requested")
         from PyQt6 import QtCore, QtGui, QtWidgets
 
         QT6 = True
@@ -24,5 +29,29 @@ else:
 Qt = QtCore.Qt
 Signal = QtCore.pyqtSignal
 Slot = QtCore.pyqtSlot
+_moved = QtGui if QT6 else QtWidgets  # Qt 6 moved these from QtWidgets to QtGui
+QAction = _moved.QAction
+QActionGroup = _moved.QActionGroup
+QUndoStack = _moved.QUndoStack
+QUndoCommand = _moved.QUndoCommand
 
-__all__ = ["QT6", "Qt", "QtCore", "QtGui", "QtWidgets", "Signal", "Slot"]
+
+def event_point(event: Any) -> QtCore.QPoint:
+    """A mouse event's position in widget coordinates (Qt 6: position(), Qt 5: pos())."""
+    return event.position().toPoint() if QT6 else event.pos()
+
+
+__all__ = [
+    "QT6",
+    "QAction",
+    "QActionGroup",
+    "QUndoCommand",
+    "QUndoStack",
+    "Qt",
+    "QtCore",
+    "QtGui",
+    "QtWidgets",
+    "Signal",
+    "Slot",
+    "event_point",
+]

@@ -3,6 +3,7 @@ undo/redo, selections that tell the engine where "this" is, files and screenshot
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -176,3 +177,35 @@ def test_scripted_run_of_the_real_window(scene: Scene, tmp_path: Path) -> None:
         timeout=120,
     )
     assert failing.returncode == 1 and "No mask for 'giraffe'" in failing.stderr
+
+
+def test_the_same_widgets_run_under_pyqt5(scene: Scene, tmp_path: Path) -> None:
+    """Krita 5 embeds PyQt5: the editor, panel and a whole run must work there too."""
+    pytest.importorskip("PyQt5.QtWidgets")
+    image, masks = scene.save(tmp_path / "in")
+    out = tmp_path / "out.ora"
+    env = {**os.environ, "LAYERPATH_QT": "pyqt5"}
+    probe = "from layerpath.gui.qt import QT6; print(QT6)"
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", probe], env=env, capture_output=True, text=True
+        ).stdout.strip()
+        == "False"
+    )
+    command = [
+        sys.executable,
+        "-m",
+        "layerpath",
+        "gui",
+        str(image),
+        "--mask",
+        f"wall={masks['wall']}",
+        "--run",
+        "recolor the wall to navy",
+        "--save",
+        str(out),
+        "--exit",
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len(read_layered(out).layers[-1].children) == 2  # type: ignore[union-attr]
