@@ -108,6 +108,10 @@ class EditorWindow(QtWidgets.QMainWindow):
         menu.addAction(action)
         return action
 
+    def closeEvent(self, event: QtGui.QCloseEvent | None) -> None:  # noqa: N802
+        self.panel.controller.shutdown()
+        super().closeEvent(event)
+
     # --- files ---------------------------------------------------------------------------
 
     def open_file(self, path: Path, mask_files: Mapping[str, Path] | None = None) -> None:

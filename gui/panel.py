@@ -21,7 +21,7 @@ from layerpath.engine.types import (
     SubtaskOutcome,
 )
 from layerpath.errors import BadInput, LayerpathError
-from layerpath.gui.qt import Qt, QtWidgets, Signal
+from layerpath.gui.qt import Qt, QtGui, QtWidgets, Signal
 from layerpath.gui.steps import StepList
 from layerpath.gui.worker import RunController
 from layerpath.settings import Settings
@@ -164,6 +164,10 @@ class Panel(QtWidgets.QWidget):
         bottom.addWidget(self.settings_button)
         layout.addLayout(bottom)
         layout.addWidget(self.details, 1)
+
+    def closeEvent(self, event: QtGui.QCloseEvent | None) -> None:  # noqa: N802
+        self.controller.shutdown()  # never leave a worker thread running behind a closed panel
+        super().closeEvent(event)
 
     def open_settings(self) -> QtWidgets.QDialog:
         """The settings dialog; saved settings apply from the next run on."""

@@ -54,7 +54,10 @@ class StepList(QtWidgets.QListWidget):
         self.blockSignals(True)
         item.setCheckState(Qt.CheckState.Checked if step.visible else Qt.CheckState.Unchecked)
         self.blockSignals(False)
-        item.setToolTip(f"{step.kind.value} layer from {step.tool}; params {dict(step.params)}")
+        tip = f"{step.kind.value} layer from {step.tool}; params {dict(step.params)}"
+        if step.text:  # what OCR read: shown as data, never fed back to the planner
+            tip += f"\nText read: {step.text}"
+        item.setToolTip(tip)
         self.addItem(item)
         self.scrollToItem(item)
         return item

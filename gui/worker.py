@@ -51,17 +51,15 @@ class RunController(QtCore.QObject):
 
     def __init__(self, parent: QtCore.QObject | None = None) -> None:
         super().__init__(parent)
-        self._active = False
         self._cancel = threading.Event()
-        # threads still winding down after their job ended, kept alive until finished
-        self._threads: list[tuple[QtCore.QThread, _Worker]] = []
+        self._current: tuple[QtCore.QThread, _Worker] | None = None
 
     @property
     def running(self) -> bool:
-        return self._active
+        return self._current is not None
 
     def start(self, job: Job) -> None:
-        if self._active:
+        if self._current is not None:
             raise RuntimeError("a run is already in progress")
         self._cancel = threading.Event()
         thread = QtCore.QThread()
@@ -73,11 +71,7 @@ class RunController(QtCore.QObject):
         worker.engine_event.connect(self._relay_event)
         worker.done.connect(self._relay_done)
         worker.error.connect(self._relay_error)
-        worker.done.connect(thread.quit)
-        worker.error.connect(thread.quit)
-        thread.finished.connect(self._reap)
-        self._threads.append((thread, worker))
-        self._active = True
+        self._current = (thread, worker)
         self.running_changed.emit(True)
         thread.start()
 
@@ -85,9 +79,11 @@ class RunController(QtCore.QObject):
         """Ask the run to stop between tool calls; finished steps stay."""
         self._cancel.set()
 
-    def wait(self, ms: int = 30000) -> bool:
-        """Block until every worker thread has ended (for shutdown and tests)."""
-        return all(thread.wait(ms) for thread, _ in list(self._threads))
+    def shutdown(self, ms: int = 30000) -> None:
+        """Cancel and wait for the worker (before the host closes)."""
+        self.cancel()
+        if self._current is not None:
+            self._current[0].wait(ms)
 
     @Slot(object)
     def _relay_event(self, event: object) -> None:
@@ -104,12 +100,13 @@ class RunController(QtCore.QObject):
         self.error.emit(message)
 
     def _end(self) -> None:
-        self._active = False
+        """The job has returned: stop its thread now (it only has to leave its event loop),
+        so no QThread object is ever destroyed while running."""
+        assert self._current is not None
+        thread, worker = self._current
+        self._current = None
+        thread.quit()
+        thread.wait()
+        worker.deleteLater()
+        thread.deleteLater()
         self.running_changed.emit(False)
-
-    @Slot()
-    def _reap(self) -> None:
-        for thread, worker in [pair for pair in self._threads if pair[0].isFinished()]:
-            self._threads.remove((thread, worker))
-            thread.deleteLater()
-            worker.deleteLater()

@@ -99,7 +99,7 @@ def run_gui(argv: Sequence[str]) -> int:
     elif args.exit:
         QtCore.QTimer.singleShot(0, app.quit)
     code = app.exec()
-    window.panel.controller.wait()
+    window.panel.controller.shutdown()
     return code or outcome["code"]
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
+import keyring
 import pytest
+from keyrings.alt.file import PlaintextKeyring
 
 from benchmarks.scenes import Scene, make_scene
 
@@ -22,3 +25,15 @@ def isolated_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def scene() -> Scene:
     return make_scene()
+
+
+@pytest.fixture
+def file_keyring(tmp_path: Path) -> Iterator[PlaintextKeyring]:
+    """keyrings.alt's PlaintextKeyring, a real file-based keyring backend chosen
+    explicitly, so tests never touch the machine's own keyring."""
+    previous = keyring.get_keyring()
+    backend = PlaintextKeyring()
+    backend.file_path = str(tmp_path / "keyring.cfg")  # type: ignore[misc]
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)

@@ -162,3 +162,9 @@ def test_save_a_step_as_an_action(qtbot, panel: Panel) -> None:  # type: ignore[
     saved = ActionStore().load()["navy walls"]
     assert saved.tools == ("named_masks", "lab_recolor") and saved.to == "navy"
     assert saved.params[1]["lightness"] == 0.6
+
+
+def test_text_results_are_shown_with_their_step(qtbot, panel: Panel) -> None:  # type: ignore[no-untyped-def]
+    run(qtbot, panel, "extract the text")
+    (item,) = [panel.steps.item(r) for r in range(panel.steps.count())]
+    assert "rapidocr" in item.text() and "Text read: CLOSED" in item.toolTip()

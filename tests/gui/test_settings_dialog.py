@@ -5,9 +5,7 @@ goes to a real keyring backend (keyrings.alt's PlaintextKeyring, chosen explicit
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
-import keyring
 import pytest
 from keyrings.alt.file import PlaintextKeyring
 
@@ -19,16 +17,6 @@ from layerpath.settings.store import settings_path
 from tests.openai_server import ScriptedServer
 
 pytest.importorskip("pytestqt")
-
-
-@pytest.fixture
-def file_keyring(tmp_path: Path) -> Iterator[PlaintextKeyring]:
-    previous = keyring.get_keyring()
-    backend = PlaintextKeyring()
-    backend.file_path = str(tmp_path / "keyring.cfg")  # type: ignore[misc]
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 @pytest.fixture

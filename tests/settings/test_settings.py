@@ -5,10 +5,8 @@ so the test never touches the machine's own keyring)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import keyring
 import pytest
 from keyrings.alt.file import PlaintextKeyring
 
@@ -16,16 +14,6 @@ from layerpath.errors import BadInput
 from layerpath.settings import LlmSettings, Settings, load_settings, save_settings
 from layerpath.settings.secrets import delete_api_key, get_api_key, set_api_key
 from layerpath.settings.store import settings_path
-
-
-@pytest.fixture
-def file_keyring(tmp_path: Path) -> Iterator[PlaintextKeyring]:
-    previous = keyring.get_keyring()
-    backend = PlaintextKeyring()
-    backend.file_path = str(tmp_path / "keyring.cfg")  # type: ignore[misc]
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 def test_defaults_when_no_file() -> None:
