@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -51,6 +51,10 @@ class Document(Protocol):
         """Delete a step layer or a run's group; user layers cannot be removed."""
         ...
 
+    def record_run(self, report: Mapping[str, Any]) -> None:
+        """Keep a finished run's report (plan, routes, tool calls) with the document."""
+        ...
+
 
 class LayeredDocument:
     """A Document over an image file: the user's layers stay as read, runs add groups."""
@@ -62,6 +66,7 @@ class LayeredDocument:
         self._ids = (str(n) for n in itertools.count(1))
         self._groups: dict[str, GroupLayer] = {}
         self._steps: dict[str, tuple[GroupLayer, PixelLayer]] = {}
+        self.runs: list[Mapping[str, Any]] = []  # reports of the runs made on this document
 
     @classmethod
     def open(cls, path: Path, mask_files: Mapping[str, Path]) -> LayeredDocument:
@@ -123,6 +128,9 @@ class LayeredDocument:
         group, pixels = self._step(layer)
         group.children.remove(pixels)
         del self._steps[layer]
+
+    def record_run(self, report: Mapping[str, Any]) -> None:
+        self.runs.append(report)
 
     def save(self, path: Path) -> Path:
         """Write the user's layers and every run group (.ora, .psd or flat .png)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -192,6 +193,9 @@ class EditorWindow(QtWidgets.QMainWindow):
     def remove(self, layer: str) -> None:
         self._require().remove(layer)
         self.refresh()
+
+    def record_run(self, report: Mapping[str, Any]) -> None:
+        self._require().record_run(report)
 
     # --- view ----------------------------------------------------------------------------
 

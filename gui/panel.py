@@ -11,6 +11,7 @@ from layerpath.engine import events
 from layerpath.engine.actions import Action, ActionStore
 from layerpath.engine.document import Document
 from layerpath.engine.executor import Engine
+from layerpath.engine.report import build_report
 from layerpath.engine.types import (
     EditRequest,
     Mode,
@@ -293,6 +294,10 @@ class Panel(QtWidgets.QWidget):
         self.progress.setRange(0, max(1, len(result.plan)))
         self.progress.setValue(len(result.outcomes))
         self._log(f"finished: {len(result.calls)} tool calls, {result.seconds:.2f} s")
+        try:
+            self.document.record_run(build_report(result))
+        except LayerpathError as exc:
+            self._log(f"could not record the run in the document: {exc}")
         self.run_finished.emit(result)
 
     # --- re-run a step with another tool, save as action ---------------------------------

@@ -2,12 +2,14 @@
 
 Write PyQt6-style scoped enums (Qt.AlignmentFlag.AlignLeft); PyQt5 5.11+ accepts them.
 Classes that moved between modules in Qt 6 (QAction, QUndoStack, ...) are taken from here.
-LAYERPATH_QT=pyqt5 forces PyQt5 (the tests use it to check the Krita 5 code path).
+A PyQt5 that is already loaded (Krita 5) wins; LAYERPATH_QT=pyqt5 forces PyQt5 (the tests
+use it to check the Krita 5 code path).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # type-check against PyQt6
@@ -16,8 +18,10 @@ if TYPE_CHECKING:  # type-check against PyQt6
     QT6 = True
 else:
     try:
-        if os.environ.get("LAYERPATH_QT", "").lower() == "pyqt5":
-            raise ImportError("PyQt5 requested")
+        # Inside Krita 5 PyQt5 is already loaded: a second Qt in one process cannot work.
+        wants_qt5 = os.environ.get("LAYERPATH_QT", "").lower() == "pyqt5"
+        if wants_qt5 or ("PyQt5.QtCore" in sys.modules and "PyQt6.QtCore" not in sys.modules):
+            raise ImportError("PyQt5 requested or already loaded")
         from PyQt6 import QtCore, QtGui, QtWidgets
 
         QT6 = True

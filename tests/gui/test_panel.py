@@ -57,6 +57,8 @@ def test_run_shows_plan_and_one_step_per_layer(
     statuses = [panel.plan.topLevelItem(i).text(3) for i in range(panel.plan.topLevelItemCount())]
     assert statuses == ["done", "done"]
     assert "2/2 done" in panel.progress.format()
+    (report,) = document.runs  # the document keeps the run's report
+    assert [t["solved_by"] for t in report["subtasks"]] == ["rule:SR1", "rule:SR4"]
     assert np.abs(composite(document.image).astype(int) - result.image.astype(int)).max() <= 1  # type: ignore[attr-defined]
 
 
