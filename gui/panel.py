@@ -196,6 +196,7 @@ class Panel(QtWidgets.QWidget):
         prompt = self.instruction.toPlainText().strip()
         if not prompt:
             self._show_error("Type what should change first, e.g. 'recolor the wall to yellow'.")
+            self.run_finished.emit(None)
             return
         if self.controller.running:
             return
@@ -204,6 +205,7 @@ class Panel(QtWidgets.QWidget):
         except Exception as exc:  # a host problem: say it, keep the panel alive
             log.exception("snapshot failed")
             self._show_error(f"Could not read the image: {exc}")
+            self.run_finished.emit(None)
             return
         request = EditRequest(
             prompt,

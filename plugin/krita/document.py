@@ -1,0 +1,157 @@
+"""KritaDocument: the Document protocol over a Krita document.
+
+Reads the projection (any RGBA depth), the global selection ("this"), selection and
+transparency masks and `mask:NAME` paint layers as named masks. Writes each step as a
+new paint layer (only its bounds) inside one group per run, and each run's report as a
+document annotation, so a saved .kra remembers its runs. Existing user layers are never
+touched. Every call happens on Krita's main thread (the panel guarantees it).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import numpy as np
+from krita import Krita  # noqa: F401  (the Krita API must be loaded in this process)
+
+from layerpath.engine.types import Snapshot, StepLayer
+from layerpath.errors import BadInput
+from layerpath.gui.qt import QtCore
+from layerpath.plugin.krita.pixels import from_rgba8, to_rgba8
+
+MASK_TYPES = ("selectionmask", "transparencymask")
+MASK_PREFIX = "mask:"
+ANNOTATION = "layerpath"
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """Every node below `node`, depth first."""
+    for child in node.childNodes():
+        yield child
+        yield from walk(child)
+
+
+def selection_mask(selection: Any, w: int, h: int) -> np.ndarray:
+    """A krita.Selection (or None) as a boolean mask of the document's size."""
+    mask = np.zeros((h, w), dtype=bool)
+    if selection is None or selection.width() == 0 or selection.height() == 0:
+        return mask
+    x, y, sw, sh = selection.x(), selection.y(), selection.width(), selection.height()
+    gray = np.frombuffer(bytes(selection.pixelData(x, y, sw, sh)), dtype=np.uint8).reshape(sh, sw)
+    x0, y0, x1, y1 = max(0, x), max(0, y), min(w, x + sw), min(h, y + sh)
+    if x0 < x1 and y0 < y1:
+        mask[y0:y1, x0:x1] = gray[y0 - y : y1 - y, x0 - x : x1 - x] > 127
+    return mask
+
+
+class KritaDocument:
+    """Adapter from a krita.Document to layerpath's Document protocol."""
+
+    def __init__(self, document: Any) -> None:
+        self.document = document
+        self._nodes: dict[str, Any] = {}
+        self._groups: set[str] = set()
+        self._ids = (str(n) for n in itertools.count(1))
+
+    # --- reading -------------------------------------------------------------------------
+
+    def _check_model(self) -> str:
+        if self.document.colorModel() != "RGBA":
+            raise BadInput(
+                "layerpath edits RGB images; convert this one with Image ▸ Convert Image "
+                "Color Space ▸ RGB/Alpha first."
+            )
+        return str(self.document.colorDepth())
+
+    def snapshot(self) -> Snapshot:
+        depth = self._check_model()
+        w, h = self.document.width(), self.document.height()
+        image = to_rgba8(bytes(self.document.pixelData(0, 0, w, h)), depth, w, h)
+        return Snapshot(image, self._named_masks(depth, w, h), self._selection(w, h))
+
+    def _named_masks(self, depth: str, w: int, h: int) -> dict[str, np.ndarray]:
+        masks: dict[str, np.ndarray] = {}
+        for node in walk(self.document.rootNode()):
+            name = str(node.name())
+            if node.type() in MASK_TYPES:
+                masks[name.removeprefix(MASK_PREFIX)] = selection_mask(node.selection(), w, h)
+            elif node.type() == "paintlayer" and name.lower().startswith(MASK_PREFIX):
+                pixels = to_rgba8(bytes(node.pixelData(0, 0, w, h)), depth, w, h)
+                masks[name[len(MASK_PREFIX) :]] = pixels[..., 3] > 127
+        return masks
+
+    def _selection(self, w: int, h: int) -> np.ndarray | None:
+        mask = selection_mask(self.document.selection(), w, h)
+        return mask if mask.any() else None
+
+    # --- writing -------------------------------------------------------------------------
+
+    def add_group(self, name: str) -> str:
+        root = self.document.rootNode()
+        group = self.document.createGroupLayer(name)
+        children = root.childNodes()
+        root.addChildNode(group, children[-1] if children else None)  # on top
+        group_id = next(self._ids)
+        self._nodes[group_id] = group
+        self._groups.add(group_id)
+        return group_id
+
+    def add_step(self, group: str, step: StepLayer) -> str:
+        if group not in self._groups:
+            raise BadInput(f"No run group {group} in this document.")
+        if step.pixels is None:
+            raise BadInput(f"Step {step.name} has no pixels to write.")
+        depth = self._check_model()
+        parent = self._nodes[group]
+        node = self.document.createNode(step.name, "paintlayer")
+        children = parent.childNodes()
+        parent.addChildNode(node, children[-1] if children else None)
+        h, w = step.pixels.shape[:2]
+        x, y = step.offset
+        node.setPixelData(QtCore.QByteArray(from_rgba8(step.pixels, depth)), x, y, w, h)
+        node.setVisible(step.visible)
+        self.document.refreshProjection()
+        layer_id = next(self._ids)
+        self._nodes[layer_id] = node
+        return layer_id
+
+    def set_visible(self, layer: str, visible: bool) -> None:
+        self._node(layer).setVisible(visible)
+        self.document.refreshProjection()
+
+    def is_visible(self, layer: str) -> bool:
+        return bool(self._node(layer).visible())
+
+    def remove(self, layer: str) -> None:
+        self._node(layer).remove()
+        del self._nodes[layer]
+        self._groups.discard(layer)
+        self.document.refreshProjection()
+
+    def record_run(self, report: Mapping[str, Any]) -> None:
+        """Append the report to the document's layerpath annotation (saved in the .kra)."""
+        runs = self.runs()
+        runs.append(dict(report))
+        data = json.dumps({"version": 1, "runs": runs}, default=str).encode()
+        self.document.setAnnotation(
+            ANNOTATION, "layerpath runs (plan, steps, results)", QtCore.QByteArray(data)
+        )
+
+    def runs(self) -> list[dict[str, Any]]:
+        if ANNOTATION not in list(self.document.annotationTypes()):
+            return []
+        raw = bytes(self.document.annotation(ANNOTATION))
+        try:
+            return list(json.loads(raw.decode()).get("runs", []))
+        except ValueError:
+            return []
+
+    def _node(self, layer: str) -> Any:
+        if layer not in self._nodes:
+            raise BadInput(
+                f"Layer {layer} is not a layer layerpath added; user layers are never changed."
+            )
+        return self._nodes[layer]

@@ -1,0 +1,76 @@
+"""The self-test behind `kritarunner -s layerpath_selftest`: one real run inside Krita
+through the same code path as the docker."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from krita import Krita, Selection
+
+from layerpath.engine.executor import Engine
+from layerpath.engine.io import read_mask
+from layerpath.gui.panel import Panel
+from layerpath.gui.qt import QtCore
+from layerpath.plugin.krita.document import KritaDocument, walk
+from layerpath.settings import load_settings
+from layerpath.tools.registry import Registry
+
+
+def add_selection_mask(document: Any, name: str, mask: np.ndarray) -> None:
+    """A named Krita selection mask on the top layer, as a user would draw it."""
+    h, w = mask.shape
+    selection = Selection()
+    selection.setPixelData(QtCore.QByteArray((mask.astype(np.uint8) * 255).tobytes()), 0, 0, w, h)
+    node = document.createSelectionMask(name)
+    node.setSelection(selection)
+    document.rootNode().childNodes()[-1].addChildNode(node, None)
+
+
+def run(args: list[str]) -> int:
+    if len(args) < 3:
+        print(
+            "usage: kritarunner -s layerpath_selftest IN.png INSTRUCTION OUT.kra [NAME=MASK.png ...]",
+            file=sys.stderr,
+        )
+        return 2
+    source, instruction, target, *mask_args = args
+    app = Krita.instance()
+    document = app.openDocument(str(Path(source).resolve()))
+    document.setBatchmode(True)
+    size = (document.width(), document.height())
+    for item in mask_args:
+        name, _, path = item.partition("=")
+        add_selection_mask(document, name, read_mask(Path(path), size, name))
+
+    settings = load_settings()
+    registry = Registry.from_catalogue()
+    panel = Panel(KritaDocument(document), lambda: Engine(registry), settings)
+    results: list[object] = []
+    loop = QtCore.QEventLoop()
+
+    def finished(result: object) -> None:
+        results.append(result)
+        loop.quit()
+
+    panel.run_finished.connect(finished)
+    panel.instruction.setPlainText(instruction)
+    QtCore.QTimer.singleShot(0, panel.start_run)
+    loop.exec()
+    panel.controller.shutdown()
+
+    result = results[0] if results else None
+    ok = bool(result is not None and result.ok)  # type: ignore[attr-defined]
+    document.saveAs(str(Path(target).resolve()))
+    summary = {
+        "ok": ok,
+        "message": panel.message.text(),
+        "layers": [[n.name(), n.type()] for n in walk(document.rootNode())],
+        "steps": panel.steps.count(),
+    }
+    Path(f"{target}.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    document.close()
+    return 0 if ok else 1

@@ -1,0 +1,52 @@
+"""kritarunner -s kra_dump IN.kra OUT.json: what a saved .kra holds, as Krita reads it
+back (layer tree, bounds, pixel hashes, the projection, the layerpath annotation)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from pathlib import Path
+
+
+def _nodes(node, depth=0):  # type: ignore[no-untyped-def]
+    for child in node.childNodes():
+        bounds = child.bounds()
+        x, y, w, h = bounds.x(), bounds.y(), bounds.width(), bounds.height()
+        data = (
+            bytes(child.pixelData(x, y, w, h)) if child.type() == "paintlayer" and w and h else b""
+        )
+        yield {
+            "name": child.name(),
+            "type": child.type(),
+            "depth": depth,
+            "visible": child.visible(),
+            "bounds": [x, y, w, h],
+            "sha256": hashlib.sha256(data).hexdigest() if data else None,
+        }
+        yield from _nodes(child, depth + 1)
+
+
+def __main__(args: list[str]) -> None:
+    from krita import Krita
+
+    source, target = args
+    document = Krita.instance().openDocument(str(Path(source).resolve()))
+    document.setBatchmode(True)
+    w, h = document.width(), document.height()
+    background = document.rootNode().childNodes()[0]
+    annotation = (
+        bytes(document.annotation("layerpath"))
+        if "layerpath" in document.annotationTypes()
+        else b""
+    )
+    dump = {
+        "size": [w, h],
+        "depth": document.colorDepth(),
+        "nodes": list(_nodes(document.rootNode())),
+        "background": base64.b64encode(bytes(background.pixelData(0, 0, w, h))).decode(),
+        "projection": base64.b64encode(bytes(document.pixelData(0, 0, w, h))).decode(),
+        "annotation": annotation.decode() if annotation else None,
+    }
+    Path(target).write_text(json.dumps(dump), encoding="utf-8")
+    document.close()
