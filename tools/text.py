@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import logging
 import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
@@ -11,13 +12,15 @@ from typing import Any
 
 import cv2
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFont, features
 
 from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import boxes_mask, dilate, rgb, with_rgb
 from layerpath.tools.inpaint import inpaint_region
 from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
 
 _PATTERNS = {
     "digits": r"\d",
@@ -81,12 +84,28 @@ def _grown(box: Box, pixels: int, shape: tuple[int, ...]) -> Box:
     )
 
 
+@lru_cache(maxsize=4)
+def layout_engine(path: str) -> ImageFont.Layout:
+    """Pillow's RAQM layout (shaping for complex scripts) where it works in this process,
+    else BASIC. In a host that loaded its own HarfBuzz first (Krita), RAQM lays text out
+    at wild offsets and draws nothing; BASIC is unaffected."""
+    if not features.check("raqm"):
+        return ImageFont.Layout.BASIC
+    probe = "Hamburg AVAWA"
+    x0, _, x1, _ = ImageFont.truetype(path, 20, layout_engine=ImageFont.Layout.RAQM).getbbox(probe)
+    b0, _, b1, _ = ImageFont.truetype(path, 20, layout_engine=ImageFont.Layout.BASIC).getbbox(probe)
+    sane = abs(x0 - b0) <= 2 and abs((x1 - x0) - (b1 - b0)) <= 0.1 * (b1 - b0)
+    if not sane:
+        log.warning("Pillow's RAQM text layout is broken in this process; using BASIC layout")
+    return ImageFont.Layout.RAQM if sane else ImageFont.Layout.BASIC
+
+
 @lru_cache(maxsize=32)
 def load_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     """A bold sans at the given pixel size: DejaVu when installed, else Pillow's own."""
     for path in _FONT_FILES:
         if Path(path).exists():
-            return ImageFont.truetype(path, size)
+            return ImageFont.truetype(path, size, layout_engine=layout_engine(path))
     return ImageFont.load_default(size=size)
 
 
