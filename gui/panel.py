@@ -4,8 +4,10 @@ the live plan, progress, errors in plain words, and the list of executed steps."
 from __future__ import annotations
 
 import logging
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from layerpath.engine import events
 from layerpath.engine.actions import Action, ActionStore
@@ -80,9 +82,14 @@ class Panel(QtWidgets.QWidget):
         self._rerun: tuple[str, SubtaskOutcome, list[str]] | None = None  # group, old, old ids
         self._items: dict[str, QtWidgets.QTreeWidgetItem] = {}
         self._build()
-        self.controller.engine_event.connect(self._on_event)
-        self.controller.done.connect(self._on_done)
-        self.controller.error.connect(self._on_error)
+        # Host calls (Krita's addChildNode waits for its image and spins the event loop)
+        # can deliver the next worker signal while one is being handled: queue them and
+        # handle one at a time, in order.
+        self._pending: deque[Callable[[], None]] = deque()
+        self._handling = False
+        self.controller.engine_event.connect(lambda e: self._in_order(self._on_event, e))
+        self.controller.done.connect(lambda r: self._in_order(self._on_done, r))
+        self.controller.error.connect(lambda m: self._in_order(self._on_error, m))
         self.controller.running_changed.connect(self._on_running)
 
     # --- layout ------------------------------------------------------------------------
@@ -237,6 +244,17 @@ class Panel(QtWidgets.QWidget):
         self.instruction.setReadOnly(running)
 
     # --- events (main thread) ----------------------------------------------------------
+
+    def _in_order(self, handler: Callable[[Any], None], value: object) -> None:
+        self._pending.append(lambda: handler(value))
+        if self._handling:
+            return  # the handler running further up this stack picks it up
+        self._handling = True
+        try:
+            while self._pending:
+                self._pending.popleft()()
+        finally:
+            self._handling = False
 
     def _on_event(self, event: object) -> None:
         if isinstance(event, events.PlanReady):

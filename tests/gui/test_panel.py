@@ -12,6 +12,7 @@ from layerpath.engine import events
 from layerpath.engine.document import LayeredDocument
 from layerpath.engine.executor import Engine
 from layerpath.engine.io import GroupLayer, composite
+from layerpath.engine.types import StepLayer
 from layerpath.gui.panel import Panel
 from layerpath.gui.qt import Qt, QtCore
 from layerpath.tools.imaging import dilate
@@ -127,7 +128,9 @@ def test_ui_thread_never_blocks_long_during_a_run(qtbot, panel: Panel) -> None: 
     )
     timer.stop()
     assert len(gaps) > 20
-    assert max(gaps[1:]) < 0.05, f"UI thread blocked for {max(gaps[1:]) * 1000:.0f} ms"
+    # the engine on the UI thread would block it for a whole tool call (OCR: seconds);
+    # the bound leaves room for GIL contention on a busy 2-core machine
+    assert max(gaps[1:]) < 0.5, f"UI thread blocked for {max(gaps[1:]) * 1000:.0f} ms"
 
 
 def test_rerun_a_step_with_another_tool_replaces_its_layers(
@@ -170,3 +173,38 @@ def test_text_results_are_shown_with_their_step(qtbot, panel: Panel) -> None:  #
     run(qtbot, panel, "extract the text")
     (item,) = [panel.steps.item(r) for r in range(panel.steps.count())]
     assert "rapidocr" in item.text() and "Text read: CLOSED" in item.toolTip()
+
+
+class SpinningDocument(LayeredDocument):
+    """Like Krita's Node.addChildNode, which waits for the image and spins the event loop
+    while it does: the worker's next signals arrive in the middle of a host call."""
+
+    def _spin(self) -> None:
+        deadline = time.monotonic() + 0.3
+        while time.monotonic() < deadline:
+            QtCore.QCoreApplication.processEvents()
+            time.sleep(0.01)
+
+    def add_group(self, name: str) -> str:
+        self._spin()
+        return super().add_group(name)
+
+    def add_step(self, group: str, step: StepLayer) -> str:
+        self._spin()
+        return super().add_step(group, step)
+
+
+def test_steps_stay_in_order_in_one_group_when_the_host_spins_the_event_loop(
+    qtbot, scene: Scene, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    image, masks = scene.save(tmp_path / "in")
+    document = SpinningDocument.open(image, masks)
+    widget = Panel(document, lambda: Engine(REGISTRY))
+    qtbot.addWidget(widget)
+    result = run(qtbot, widget, "remove the ball and recolor the wall to yellow")
+    assert result is not None and result.ok  # type: ignore[attr-defined]
+    groups = [layer for layer in document.image.layers if isinstance(layer, GroupLayer)]
+    assert len(groups) == 1
+    names = [child.name.split(" — ")[0] for child in groups[0].children]
+    assert names == ["1. named_masks", "2. lab_recolor", "1. named_masks", "2. opencv_telea"]
+    assert document.runs and widget.steps.count() == 4
