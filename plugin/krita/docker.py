@@ -4,6 +4,7 @@ actions (run, cancel, re-run step, save action) users can bind shortcuts to."""
 from __future__ import annotations
 
 import logging
+import os
 from typing import Any
 
 from krita import DockWidget, DockWidgetFactory, DockWidgetFactoryBase, Extension, Krita
@@ -13,6 +14,7 @@ from layerpath.engine.llm_planner import planner_for
 from layerpath.engine.traces import TraceStore
 from layerpath.gui.panel import Panel
 from layerpath.gui.qt import QtWidgets
+from layerpath.plugin.krita import scripted
 from layerpath.plugin.krita.document import KritaDocument
 from layerpath.settings import data_dir, load_settings
 from layerpath.tools.registry import Registry
@@ -109,3 +111,5 @@ def register() -> None:
     app.addDockWidgetFactory(
         DockWidgetFactory(DOCKER_ID, DockWidgetFactoryBase.DockRight, LayerpathDocker)
     )
+    if os.environ.get(scripted.SCREENSHOT_ENV):
+        scripted.start(DOCKER_ID)

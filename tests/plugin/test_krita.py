@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest
@@ -152,3 +153,85 @@ def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path
     # the .kra remembers its run
     runs = json.loads(dump["annotation"])["runs"]
     assert [s["solved_by"] for s in runs[0]["subtasks"]] == ["rule:SR1", "rule:SR4"]
+
+
+@pytest.mark.krita
+@pytest.mark.skipif(
+    shutil.which("krita") is None or shutil.which("xvfb-run") is None,
+    reason="Krita or Xvfb is not installed",
+)
+def test_docker_runs_an_instruction_in_kritas_window(tmp_path: Path) -> None:
+    """A fresh Krita profile with the plugin installed the way a user installs it: the
+    docker appears in the window, a typed instruction runs on its worker thread, the
+    steps land as layers, and the screenshot shows the edit and the panel."""
+    home = tmp_path / "home"
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_DATA_HOME", "XDG_CONFIG_HOME")}
+    env.pop("QT_QPA_PLATFORM", None)  # Krita's window goes to Xvfb
+    env["HOME"] = str(home)
+    subprocess.run(
+        [sys.executable, str(INSTALLER), "install"], env=env, check=True, capture_output=True
+    )
+    assert (home / ".local/share/krita/pykrita/layerpath_krita/__init__.py").exists()
+    image = tmp_path / "coffee.png"
+    shutil.copy(ROOT / "examples" / "coffee.png", image)
+    shot = tmp_path / "shot.png"
+    instruction = "replace the sign text with OPEN"
+    env.update(
+        LAYERPATH_KRITA_ENV=sysconfig.get_paths()["purelib"],
+        LAYERPATH_KRITA_SCREENSHOT=str(shot),
+        LAYERPATH_KRITA_INSTRUCTION=instruction,
+    )
+    krita = subprocess.run(
+        ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", "krita", "--nosplash", str(image)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=420,
+    )
+    assert shot.with_suffix(".json").exists(), krita.stderr[-3000:]
+    seen = json.loads(shot.with_suffix(".json").read_text())
+    assert seen["docker"] and seen["docker_title"] == "layerpath" and seen["panel"], seen
+    assert seen["run"]["ok"], seen
+    assert seen["run"]["tools"][:3] == ["rapidocr", "text_fill_erase", "pillow_text_write"]
+    names = [name.split(" — ")[0] for name, _ in seen["layers"]]
+    assert names == [
+        "Background",
+        instruction,  # one group for the run, its steps inside in order
+        "1. rapidocr",
+        "2. text_fill_erase",
+        "3. pillow_text_write",
+    ]
+    assert seen["saved"] and seen["kra"] and shot.with_suffix(".kra").stat().st_size > 0
+
+    # the screenshot: the canvas shows the new sign text, the docker shows the panel
+    from layerpath.tools.ocr import read_text
+
+    pixels = np.asarray(Image.open(shot).convert("RGBA"))
+    assert pixels.shape[0] > 600 and pixels.shape[1] > 800
+    boxes = read_text(pixels)
+    big = {box.text for box in boxes if box.box.height >= 20}  # the canvas, not thumbnails
+    assert "OPEN" in big and "CLOSED" not in big, big
+    assert {"What should change?", "layerpath", "1/1 done in"} <= {
+        box.text[:11] if box.text.startswith("1/1 done") else box.text for box in boxes
+    }
+
+
+@pytest.mark.krita
+@needs_krita
+def test_without_its_environment_the_plugin_says_what_to_run(tmp_path: Path) -> None:
+    resource = install(tmp_path)
+    empty = tmp_path / "no-env"
+    empty.mkdir()
+    env = krita_env(tmp_path, [resource / "pykrita", HERE])
+    env["LAYERPATH_KRITA_ENV"] = str(empty)
+    out = tmp_path / "problem.txt"
+    subprocess.run(
+        ["kritarunner", "-s", "missing_probe", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    problem = out.read_text(encoding="utf-8")
+    assert "missing: layerpath" in problem
+    assert "python installers/krita.py env" in problem and str(empty) in problem
