@@ -15,7 +15,7 @@ from layerpath.engine.traces import TraceStore
 from layerpath.gui.panel import Panel
 from layerpath.gui.qt import QtWidgets
 from layerpath.plugin.krita import scripted
-from layerpath.plugin.krita.document import KritaDocument
+from layerpath.plugin.krita.document import KritaDocument, document_key
 from layerpath.settings import data_dir, load_settings
 from layerpath.tools.registry import Registry
 
@@ -37,10 +37,6 @@ ACTIONS = (
     ),
 )
 _dockers: list[LayerpathDocker] = []
-
-
-def document_key(document: Any) -> str:
-    return str(document.rootNode().uniqueId().toString())
 
 
 class LayerpathDocker(DockWidget):

@@ -1,9 +1,10 @@
 """KritaDocument: the Document protocol over a Krita document.
 
 Reads the projection (any RGBA depth), the global selection ("this"), selection and
-transparency masks and `mask:NAME` paint layers as named masks. Writes each step as a
-new paint layer (only its bounds) inside one group per run, and each run's report as a
-document annotation, so a saved .kra remembers its runs. Existing user layers are never
+transparency masks and `mask:NAME` paint layers as named masks. Writes each step inside
+one group per run: pixels as a paint layer (only their bounds), masks as selection masks,
+detections and OCR boxes as vector layers; and each run's report as a document
+annotation, so a saved .kra remembers its runs. Existing user layers are never
 touched. Every call happens on Krita's main thread (the panel guarantees it).
 """
 
@@ -11,13 +12,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 from collections.abc import Iterator, Mapping
+from html import escape
 from typing import Any
 
 import numpy as np
-from krita import Krita  # noqa: F401  (the Krita API must be loaded in this process)
+from krita import Krita, Selection
 
-from layerpath.engine.types import Snapshot, StepLayer
+from layerpath.engine.types import LayerKind, Snapshot, StepLayer
 from layerpath.errors import BadInput
 from layerpath.gui.qt import QtCore
 from layerpath.plugin.krita.pixels import from_rgba8, to_rgba8
@@ -25,6 +28,14 @@ from layerpath.plugin.krita.pixels import from_rgba8, to_rgba8
 MASK_TYPES = ("selectionmask", "transparencymask")
 MASK_PREFIX = "mask:"
 ANNOTATION = "layerpath"
+BOX_STROKE = "#00c8ff"
+#: "2. lab_recolor — Recoloring wall -> navy": a layer or mask layerpath added
+STEP_NAME = re.compile(r"^\d+\. \S+ — ")
+
+
+def document_key(document: Any) -> str:
+    """What identifies a Krita document across its Python wrappers."""
+    return str(document.rootNode().uniqueId().toString())
 
 
 def walk(node: Any) -> Iterator[Any]:
@@ -76,6 +87,8 @@ class KritaDocument:
         masks: dict[str, np.ndarray] = {}
         for node in walk(self.document.rootNode()):
             name = str(node.name())
+            if STEP_NAME.match(name):
+                continue  # a mask a run made; renamed to an object's name it is used
             if node.type() in MASK_TYPES:
                 masks[name.removeprefix(MASK_PREFIX)] = selection_mask(node.selection(), w, h)
             elif node.type() == "paintlayer" and name.lower().startswith(MASK_PREFIX):
@@ -100,23 +113,65 @@ class KritaDocument:
         return group_id
 
     def add_step(self, group: str, step: StepLayer) -> str:
+        """Pixels as a paint layer (only their bounds), a mask as a selection mask, boxes
+        (detections, OCR) as a vector layer of rectangles."""
         if group not in self._groups:
             raise BadInput(f"No run group {group} in this document.")
         if step.pixels is None:
             raise BadInput(f"Step {step.name} has no pixels to write.")
         depth = self._check_model()
         parent = self._nodes[group]
-        node = self.document.createNode(step.name, "paintlayer")
+        if step.kind == LayerKind.MASK:
+            node = self.document.createSelectionMask(step.name)
+        elif step.kind in (LayerKind.BOXES, LayerKind.TEXT) and step.boxes and self._active():
+            node = self.document.createVectorLayer(step.name)
+        else:
+            node = self.document.createNode(step.name, "paintlayer")
         children = parent.childNodes()
         parent.addChildNode(node, children[-1] if children else None)
         h, w = step.pixels.shape[:2]
         x, y = step.offset
-        node.setPixelData(QtCore.QByteArray(from_rgba8(step.pixels, depth)), x, y, w, h)
+        if step.kind == LayerKind.MASK:
+            selection = Selection()
+            alpha = (step.pixels[..., 3] > 0).astype(np.uint8) * 255
+            selection.setPixelData(QtCore.QByteArray(alpha.tobytes()), x, y, w, h)
+            node.setSelection(selection)
+        elif node.type() == "vectorlayer":
+            node.addShapesFromSvg(self._boxes_svg(step))
+        else:
+            node.setPixelData(QtCore.QByteArray(from_rgba8(step.pixels, depth)), x, y, w, h)
         node.setVisible(step.visible)
         self.document.refreshProjection()
         layer_id = next(self._ids)
         self._nodes[layer_id] = node
         return layer_id
+
+    def _active(self) -> bool:
+        """Whether this is the document in the active view. Krita 5.1's
+        VectorLayer.addShapesFromSvg works on the active document and crashes without one,
+        so boxes become a vector layer only then (else a paint layer with the outlines)."""
+        active = Krita.instance().activeDocument()
+        return active is not None and document_key(active) == document_key(self.document)
+
+    def _boxes_svg(self, step: StepLayer) -> str:
+        """Rectangles in pixel units; Krita's vector shapes live in points (1/72 in), so
+        the viewBox maps the document's pixels onto its size in points."""
+        w, h = self.document.width(), self.document.height()
+        points = 72.0 / (self.document.resolution() or 72)
+        stroke = max(2, max(w, h) // 400)
+        lines = (step.text or "").splitlines()
+        rects = []
+        for i, box in enumerate(step.boxes):
+            label = lines[i] if i < len(lines) else box.label
+            rects.append(
+                f'<rect id="box{i + 1}" x="{box.x0}" y="{box.y0}" width="{box.width}" '
+                f'height="{box.height}" fill="none" stroke="{BOX_STROKE}" '
+                f'stroke-width="{stroke}"><title>{escape(label)}</title></rect>'
+            )
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{w * points}pt" '
+            f'height="{h * points}pt" viewBox="0 0 {w} {h}">{"".join(rects)}</svg>'
+        )
 
     def set_visible(self, layer: str, visible: bool) -> None:
         self._node(layer).setVisible(visible)

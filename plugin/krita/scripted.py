@@ -80,7 +80,12 @@ class Check:
             self.seen["saved"] = bool(window.qwindow().grab().save(str(self.target)))
         document = app.activeDocument()
         if document is not None:
-            self.seen["layers"] = [[n.name(), n.type()] for n in walk(document.rootNode())]
+            nodes = list(walk(document.rootNode()))
+            self.seen["layers"] = [[n.name(), n.type()] for n in nodes]
+            self.seen["vector_bounds"] = [
+                [b.x(), b.y(), b.width(), b.height()]
+                for b in (n.bounds() for n in nodes if n.type() == "vectorlayer")
+            ]
             document.setBatchmode(True)  # no dialogs: save, then quit without asking
             self.seen["kra"] = bool(document.saveAs(str(self.target.with_suffix(".kra"))))
         self.target.with_suffix(".json").write_text(json.dumps(self.seen), encoding="utf-8")

@@ -16,7 +16,7 @@ def _nodes(node, depth=0):  # type: ignore[no-untyped-def]
         data = (
             bytes(child.pixelData(x, y, w, h)) if child.type() == "paintlayer" and w and h else b""
         )
-        yield {
+        entry = {
             "name": child.name(),
             "type": child.type(),
             "depth": depth,
@@ -24,6 +24,14 @@ def _nodes(node, depth=0):  # type: ignore[no-untyped-def]
             "bounds": [x, y, w, h],
             "sha256": hashlib.sha256(data).hexdigest() if data else None,
         }
+        if child.type() == "selectionmask":
+            selection = child.selection()
+            sx, sy, sw, sh = selection.x(), selection.y(), selection.width(), selection.height()
+            bits = bytes(selection.pixelData(sx, sy, sw, sh)) if sw and sh else b""
+            entry["selection"] = [sx, sy, sw, sh, sum(1 for b in bits if b > 127)]
+        if child.type() == "vectorlayer":
+            entry["shapes"] = [shape.name() for shape in child.shapes()]
+        yield entry
         yield from _nodes(child, depth + 1)
 
 

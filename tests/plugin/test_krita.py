@@ -93,7 +93,7 @@ def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path
     resource = install(tmp_path)
     image, masks = scene.save(tmp_path / "in")
     out = tmp_path / "out.kra"
-    instruction = "remove the ball and recolor the wall to navy"
+    instruction = "detect the ball, remove the ball and recolor the wall to navy"
     env = krita_env(tmp_path, [resource / "pykrita", HERE])
     run = subprocess.run(
         [
@@ -113,7 +113,7 @@ def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path
     )
     summary = json.loads(Path(f"{out}.json").read_text())
     assert summary["ok"], (summary, run.stderr[-2000:])
-    assert summary["steps"] == 4
+    assert summary["steps"] == 5
 
     dump_path = tmp_path / "dump.json"
     subprocess.run(
@@ -128,17 +128,29 @@ def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path
     nodes = dump["nodes"]
     group = next(n for n in nodes if n["type"] == "grouplayer")
     assert group["name"] == instruction
-    steps = [n for n in nodes if n["depth"] == 1 and n["type"] == "paintlayer"]
-    assert [s["name"].split(" — ")[0] for s in steps] == [
-        "1. named_masks",
-        "2. lab_recolor",
-        "1. named_masks",
-        "2. opencv_telea",
+    steps = [n for n in nodes if n["depth"] == 1 and n["name"][0].isdigit()]  # not the masks
+    assert [(s["name"].split(" — ")[0], s["type"], s["visible"]) for s in steps] == [
+        # the detection: outlines on a paint layer (kritarunner has no active view, which
+        # Krita 5.1's addShapesFromSvg needs; the window test checks the vector layer)
+        ("1. named_masks", "paintlayer", True),
+        ("1. named_masks", "selectionmask", False),  # the wall's mask
+        ("2. lab_recolor", "paintlayer", True),
+        ("1. named_masks", "selectionmask", False),  # the ball's mask
+        ("2. opencv_telea", "paintlayer", True),
     ]
-    assert [s["visible"] for s in steps] == [False, True, False, True]
     # step layers hold only their bounds
     fill = next(s for s in steps if "opencv_telea" in s["name"])
     assert fill["bounds"][2] < 100 and fill["bounds"][3] < 100
+    # a mask step selects exactly the mask's pixels
+    ball = scene.masks["ball"]
+    ys, xs = np.nonzero(ball)
+    ball_selection = steps[3]["selection"]
+    assert ball_selection[4] == int(ball.sum())
+    assert ball_selection[:2] == [int(xs.min()), int(ys.min())]
+    # the detection's rectangle sits on the ball's box
+    bx, by, bw, bh = steps[0]["bounds"]
+    assert abs(bx - xs.min()) <= 3 and abs(by - ys.min()) <= 3
+    assert abs(bw - (xs.max() + 1 - xs.min())) <= 6 and abs(bh - (ys.max() + 1 - ys.min())) <= 6
     # the user's layer is byte-identical to the input (BGRA on the wire)
     background = np.frombuffer(base64.b64decode(dump["background"]), np.uint8).reshape(h, w, 4)
     assert np.array_equal(background[..., [2, 1, 0, 3]], scene.image)
@@ -149,10 +161,14 @@ def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path
     projection = np.frombuffer(base64.b64decode(dump["projection"]), np.uint8).reshape(h, w, 4)[
         ..., [2, 1, 0, 3]
     ]
-    assert np.abs(projection.astype(int) - expected.astype(int)).max() <= 2
+    outline = np.zeros((h, w), dtype=bool)  # the visible detection rectangle
+    outline[by - 2 : by + bh + 2, bx - 2 : bx + bw + 2] = True
+    outline[by + 4 : by + bh - 4, bx + 4 : bx + bw - 4] = False
+    assert np.abs(projection.astype(int) - expected.astype(int))[~outline].max() <= 2
+    assert np.abs(projection.astype(int) - expected.astype(int))[outline].max() > 50
     # the .kra remembers its run
     runs = json.loads(dump["annotation"])["runs"]
-    assert [s["solved_by"] for s in runs[0]["subtasks"]] == ["rule:SR1", "rule:SR4"]
+    assert [s["solved_by"] for s in runs[0]["subtasks"]][1:] == ["rule:SR1", "rule:SR4"]
 
 
 @pytest.mark.krita
@@ -193,14 +209,17 @@ def test_docker_runs_an_instruction_in_kritas_window(tmp_path: Path) -> None:
     assert seen["docker"] and seen["docker_title"] == "layerpath" and seen["panel"], seen
     assert seen["run"]["ok"], seen
     assert seen["run"]["tools"][:3] == ["rapidocr", "text_fill_erase", "pillow_text_write"]
-    names = [name.split(" — ")[0] for name, _ in seen["layers"]]
-    assert names == [
-        "Background",
-        instruction,  # one group for the run, its steps inside in order
-        "1. rapidocr",
-        "2. text_fill_erase",
-        "3. pillow_text_write",
+    layers = [(name.split(" — ")[0], kind) for name, kind in seen["layers"]]
+    assert layers == [
+        ("Background", "paintlayer"),
+        (instruction, "grouplayer"),  # one group for the run, its steps inside in order
+        ("1. rapidocr", "vectorlayer"),  # the text's box, as a rectangle shape
+        ("2. text_fill_erase", "paintlayer"),
+        ("3. pillow_text_write", "paintlayer"),
     ]
+    # the rectangle is on the sign's text, in pixels (Krita keeps shapes in points)
+    x, y, w, h = seen["vector_bounds"][0]
+    assert abs(x - 454) <= 4 and abs(y - 34) <= 4 and abs(w - 131) <= 6 and abs(h - 31) <= 6
     assert seen["saved"] and seen["kra"] and shot.with_suffix(".kra").stat().st_size > 0
 
     # the screenshot: the canvas shows the new sign text, the docker shows the panel
