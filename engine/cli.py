@@ -1,4 +1,4 @@
-"""The `layerpath` command line: plan, edit, tools."""
+"""The `layerpath` command line: plan, edit, tools, models."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from layerpath import __version__
-from layerpath.engine import events
+from layerpath.engine import cli_models, events
 from layerpath.engine.document import LayeredDocument
 from layerpath.engine.executor import Engine
 from layerpath.engine.io import load_snapshot
@@ -66,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     edit.add_argument("--no-traces", action="store_true", help="do not record traces")
 
     sub.add_parser("tools", help="list the tools (the Model Description Table)")
+    cli_models.add_parser(sub)
     return parser
 
 
@@ -194,7 +195,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    commands = {"plan": cmd_plan, "edit": cmd_edit, "tools": cmd_tools}
+    commands = {
+        "plan": cmd_plan,
+        "edit": cmd_edit,
+        "tools": cmd_tools,
+        "models": cli_models.cmd_models,
+    }
     try:
         return commands[args.command](args)
     except LayerpathError as exc:

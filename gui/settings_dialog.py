@@ -80,6 +80,8 @@ class SettingsDialog(QtWidgets.QDialog):
         folder = QtWidgets.QHBoxLayout()
         folder.addWidget(self.model_dir, 1)
         folder.addWidget(browse)
+        self.offline = QtWidgets.QCheckBox("Never download models (offline)")
+        self.offline.setChecked(settings.offline)
 
         form = QtWidgets.QFormLayout()
         form.addRow("Planner", self.planner)
@@ -91,6 +93,7 @@ class SettingsDialog(QtWidgets.QDialog):
         form.addRow("Retries per tool", self.retries)
         form.addRow("Device", self.device)
         form.addRow("Model folder", folder)
+        form.addRow("", self.offline)
         buttons = QtWidgets.QDialogButtonBox(
             QtWidgets.QDialogButtonBox.StandardButton.Save
             | QtWidgets.QDialogButtonBox.StandardButton.Cancel
@@ -116,6 +119,7 @@ class SettingsDialog(QtWidgets.QDialog):
             retries=self.retries.value(),
             device=self.device.currentText(),
             model_dir=self.model_dir.text().strip() or None,
+            offline=self.offline.isChecked(),
             record_traces=self.settings.record_traces,
         )
 

@@ -23,6 +23,10 @@ class ModelMissing(LayerpathError):
     """A tool needs model weights that are not on this machine."""
 
 
+class DownloadFailed(LayerpathError):
+    """Model weights could not be downloaded or did not pass their sha256 check."""
+
+
 class ToolFailed(LayerpathError):
     """A tool ran but could not produce a result."""
 

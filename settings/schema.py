@@ -30,5 +30,6 @@ class Settings(BaseModel):
     quality_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     retries: int = Field(default=2, ge=0, le=5)
     device: Literal["auto", "cuda", "mps", "cpu"] = "auto"
-    model_dir: str | None = None
+    model_dir: str | None = None  # None: <data dir>/models
+    offline: bool = False  # never download models
     record_traces: bool = True
