@@ -65,7 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     edit.add_argument("--threshold", type=float, default=None, help="quality threshold 0..1")
     edit.add_argument("--no-traces", action="store_true", help="do not record traces")
 
-    sub.add_parser("tools", help="list the tools (the Model Description Table)")
+    tools = sub.add_parser("tools", help="list the tools (the Model Description Table)")
+    tools.add_argument("action", nargs="?", choices=["list"], default="list")
+    tools.add_argument("--json", action="store_true", help="every field, as JSON")
     cli_models.add_parser(sub)
     return parser
 
@@ -183,9 +185,18 @@ def cmd_edit(args: argparse.Namespace) -> int:
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    for row in model_description_table(Registry.from_catalogue()):
-        state = "available" if row["available"] else f"unavailable: {row['unavailable_reason']}"
-        print(f"{row['name']:<20} {', '.join(row['subtasks'])}  [{state}]")
+    rows = model_description_table(Registry.from_catalogue())
+    if args.json:
+        print(json.dumps({"tools": rows}, indent=2))
+        return 0
+    for row in rows:
+        state = (
+            "available"
+            if row["available"]
+            else f"unavailable: {row['unavailable_reason']} — fix: {row['fix']}"
+        )
+        subtasks = ", ".join(row["subtasks"])
+        print(f"{row['name']:<20} {subtasks}  [{state}]")
     return 0
 
 

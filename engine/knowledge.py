@@ -21,20 +21,38 @@ PRIOR_WEIGHT = 3.0
 
 
 def model_description_table(registry: Registry) -> list[dict[str, object]]:
-    """The MDT as rows (for `layerpath tools`, reports and the LLM prompt)."""
-    return [
-        {
-            "name": t.name,
-            "subtasks": [s.value for s in t.spec.subtasks],
-            "helps": [s.value for s in t.spec.helps],
-            "inputs": [a.value for a in t.spec.inputs],
-            "outputs": [a.value for a in t.spec.outputs],
-            "backend": t.spec.backend,
-            "available": t.available() is None,
-            "unavailable_reason": t.available(),
-        }
-        for t in registry
-    ]
+    """The MDT as rows (for `layerpath tools`, reports and the LLM prompt): what each
+    tool does, with what, and whether it can run here (else why, and the fix)."""
+    rows: list[dict[str, object]] = []
+    for t in registry:
+        found = t.availability()
+        model: dict[str, object] | None = None
+        if t.spec.model is not None:
+            status = t.models.status(t.spec.model)
+            model = {
+                "name": t.spec.model,
+                "size": status.spec.size,
+                "licence": status.spec.licence,
+                "state": status.state.value,
+            }
+        rows.append(
+            {
+                "name": t.name,
+                "description": t.spec.description,
+                "subtasks": [s.value for s in t.spec.subtasks],
+                "helps": [s.value for s in t.spec.helps],
+                "inputs": [a.value for a in t.spec.inputs],
+                "outputs": [a.value for a in t.spec.outputs],
+                "backend": t.spec.backend,
+                "model": model,
+                "requires": list(t.spec.requires),
+                "needs_gpu": t.spec.needs_gpu,
+                "available": found.ok,
+                "unavailable_reason": found.reason,
+                "fix": found.fix,
+            }
+        )
+    return rows
 
 
 def dependency_edges(tools: Iterable[Tool]) -> dict[str, set[str]]:

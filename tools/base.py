@@ -2,26 +2,67 @@
 
 from __future__ import annotations
 
+import importlib.util
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult, ToolSpec
+from layerpath.tools.device import accelerators
+from layerpath.tools.models import ModelManager, ModelState, human_size
+from layerpath.tools.types import ArtifactKind, Availability, ToolContext, ToolResult, ToolSpec
 
 
 class Tool(ABC):
     """One tool. Its description (`spec`) is data; `run` is the only code."""
 
-    def __init__(self, spec: ToolSpec) -> None:
+    def __init__(self, spec: ToolSpec, models: ModelManager | None = None) -> None:
         self.spec = spec
+        self._models = models
+
+    @property
+    def models(self) -> ModelManager:
+        """Where this tool's weights live (from the settings unless the registry says)."""
+        if self._models is None:
+            from layerpath.settings import load_settings
+
+            self._models = ModelManager.from_settings(load_settings())
+        return self._models
+
+    def availability(self) -> Availability:
+        """Whether this tool can run here: its packages, its model, its device. Cheap:
+        nothing is imported or loaded to answer."""
+        spec = self.spec
+        missing = [m for m in spec.requires if importlib.util.find_spec(m) is None]
+        if missing:
+            fix = f'pip install "layerpath[{spec.extra}]"' if spec.extra else "pip install "
+            return Availability(
+                f"the Python package{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                f"{'are' if len(missing) > 1 else 'is'} not installed",
+                fix if spec.extra else fix + " ".join(missing),
+            )
+        if spec.model is not None:
+            status = self.models.status(spec.model)
+            if status.state != ModelState.PRESENT:
+                return Availability(
+                    f"its model {spec.model} ({human_size(status.spec.size)}) is "
+                    f"{status.state.value}",
+                    f"layerpath models download {spec.model}",
+                )
+        if spec.needs_gpu and not accelerators():
+            return Availability(
+                "it needs a GPU (too slow on a CPU)",
+                "use a machine with an NVIDIA GPU or Apple silicon, or another tool",
+            )
+        return Availability()
 
     @property
     def name(self) -> str:
         return self.spec.name
 
     def available(self) -> str | None:
-        """None when the tool can run here, else why not (and how to fix it)."""
-        return None
+        """None when the tool can run here, else why not and how to fix it."""
+        found = self.availability()
+        return None if found.ok else f"{found.reason} (fix: {found.fix})"
 
     @abstractmethod
     def run(

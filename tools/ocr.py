@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import threading
 from collections.abc import Mapping
@@ -82,11 +81,6 @@ def read_text(image: np.ndarray, min_score: float = 0.5) -> tuple[TextBox, ...]:
 
 class RapidOcrText(Tool):
     """Finds and reads text lines (PP-OCR det + rec via ONNX Runtime, CPU)."""
-
-    def available(self) -> str | None:
-        if importlib.util.find_spec("rapidocr") is None:
-            return "The rapidocr package is missing: pip install rapidocr onnxruntime"
-        return None
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]

@@ -11,6 +11,7 @@ from typing import Any
 
 from layerpath.errors import BadInput
 from layerpath.tools.base import Tool
+from layerpath.tools.models import ModelManager
 from layerpath.tools.types import ArtifactKind, Prior, SubtaskKind, ToolSpec
 
 
@@ -30,13 +31,17 @@ def spec_from_record(record: dict[str, Any]) -> ToolSpec:
         },
         params=dict(record.get("params", {})),
         retry_params=tuple(record.get("retry_params", ())),
+        model=record.get("model"),
+        requires=tuple(record.get("requires", ())),
+        extra=record.get("extra"),
+        needs_gpu=bool(record.get("needs_gpu", False)),
     )
 
 
-def _instantiate(spec: ToolSpec) -> Tool:
+def _instantiate(spec: ToolSpec, models: ModelManager | None) -> Tool:
     module_name, _, class_name = spec.impl.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
-    tool: Tool = cls(spec)
+    tool: Tool = cls(spec, models)
     return tool
 
 
@@ -47,8 +52,11 @@ class Registry:
         self._tools = {t.name: t for t in tools}
 
     @classmethod
-    def from_catalogue(cls, path: Path | None = None) -> Registry:
-        """The built-in catalogue (tools/data/catalogue.json) or another file."""
+    def from_catalogue(
+        cls, path: Path | None = None, models: ModelManager | None = None
+    ) -> Registry:
+        """The built-in catalogue (tools/data/catalogue.json) or another file; `models`
+        is where model-based tools find their weights (default: from the settings)."""
         if path is None:
             text = resources.files("layerpath.tools").joinpath("data/catalogue.json").read_text()
         else:
@@ -57,7 +65,7 @@ class Registry:
             records = json.loads(text)["tools"]
         except (json.JSONDecodeError, KeyError) as exc:
             raise BadInput(f"The tool catalogue is not valid: {exc}") from exc
-        return cls(_instantiate(spec_from_record(r)) for r in records)
+        return cls(_instantiate(spec_from_record(r), models) for r in records)
 
     def __iter__(self) -> Iterator[Tool]:
         return iter(self._tools.values())

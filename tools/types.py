@@ -115,6 +115,18 @@ class Prior:
 
 
 @dataclass(frozen=True)
+class Availability:
+    """Whether a tool can run here; when not, why and the command or step that fixes it."""
+
+    reason: str | None = None
+    fix: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     """The Model Description Table row of one tool, loaded from tools/data/catalogue.json."""
 
@@ -129,6 +141,10 @@ class ToolSpec:
     helps: tuple[SubtaskKind, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
     retry_params: tuple[Mapping[str, Any], ...] = ()
+    model: str | None = None  # its weights, by name in tools/data/models.json
+    requires: tuple[str, ...] = ()  # top-level Python modules it imports
+    extra: str | None = None  # the pip extra that installs them
+    needs_gpu: bool = False  # too slow on a CPU to offer there
 
     def param_schedule(self) -> tuple[Mapping[str, Any], ...]:
         """Default params first, then each retry entry laid over them."""
