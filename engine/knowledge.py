@@ -27,7 +27,7 @@ def model_description_table(registry: Registry) -> list[dict[str, object]]:
     for t in registry:
         found = t.availability()
         model: dict[str, object] | None = None
-        if t.spec.model is not None:
+        if t.spec.model is not None and t.spec.model in t.models.catalogue:
             status = t.models.status(t.spec.model)
             model = {
                 "name": t.spec.model,

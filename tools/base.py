@@ -41,6 +41,11 @@ class Tool(ABC):
                 fix if spec.extra else fix + " ".join(missing),
             )
         if spec.model is not None:
+            if spec.model not in self.models.catalogue:
+                return Availability(
+                    f"its model {spec.model} is not in the model catalogue",
+                    "reinstall layerpath (tools/data/models.json lists the models)",
+                )
             status = self.models.status(spec.model)
             if status.state != ModelState.PRESENT:
                 return Availability(
