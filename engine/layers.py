@@ -68,6 +68,12 @@ def box_overlay(boxes: Sequence[Box], shape: tuple[int, ...]) -> tuple[np.ndarra
     return pixels, (x0, y0)
 
 
+def depth_layer(depth: np.ndarray) -> np.ndarray:
+    """A depth map (near = 1) as an opaque grey RGBA layer, near = white."""
+    grey = np.clip(np.rint(depth * 255.0), 0, 255).astype(np.uint8)
+    return np.dstack([grey, grey, grey, np.full_like(grey, 255)])
+
+
 def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) -> list[StepLayer]:
     """One StepLayer per executed tool step of an accepted path."""
     layers = []
@@ -107,6 +113,15 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
             pixels, offset = box_overlay(boxes, shape)
             layers.append(
                 StepLayer(kind=LayerKind.BOXES, pixels=pixels, offset=offset, boxes=boxes, **common)
+            )
+        elif ArtifactKind.DEPTH in produced:
+            layers.append(
+                StepLayer(
+                    kind=LayerKind.PIXELS,
+                    pixels=depth_layer(produced[ArtifactKind.DEPTH].value),
+                    visible=False,  # a full-size map: shown when its step is ticked
+                    **common,
+                )
             )
         elif ArtifactKind.MASK in produced:
             pixels, offset = mask_overlay(produced[ArtifactKind.MASK].value)

@@ -160,6 +160,13 @@ def check_mask(mask: np.ndarray) -> float:
     return 0.95 if 0.0 < ratio < 0.98 else 0.0
 
 
+def check_depth(depth: np.ndarray) -> float:
+    """A usable depth map: finite, in [0, 1], and not flat."""
+    if not np.isfinite(depth).all() or depth.min() < 0 or depth.max() > 1:
+        return 0.0
+    return 0.9 if float(depth.std()) > 0.01 else 0.0
+
+
 def check_text_boxes(boxes: list[TextBox]) -> float:
     return float(np.mean([b.score for b in boxes])) if boxes else 0.0
 
@@ -179,6 +186,8 @@ def score(
     if ArtifactKind.IMAGE not in produced:
         if ArtifactKind.MASK in produced:
             return check_mask(produced[ArtifactKind.MASK])
+        if ArtifactKind.DEPTH in produced:
+            return check_depth(produced[ArtifactKind.DEPTH])
         if ArtifactKind.TEXT_BOXES in produced:
             return check_text_boxes(
                 select_text_boxes(produced[ArtifactKind.TEXT_BOXES], subtask.params)

@@ -1,0 +1,93 @@
+"""Depth estimation with Depth Anything (transformers, PyTorch): a relative depth map of
+the whole photo, near = 1, far = 0.
+
+The model sees a copy scaled to its resolution (sides multiples of its 14-pixel
+patches); its prediction is scaled back to the photo's size. Preprocessing is done here
+(resize + ImageNet normalisation, as the model's image processor does), so nothing
+imports torchvision. CUDA out-of-memory falls back to the CPU instead of failing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import cv2
+import numpy as np
+
+from layerpath.errors import ToolFailed
+from layerpath.tools.base import Tool
+from layerpath.tools.device import resolve_device
+from layerpath.tools.imaging import rgb
+from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
+MEAN = np.array([0.485, 0.456, 0.406], np.float32)
+STD = np.array([0.229, 0.224, 0.225], np.float32)
+
+
+@lru_cache(maxsize=1)  # one depth model resident at a time
+def load_model(folder: str, device: str) -> Any:
+    import torch
+    from transformers import AutoModelForDepthEstimation
+
+    dtype = torch.float16 if device == "cuda" else torch.float32
+    model = AutoModelForDepthEstimation.from_pretrained(
+        folder, local_files_only=True, dtype=dtype, use_safetensors=True
+    )
+    return model.to(device).eval()
+
+
+def model_input(image_rgb: np.ndarray, short_side: int, patch: int) -> np.ndarray:
+    """1x3xHxW float32: short side ~`short_side`, both sides multiples of `patch`."""
+    h, w = image_rgb.shape[:2]
+    scale = short_side / min(h, w)
+    size_h = max(patch, int(round(h * scale / patch)) * patch)
+    size_w = max(patch, int(round(w * scale / patch)) * patch)
+    interpolation = cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC
+    small = cv2.resize(image_rgb, (size_w, size_h), interpolation=interpolation)
+    normalized = (small.astype(np.float32) / 255.0 - MEAN) / STD
+    return normalized.transpose(2, 0, 1)[None]
+
+
+def predict(model: Any, pixels: np.ndarray) -> np.ndarray:
+    import torch
+
+    parameter = next(model.parameters())
+    tensor = torch.from_numpy(pixels).to(parameter.device, parameter.dtype)
+    with torch.inference_mode():
+        depth = model(pixel_values=tensor).predicted_depth
+    return np.asarray(depth[0].float().cpu().numpy(), dtype=np.float32)
+
+
+class DepthAnything(Tool):
+    """A relative depth map (near = bright) from Depth Anything."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        import torch
+
+        assert self.spec.model is not None
+        folder = str(self.models.require(self.spec.model))
+        image = rgb(inputs[ArtifactKind.IMAGE])
+        device = resolve_device(str(params.get("device", "auto")))
+        model = load_model(folder, device)
+        patch = int(getattr(model.config, "patch_size", 14))
+        pixels = model_input(image, int(params["resolution"]), patch)
+        try:
+            raw = predict(model, pixels)
+        except torch.cuda.OutOfMemoryError:
+            log.warning("depth model ran out of GPU memory; running it on the CPU")
+            load_model.cache_clear()
+            torch.cuda.empty_cache()
+            raw = predict(load_model(folder, "cpu"), pixels)
+        if not np.isfinite(raw).all():
+            raise ToolFailed("The depth model returned invalid values for this photo.")
+        h, w = image.shape[:2]
+        depth = cv2.resize(raw, (w, h), interpolation=cv2.INTER_LINEAR)
+        low, high = float(depth.min()), float(depth.max())
+        depth = (depth - low) / (high - low) if high > low else np.zeros_like(depth)
+        return ToolResult({ArtifactKind.DEPTH: depth.astype(np.float32)})
