@@ -134,6 +134,10 @@ class Panel(QtWidgets.QWidget):
         self.settings_button = QtWidgets.QToolButton()
         self.settings_button.setText("Settings…")
         self.settings_button.clicked.connect(self.open_settings)
+        self.tools_button = QtWidgets.QToolButton()
+        self.tools_button.setText("Tools…")
+        self.tools_button.setToolTip("Which tools can run here; download their models")
+        self.tools_button.clicked.connect(self.open_tools)
         self.details_toggle = QtWidgets.QToolButton()
         self.details_toggle.setText("Details")
         self.details_toggle.setCheckable(True)
@@ -169,6 +173,7 @@ class Panel(QtWidgets.QWidget):
         bottom = QtWidgets.QHBoxLayout()
         bottom.addWidget(self.details_toggle)
         bottom.addStretch(1)
+        bottom.addWidget(self.tools_button)
         bottom.addWidget(self.settings_button)
         layout.addLayout(bottom)
         layout.addWidget(self.details, 1)
@@ -183,6 +188,15 @@ class Panel(QtWidgets.QWidget):
 
         dialog = SettingsDialog(self.settings, self)
         dialog.saved.connect(self._settings_saved)
+        dialog.open()
+        return dialog
+
+    def open_tools(self) -> QtWidgets.QDialog:
+        """The tools and models dialog (models in the settings' model folder)."""
+        from layerpath.gui.tools_dialog import ToolsDialog
+        from layerpath.tools.models import ModelManager
+
+        dialog = ToolsDialog(ModelManager.from_settings(self.settings), self)
         dialog.open()
         return dialog
 

@@ -10,13 +10,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 class FileServer:
     """Serves `files` (URL path -> bytes); `headers` adds response headers per path;
     `cut_after[path] = n` sends only n bytes of the next full response to that path,
-    then drops the connection (once)."""
+    then drops the connection (once); `hold[path] = (n, event)` sends n bytes, then waits
+    for the event before sending the rest (once)."""
 
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
         self.headers: dict[str, dict[str, str]] = {}
         self.cut_after: dict[str, int] = {}
         self.requests: list[tuple[str, str | None]] = []  # (path, Range header)
+        self.hold: dict[str, tuple[int, threading.Event]] = {}  # send n bytes, wait, go on
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -38,6 +40,12 @@ class FileServer:
                     self.send_header(key, value)
                 self.end_headers()
                 cut = server.cut_after.pop(path, None)
+                held = server.hold.pop(path, None)
+                if held is not None:
+                    self.wfile.write(body[: held[0]])
+                    self.wfile.flush()
+                    held[1].wait(30)
+                    body = body[held[0] :]
                 self.wfile.write(body if cut is None else body[:cut])
                 if cut is not None:
                     self.wfile.flush()
