@@ -4,7 +4,6 @@ weights, the real export's ports: image 1x3x512x512 in [0, 1], mask 1x1x512x512 
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -12,10 +11,11 @@ import pytest
 
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Mode
-from layerpath.tools.models import ModelManager, ModelSpec, ModelState
+from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
 from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 from tests.conftest import Scene
+from tests.tools.installed import install_built
 
 onnx = pytest.importorskip("onnx")
 SIDE = 512
@@ -54,31 +54,10 @@ def tiny_lama(path: Path) -> None:
 
 @pytest.fixture
 def models(tmp_path: Path) -> ModelManager:
-    """The manager with `lama-onnx` present: the file placed in its folder, then
-    accepted by `download` only because its sha256 matches the catalogue."""
     folder = tmp_path / "models" / "lama-onnx"
     folder.mkdir(parents=True)
     tiny_lama(folder / "lama_fp32.onnx")
-    data = (folder / "lama_fp32.onnx").read_bytes()
-    spec = ModelSpec.model_validate(
-        {
-            "name": "lama-onnx",
-            "description": "tiny test model",
-            "licence": "test",
-            "tools": ["lama_inpaint"],
-            "files": [
-                {
-                    "path": "lama_fp32.onnx",
-                    "size": len(data),
-                    "sha256": hashlib.sha256(data).hexdigest(),
-                    "url": "http://127.0.0.1:9/unused",
-                }
-            ],
-        }
-    )
-    manager = ModelManager(tmp_path / "models", {"lama-onnx": spec}, offline=True)
-    assert manager.download("lama-onnx").state == ModelState.PRESENT
-    return manager
+    return install_built(tmp_path / "models", "lama-onnx")
 
 
 def test_lama_fills_only_around_the_mask_on_a_window(models: ModelManager, scene: Scene) -> None:

@@ -1,0 +1,33 @@
+"""Models a test built, installed the way downloaded weights are: the files lie in the
+model's folder and `download` (offline) accepts them only because their sha256 matches
+the catalogue entry made from them."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from layerpath.tools.models import ModelManager, ModelSpec, ModelState, load_catalogue
+
+
+def install_built(cache: Path, name: str) -> ModelManager:
+    """A manager over `cache` whose catalogue is the built-in one, with `name` describing
+    exactly the files now in cache/name; the model is then present."""
+    folder = cache / name
+    files = [
+        {
+            "path": str(path.relative_to(folder)),
+            "size": path.stat().st_size,
+            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+            "url": "http://127.0.0.1:9/unused",
+        }
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    ]
+    catalogue = load_catalogue()
+    catalogue[name] = ModelSpec.model_validate(
+        {**catalogue[name].model_dump(), "files": files, "hub_repo": None}
+    )
+    models = ModelManager(cache, catalogue, offline=True)
+    assert models.download(name).state == ModelState.PRESENT
+    return models

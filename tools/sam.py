@@ -1,0 +1,86 @@
+"""Segment Anything (transformers, PyTorch): a precise mask from a box — the user's
+rough selection, a named mask's box, or a detector's.
+
+Each box is segmented on a window around it at the model's resolution (the long side
+scaled to the model's input, padded to its square), so a large photo is never resized;
+the mask is scaled back into the window. Preprocessing is done here (ImageNet
+normalisation as SAM's processor does), so nothing imports torchvision.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import cv2
+import numpy as np
+
+from layerpath.errors import ToolFailed
+from layerpath.tools.base import Tool
+from layerpath.tools.crops import crop_for_model
+from layerpath.tools.device import resolve_device
+from layerpath.tools.imaging import rgb
+from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
+
+MEAN = np.array([0.485, 0.456, 0.406], np.float32)
+STD = np.array([0.229, 0.224, 0.225], np.float32)
+
+
+@lru_cache(maxsize=1)  # one SAM resident at a time
+def load_model(folder: str, device: str) -> Any:
+    import torch
+    from transformers import SamModel
+
+    dtype = torch.float16 if device == "cuda" else torch.float32
+    model = SamModel.from_pretrained(
+        folder, local_files_only=True, dtype=dtype, use_safetensors=True
+    )
+    return model.to(device).eval()
+
+
+def segment_box(model: Any, image_rgb: np.ndarray, box: Box, padding: float) -> tuple[Box, Any]:
+    """The window around `box` and SAM's mask for it (bool, the window's size)."""
+    import torch
+
+    side = int(model.config.vision_config.image_size)
+    crop = crop_for_model(image_rgb, box, side, padding=padding, multiple=1)
+    h, w = crop.pixels.shape[:2]
+    square = np.zeros((side, side, 3), np.float32)
+    square[:h, :w] = (crop.pixels.astype(np.float32) / 255.0 - MEAN) / STD
+    window = crop.window
+    prompt = [
+        (box.x0 - window.x0) * crop.scale,
+        (box.y0 - window.y0) * crop.scale,
+        (box.x1 - window.x0) * crop.scale,
+        (box.y1 - window.y0) * crop.scale,
+    ]
+    parameter = next(model.parameters())
+    pixels = torch.from_numpy(square.transpose(2, 0, 1)[None]).to(parameter.device, parameter.dtype)
+    boxes = torch.tensor([[prompt]], device=parameter.device, dtype=parameter.dtype)
+    with torch.inference_mode():
+        logits = model(pixel_values=pixels, input_boxes=boxes, multimask_output=False).pred_masks
+    low = np.asarray(logits[0, 0, 0].float().cpu().numpy(), dtype=np.float32)
+    full = cv2.resize(low, (side, side), interpolation=cv2.INTER_LINEAR)[:h, :w]
+    mask = cv2.resize(full, (window.width, window.height), interpolation=cv2.INTER_LINEAR) > 0
+    return window, mask
+
+
+class SamSegment(Tool):
+    """A mask for each box from Segment Anything (their union)."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        assert self.spec.model is not None
+        boxes: tuple[Box, ...] = tuple(inputs[ArtifactKind.BOXES])
+        if not boxes:
+            raise ToolFailed("There is no box to segment; select the object first.")
+        folder = str(self.models.require(self.spec.model))
+        model = load_model(folder, resolve_device(str(params.get("device", "auto"))))
+        image = rgb(inputs[ArtifactKind.IMAGE])
+        mask = np.zeros(image.shape[:2], dtype=bool)
+        for box in boxes:
+            window, window_mask = segment_box(model, image, box, float(params["padding"]))
+            mask[window.y0 : window.y1, window.x0 : window.x1] |= window_mask
+        return ToolResult({ArtifactKind.MASK: mask})
