@@ -57,12 +57,14 @@ def scaled_scene(megapixels: float) -> Scene:
     return Scene(image, masks, base.sign_text)
 
 
-def tool_inputs(tool: Tool, scene: Scene, text_boxes: Any) -> tuple[ToolContext, dict[A, Any]]:
+def tool_inputs(
+    tool: Tool, scene: Scene, text_boxes: Any
+) -> tuple[ToolContext, dict[ArtifactKind, Any]]:
     kind = tool.spec.subtasks[0] if tool.spec.subtasks else tool.spec.helps[0]
     target, to = WORDS.get(kind, (None, None))
     mask = scene.masks["wall" if kind == K.OBJECT_RECOLORATION else "ball"]
     box = mask_box(mask)
-    values: dict[A, Any] = {
+    values: dict[ArtifactKind, Any] = {
         A.IMAGE: scene.image,
         A.MASK: mask,
         A.BOXES: (box,),
