@@ -12,7 +12,7 @@ from pathlib import Path
 from layerpath import __version__
 from layerpath.engine import cli_models, events
 from layerpath.engine.document import LayeredDocument
-from layerpath.engine.executor import Engine
+from layerpath.engine.factory import engine_for
 from layerpath.engine.io import load_snapshot
 from layerpath.engine.knowledge import model_description_table
 from layerpath.engine.llm_planner import planner_for
@@ -146,13 +146,12 @@ def cmd_edit(args: argparse.Namespace) -> int:
         )
     settings = load_settings()
     document = LayeredDocument.open(args.image, mask_files)
-    planner, planner_name = planner_for(load_settings(), args.planner)
     traces = (
         None
         if args.no_traces or not settings.record_traces
         else TraceStore(data_dir() / "traces.sqlite")
     )
-    engine = Engine(Registry.from_catalogue(), traces=traces, planner=planner)
+    engine, planner_name = engine_for(settings, traces=traces, planner=args.planner)
     request = EditRequest(
         args.instruction,
         document.snapshot(),

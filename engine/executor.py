@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from layerpath.engine import events
+from layerpath.engine.critics import Critic
 from layerpath.engine.knowledge import BenchmarkTable, subtask_tools
 from layerpath.engine.layers import step_layers
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
@@ -73,8 +74,10 @@ class Engine:
         table: BenchmarkTable | None = None,
         traces: TraceStore | None = None,
         planner: Planner = offline_planner,
+        critic: Critic | None = None,
     ) -> None:
         self.registry = registry
+        self.critic = critic
         self.rules = rules or RuleTable.load(registry)
         self.table = table or BenchmarkTable.from_tools(registry)
         self.traces = traces
@@ -252,11 +255,12 @@ class Engine:
             snapshot.selection,
             cancelled,
         )
+        critic = self.critic
         return StepRunner(
             subtask,
             ctx,
             ledger,
-            score,
+            lambda *args: score(*args, critic=critic),
             request.quality_threshold,
             emit,
             cancelled,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -29,6 +29,9 @@ from layerpath.tools.imaging import (
 )
 from layerpath.tools.ocr import read_text
 from layerpath.tools.text import select_text_boxes, text_matches
+
+if TYPE_CHECKING:
+    from layerpath.engine.critics import Critic
 
 K = SubtaskKind
 Values = Mapping[ArtifactKind, Any]
@@ -177,11 +180,13 @@ def score(
     state: Values,
     before: np.ndarray,
     as_kind: SubtaskKind | None = None,
+    critic: Critic | None = None,
 ) -> float:
     """Quality of one tool step. `produced` is what the step made, `state` everything the
     path holds now (masks, text boxes), `before` the image the step started from.
     `as_kind` judges a helper step by its own job (an erase inside a text replacement
-    is checked as a text removal)."""
+    is checked as a text removal). A `critic` (CLIP, a VLM) also judges a finishing
+    step's picture; the lower score counts."""
     kind = as_kind or subtask.kind
     if ArtifactKind.IMAGE not in produced:
         if ArtifactKind.MASK in produced:
@@ -209,6 +214,9 @@ def score(
         K.IMAGE_DEBLURRING: lambda: check_sharpened(before, after),
     }
     check = checkers.get(kind)
-    if check is None:
-        return 0.8
-    return float(np.clip(check(), 0.0, 1.0))
+    quality = 0.8 if check is None else float(np.clip(check(), 0.0, 1.0))
+    if critic is not None and as_kind is None:  # a finishing step: the critic looks too
+        opinion = critic.judge(subtask, before, after)
+        if opinion is not None:
+            quality = min(quality, opinion)
+    return quality

@@ -1,5 +1,5 @@
 """The settings dialog: planner and LLM endpoint (key kept in the OS keyring), quality
-threshold, retries, device and model folder."""
+threshold, retries, critic, device, model folder and offline mode."""
 
 from __future__ import annotations
 
@@ -15,6 +15,12 @@ log = logging.getLogger(__name__)
 
 PLANNERS = (("Offline (built in)", "offline"), ("LLM (OpenAI-compatible)", "llm"))
 DEVICES = ("auto", "cuda", "mps", "cpu")
+CRITICS = (
+    ("Automatic (CLIP when downloaded, else the LLM's vision)", "auto"),
+    ("CLIP (local model)", "clip"),
+    ("Vision LLM (the endpoint above)", "vlm"),
+    ("None (checkers only)", "none"),
+)
 
 
 def check_connection(base_url: str, api_key: str | None, timeout_s: float = 10.0) -> str:
@@ -80,6 +86,10 @@ class SettingsDialog(QtWidgets.QDialog):
         folder = QtWidgets.QHBoxLayout()
         folder.addWidget(self.model_dir, 1)
         folder.addWidget(browse)
+        self.critic = QtWidgets.QComboBox()
+        for label, value in CRITICS:
+            self.critic.addItem(label, value)
+        self.critic.setCurrentIndex([v for _, v in CRITICS].index(settings.critic))
         self.offline = QtWidgets.QCheckBox("Never download models (offline)")
         self.offline.setChecked(settings.offline)
 
@@ -91,6 +101,7 @@ class SettingsDialog(QtWidgets.QDialog):
         form.addRow(self.test_button, self.test_result)
         form.addRow("Quality threshold", self.threshold)
         form.addRow("Retries per tool", self.retries)
+        form.addRow("Critic", self.critic)
         form.addRow("Device", self.device)
         form.addRow("Model folder", folder)
         form.addRow("", self.offline)
@@ -120,6 +131,7 @@ class SettingsDialog(QtWidgets.QDialog):
             device=self.device.currentText(),
             model_dir=self.model_dir.text().strip() or None,
             offline=self.offline.isChecked(),
+            critic=self.critic.currentData(),
             record_traces=self.settings.record_traces,
         )
 

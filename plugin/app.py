@@ -53,10 +53,10 @@ def run_gui(argv: Sequence[str]) -> int:
     registry = Registry.from_catalogue()
     traces = TraceStore(data_dir() / "traces.sqlite") if settings.record_traces else None
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
-    from layerpath.engine.llm_planner import planner_for
+    from layerpath.engine.factory import engine_for
 
-    def engine_factory() -> Engine:  # the planner follows the settings as saved now
-        return Engine(registry, traces=traces, planner=planner_for(window.panel.settings)[0])
+    def engine_factory() -> Engine:  # planner and critic follow the settings as saved now
+        return engine_for(window.panel.settings, registry, traces)[0]
 
     window = EditorWindow(engine_factory, settings)
     try:

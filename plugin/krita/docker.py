@@ -10,7 +10,7 @@ from typing import Any
 from krita import DockWidget, DockWidgetFactory, DockWidgetFactoryBase, Extension, Krita
 
 from layerpath.engine.executor import Engine
-from layerpath.engine.llm_planner import planner_for
+from layerpath.engine.factory import engine_for
 from layerpath.engine.traces import TraceStore
 from layerpath.gui.panel import Panel
 from layerpath.gui.qt import QtWidgets
@@ -59,7 +59,7 @@ class LayerpathDocker(DockWidget):
         _dockers.append(self)
 
     def engine(self) -> Engine:
-        return Engine(self.registry, traces=self.traces, planner=planner_for(self.settings)[0])
+        return engine_for(self.settings, self.registry, self.traces)[0]
 
     def panel_for(self, document: Any) -> Panel:
         key = document_key(document)

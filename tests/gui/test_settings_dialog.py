@@ -39,12 +39,13 @@ def test_change_settings_and_read_them_back(
     dialog.retries.setValue(1)
     dialog.device.setCurrentText("cpu")
     dialog.offline.setChecked(True)
+    dialog.critic.setCurrentIndex(2)  # the vision LLM
     with qtbot.waitSignal(dialog.saved):
         dialog.save()
     back = load_settings()
     assert (back.planner, back.llm.base_url, back.llm.model) == ("llm", server.url, "test-model")
     assert (back.quality_threshold, back.retries, back.device) == (0.65, 1, "cpu")
-    assert back.offline
+    assert back.offline and back.critic == "vlm"
     assert get_api_key(server.url) == "sk-local-77"
     assert "sk-local-77" not in settings_path().read_text()
 

@@ -1,0 +1,200 @@
+"""Model critics beside the deterministic checkers (IMAGAgent's several critics).
+
+A critic looks at a step's before and after pictures and the subtask's words and says how
+well the step did, 0..1 (None when it cannot tell: then only the checkers decide). The
+engine takes the lower of the checker's score and the critic's, so a step passes only
+when both agree. Two critics:
+
+- ClipCritic: CLIP similarity of the pictures to the subtask's goal ("a navy wall"); the
+  step is good when the after picture moved towards the goal. Local, fast on a GPU.
+- VlmCritic: an OpenAI-compatible vision model is shown both pictures and asked for a
+  0-10 rating. The words sent are the subtask's; text read from the image never is.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import logging
+import re
+from functools import lru_cache
+from typing import Any, Protocol
+
+import numpy as np
+from PIL import Image
+
+from layerpath.engine.types import Subtask, SubtaskKind
+from layerpath.settings import LlmSettings, Settings
+from layerpath.settings.secrets import get_api_key
+from layerpath.tools.models import ModelManager, ModelState
+
+log = logging.getLogger(__name__)
+K = SubtaskKind
+CLIP_MODEL = "clip-vit-base-patch32"
+CLIP_MEAN = np.array([0.48145466, 0.4578275, 0.40821073], np.float32)
+CLIP_STD = np.array([0.26862954, 0.26130258, 0.27577711], np.float32)
+
+
+class Critic(Protocol):
+    name: str
+
+    def judge(self, subtask: Subtask, before: np.ndarray, after: np.ndarray) -> float | None:
+        """0..1, or None when this critic cannot tell."""
+
+
+def goal_phrase(subtask: Subtask) -> str | None:
+    """What the picture should show once the subtask is done, in a few words."""
+    target, to = subtask.target or "object", subtask.to or ""
+    phrases = {
+        K.OBJECT_RECOLORATION: f"a {to} {target}",
+        K.OBJECT_REMOVAL: f"a photo without a {target}",
+        K.OBJECT_REPLACEMENT: f"a {to}",
+        K.OBJECT_ADDITION: f"a photo with a {to or target}",
+        K.CHANGING_SCENERY: f"a photo of {to}",
+        K.BACKGROUND_REMOVAL: f"a {target} on a plain background",
+        K.IMAGE_DEBLURRING: "a sharp photo",
+        K.IMAGE_UPSCALING: "a sharp, detailed photo",
+        K.OUTPAINTING: "a wider photo",
+    }
+    return phrases.get(subtask.kind)
+
+
+def _png_data_url(image: np.ndarray, side: int = 512) -> str:
+    picture = Image.fromarray(image[..., :3])
+    picture.thumbnail((side, side))
+    buffer = io.BytesIO()
+    picture.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+class VlmCritic:
+    """Asks an OpenAI-compatible vision model to rate the step 0-10."""
+
+    name = "vlm"
+
+    def __init__(self, llm: LlmSettings, api_key: str | None, client: Any = None) -> None:
+        from openai import OpenAI
+
+        self.model = llm.model
+        self.client = client or OpenAI(
+            base_url=llm.base_url,
+            api_key=api_key or "not-needed",
+            timeout=llm.timeout_s,
+            max_retries=0,
+        )
+
+    def judge(self, subtask: Subtask, before: np.ndarray, after: np.ndarray) -> float | None:
+        from openai import APIError
+
+        question = (
+            f"The first image is a photo before an edit, the second after it. The edit was: "
+            f"{subtask.describe()}. Rate from 0 (not done, or the photo was damaged) to 10 "
+            f"(done cleanly) how well the second image carries out the edit. Reply with the "
+            f"number only."
+        )
+        content = [
+            {"type": "text", "text": question},
+            {"type": "image_url", "image_url": {"url": _png_data_url(before)}},
+            {"type": "image_url", "image_url": {"url": _png_data_url(after)}},
+        ]
+        completions: Any = self.client.chat.completions  # messages are plain dicts
+        try:
+            reply = completions.create(
+                model=self.model,
+                messages=[{"role": "user", "content": content}],
+                temperature=0,
+                max_tokens=8,
+            )
+        except APIError as exc:
+            log.warning("the VLM critic is unavailable (%s); the checkers decide alone", exc)
+            return None
+        text = reply.choices[0].message.content or ""
+        number = re.search(r"\d+(?:\.\d+)?", text)
+        if number is None:
+            log.warning("the VLM critic answered %r, not a rating", text[:80])
+            return None
+        return float(np.clip(float(number.group()) / 10.0, 0.0, 1.0))
+
+
+@lru_cache(maxsize=1)
+def _load_clip(folder: str, device: str) -> tuple[Any, Any]:
+    from transformers import AutoTokenizer, CLIPModel
+
+    model = CLIPModel.from_pretrained(folder, local_files_only=True, use_safetensors=True)
+    return model.to(device).eval(), AutoTokenizer.from_pretrained(folder, local_files_only=True)
+
+
+class ClipCritic:
+    """Scores a step by how much closer to the goal phrase CLIP finds the after picture."""
+
+    name = "clip"
+
+    def __init__(self, models: ModelManager, device: str = "cpu", gain: float = 20.0) -> None:
+        self.folder = str(models.require(CLIP_MODEL))
+        self.device = device
+        self.gain = gain
+
+    def _pixels(self, model: Any, image: np.ndarray) -> Any:
+        import cv2
+        import torch
+
+        side = int(model.config.vision_config.image_size)
+        h, w = image.shape[:2]
+        scale = side / min(h, w)  # resize the short side, centre-crop the square
+        resized = cv2.resize(
+            image[..., :3], (max(side, round(w * scale)), max(side, round(h * scale)))
+        )
+        y0, x0 = (resized.shape[0] - side) // 2, (resized.shape[1] - side) // 2
+        square = resized[y0 : y0 + side, x0 : x0 + side].astype(np.float32) / 255.0
+        normalized = (square - CLIP_MEAN) / CLIP_STD
+        return torch.from_numpy(normalized.transpose(2, 0, 1)[None]).to(self.device)
+
+    def similarities(self, phrase: str, *images: np.ndarray) -> list[float]:
+        import torch
+
+        model, tokenizer = _load_clip(self.folder, self.device)
+        tokens = tokenizer([phrase], return_tensors="pt", padding=True).to(self.device)
+        pixels = torch.cat([self._pixels(model, image) for image in images])
+        with torch.inference_mode():
+            text = model.get_text_features(**tokens)
+            picture = model.get_image_features(pixel_values=pixels)
+        text = getattr(text, "pooler_output", text)
+        picture = getattr(picture, "pooler_output", picture)
+        text = text / text.norm(dim=-1, keepdim=True)
+        picture = picture / picture.norm(dim=-1, keepdim=True)
+        return [float(v) for v in (picture @ text.T)[:, 0].cpu()]
+
+    def judge(self, subtask: Subtask, before: np.ndarray, after: np.ndarray) -> float | None:
+        phrase = goal_phrase(subtask)
+        if phrase is None:
+            return None
+        was, now = self.similarities(phrase, before, after)
+        return float(np.clip(0.5 + self.gain * (now - was), 0.0, 1.0))
+
+
+def critic_for(settings: Settings, models: ModelManager | None = None) -> Critic | None:
+    """The critic the settings ask for ('auto': CLIP when its model is downloaded and
+    PyTorch is installed, else the VLM when the LLM planner is configured, else none)."""
+    choice = settings.critic
+    if choice == "none":
+        return None
+    if choice in ("auto", "clip"):
+        import importlib.util
+
+        models = models or ModelManager.from_settings(settings)
+        ready = (
+            CLIP_MODEL in models.catalogue
+            and models.status(CLIP_MODEL).state == ModelState.PRESENT
+            and importlib.util.find_spec("torch") is not None
+            and importlib.util.find_spec("transformers") is not None
+        )
+        if ready:
+            from layerpath.tools.device import resolve_device
+
+            return ClipCritic(models, resolve_device(settings.device))
+        if choice == "clip":
+            log.warning("the CLIP critic needs: layerpath models download %s", CLIP_MODEL)
+            return None
+    if choice == "vlm" or (choice == "auto" and settings.planner == "llm"):
+        return VlmCritic(settings.llm, get_api_key(settings.llm.base_url))
+    return None

@@ -1,0 +1,30 @@
+"""One place that builds an Engine from the settings: the planner they choose and the
+critic they allow. The CLI, the editor and the Krita docker all use it."""
+
+from __future__ import annotations
+
+from layerpath.engine.critics import critic_for
+from layerpath.engine.executor import Engine
+from layerpath.engine.llm_planner import planner_for
+from layerpath.engine.traces import TraceStore
+from layerpath.settings import Settings
+from layerpath.tools.models import ModelManager
+from layerpath.tools.registry import Registry
+
+
+def engine_for(
+    settings: Settings,
+    registry: Registry | None = None,
+    traces: TraceStore | None = None,
+    planner: str | None = None,
+) -> tuple[Engine, str]:
+    """The engine for these settings, and the name of its planner."""
+    models = ModelManager.from_settings(settings)
+    chosen, name = planner_for(settings, planner)
+    engine = Engine(
+        registry or Registry.from_catalogue(models=models),
+        traces=traces,
+        planner=chosen,
+        critic=critic_for(settings, models),
+    )
+    return engine, name

@@ -1,0 +1,133 @@
+"""Model critics: the VLM critic through the real `openai` client against a server on
+127.0.0.1, and the CLIP critic through transformers with a tiny CLIP and tokenizer this
+test builds (random weights, a 12-word vocabulary), loaded from the model folder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from layerpath.engine.critics import ClipCritic, VlmCritic, critic_for, goal_phrase
+from layerpath.engine.executor import Engine
+from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
+from layerpath.settings import LlmSettings, Settings
+from layerpath.tools.models import ModelManager
+from layerpath.tools.registry import Registry
+from tests.conftest import Scene
+from tests.openai_server import ScriptedServer
+from tests.tools.installed import install_built
+
+RECOLOR = Subtask(SubtaskKind.OBJECT_RECOLORATION, target="wall", to="navy")
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    running = ScriptedServer()
+    yield running
+    running.close()
+
+
+def vlm(server: ScriptedServer) -> VlmCritic:
+    return VlmCritic(LlmSettings(base_url=server.url, model="vision-test"), None)
+
+
+def test_the_vlm_critic_sends_both_pictures_and_reads_the_rating(
+    server: ScriptedServer, scene: Scene
+) -> None:
+    server.script = [(200, "7"), (200, "Rating: 10/10"), (200, "looks fine"), (500, "down")]
+    critic = vlm(server)
+    assert critic.judge(RECOLOR, scene.image, scene.image) == pytest.approx(0.7)
+    assert critic.judge(RECOLOR, scene.image, scene.image) == pytest.approx(1.0)
+    assert critic.judge(RECOLOR, scene.image, scene.image) is None  # no number: no opinion
+    assert critic.judge(RECOLOR, scene.image, scene.image) is None  # server down: no opinion
+    content = server.requests[0]["messages"][0]["content"]
+    assert [part["type"] for part in content] == ["text", "image_url", "image_url"]
+    assert "Object Recoloration 'wall' -> 'navy'" in content[0]["text"]
+    assert all(p["image_url"]["url"].startswith("data:image/png;base64,") for p in content[1:])
+    assert scene.sign_text not in str(server.requests)  # text in the image is never sent
+
+
+def test_a_critics_low_score_makes_the_engine_retry(server: ScriptedServer, scene: Scene) -> None:
+    server.script = [(200, "2"), (200, "9")]
+    engine = Engine(Registry.from_catalogue(), critic=vlm(server))
+    result = engine.run(EditRequest("recolor the wall to navy", scene.snapshot()))
+    assert result.ok
+    recolors = [c for c in result.calls if c.tool == "lab_recolor"]
+    assert [c.passed for c in recolors] == [False, True]
+    assert recolors[0].quality == pytest.approx(0.2)
+    assert recolors[1].quality <= 0.9
+    assert len(server.requests) == 2  # helper steps (the mask) are not sent to the critic
+
+
+@pytest.fixture
+def clip_models(tmp_path: Path) -> ModelManager:
+    pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = ["[PAD]", "[UNK]", "[EOS]", "a", "photo", "navy", "wall", "of", "without", "ball"]
+    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, "[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    folder = tmp_path / "models" / "clip-vit-base-patch32"
+    transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]", eos_token="[EOS]"
+    ).save_pretrained(folder)
+    config = transformers.CLIPConfig(
+        text_config={
+            "vocab_size": len(words),
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "max_position_embeddings": 32,
+            "bos_token_id": 1,
+            "eos_token_id": 2,
+            "pad_token_id": 0,
+        },
+        vision_config={
+            "hidden_size": 32,
+            "intermediate_size": 64,
+            "num_hidden_layers": 2,
+            "num_attention_heads": 2,
+            "image_size": 32,
+            "patch_size": 8,
+        },
+        projection_dim=16,
+    )
+    transformers.CLIPModel(config).save_pretrained(folder)
+    return install_built(tmp_path / "models", "clip-vit-base-patch32")
+
+
+def test_the_clip_critic_scores_movement_towards_the_goal(
+    clip_models: ModelManager, scene: Scene
+) -> None:
+    critic = ClipCritic(clip_models)
+    same = critic.judge(RECOLOR, scene.image, scene.image)
+    assert same == pytest.approx(0.5)  # no change: no evidence either way
+    navy = scene.image.copy()
+    navy[scene.masks["wall"], :3] = (20, 30, 90)
+    moved = critic.judge(RECOLOR, scene.image, navy)
+    assert moved is not None and 0.0 <= moved <= 1.0 and moved != pytest.approx(0.5)
+    was, now = critic.similarities("a navy wall", scene.image, navy)
+    assert -1.0 <= was <= 1.0 and -1.0 <= now <= 1.0
+    assert critic.judge(Subtask(SubtaskKind.TEXT_DETECTION), scene.image, navy) is None
+
+
+def test_the_settings_pick_the_critic(clip_models: ModelManager, tmp_path: Path) -> None:
+    assert isinstance(critic_for(Settings(), clip_models), ClipCritic)  # auto: CLIP is here
+    empty = ModelManager(tmp_path / "empty")
+    assert critic_for(Settings(), empty) is None  # auto, no CLIP, offline planner
+    assert isinstance(critic_for(Settings(planner="llm"), empty), VlmCritic)
+    assert critic_for(Settings(critic="none"), clip_models) is None
+    assert critic_for(Settings(critic="clip"), empty) is None
+    assert isinstance(critic_for(Settings(critic="vlm"), clip_models), VlmCritic)
+
+
+def test_goal_phrases() -> None:
+    assert goal_phrase(RECOLOR) == "a navy wall"
+    assert goal_phrase(Subtask(SubtaskKind.OBJECT_REMOVAL, target="cat")) == (
+        "a photo without a cat"
+    )
+    assert goal_phrase(Subtask(SubtaskKind.TEXT_DETECTION)) is None
