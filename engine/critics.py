@@ -17,7 +17,6 @@ import base64
 import io
 import logging
 import re
-from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -26,6 +25,7 @@ from PIL import Image
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key
+from layerpath.tools.device import RESIDENT
 from layerpath.tools.models import ModelManager, ModelState
 
 log = logging.getLogger(__name__)
@@ -116,7 +116,6 @@ class VlmCritic:
         return float(np.clip(float(number.group()) / 10.0, 0.0, 1.0))
 
 
-@lru_cache(maxsize=1)
 def _load_clip(folder: str, device: str) -> tuple[Any, Any]:
     from transformers import AutoTokenizer, CLIPModel
 
@@ -152,7 +151,9 @@ class ClipCritic:
     def similarities(self, phrase: str, *images: np.ndarray) -> list[float]:
         import torch
 
-        model, tokenizer = _load_clip(self.folder, self.device)
+        model, tokenizer = RESIDENT.get(
+            ("clip", self.folder, self.device), lambda: _load_clip(self.folder, self.device)
+        )
         tokens = tokenizer([phrase], return_tensors="pt", padding=True).to(self.device)
         pixels = torch.cat([self._pixels(model, image) for image in images])
         with torch.inference_mode():

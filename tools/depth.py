@@ -4,14 +4,12 @@ the whole photo, near = 1, far = 0.
 The model sees a copy scaled to its resolution (sides multiples of its 14-pixel
 patches); its prediction is scaled back to the photo's size. Preprocessing is done here
 (resize + ImageNet normalisation, as the model's image processor does), so nothing
-imports torchvision. CUDA out-of-memory falls back to the CPU instead of failing.
+imports torchvision. Out of GPU memory, it tries a smaller input, then the CPU.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -19,16 +17,14 @@ import numpy as np
 
 from layerpath.errors import ToolFailed
 from layerpath.tools.base import Tool
-from layerpath.tools.device import resolve_device
+from layerpath.tools.device import RESIDENT, resolve_device, with_memory_fallback
 from layerpath.tools.imaging import rgb
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
-log = logging.getLogger(__name__)
 MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 STD = np.array([0.229, 0.224, 0.225], np.float32)
 
 
-@lru_cache(maxsize=1)  # one depth model resident at a time
 def load_model(folder: str, device: str) -> Any:
     import torch
     from transformers import AutoModelForDepthEstimation
@@ -68,22 +64,17 @@ class DepthAnything(Tool):
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
-        import torch
-
         assert self.spec.model is not None
         folder = str(self.models.require(self.spec.model))
         image = rgb(inputs[ArtifactKind.IMAGE])
-        device = resolve_device(str(params.get("device", "auto")))
-        model = load_model(folder, device)
-        patch = int(getattr(model.config, "patch_size", 14))
-        pixels = model_input(image, int(params["resolution"]), patch)
-        try:
-            raw = predict(model, pixels)
-        except torch.cuda.OutOfMemoryError:
-            log.warning("depth model ran out of GPU memory; running it on the CPU")
-            load_model.cache_clear()
-            torch.cuda.empty_cache()
-            raw = predict(load_model(folder, "cpu"), pixels)
+        resolution = int(params["resolution"])
+
+        def attempt(device: str, scale: float) -> np.ndarray:
+            model = RESIDENT.get((self.name, folder, device), lambda: load_model(folder, device))
+            patch = int(getattr(model.config, "patch_size", 14))
+            return predict(model, model_input(image, max(patch, int(resolution * scale)), patch))
+
+        raw = with_memory_fallback(attempt, resolve_device(str(params.get("device", "auto"))))
         if not np.isfinite(raw).all():
             raise ToolFailed("The depth model returned invalid values for this photo.")
         h, w = image.shape[:2]

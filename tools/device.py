@@ -1,11 +1,20 @@
-"""Which compute device the model-based tools use. torch is imported only when it is
+"""Which compute device the model-based tools use, which models stay loaded, and what
+happens when the accelerator runs out of memory. torch is imported only when it is
 installed and a device question is actually asked (the core runs without it)."""
 
 from __future__ import annotations
 
+import gc
 import importlib.util
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal, TypeVar
+
+from layerpath.errors import ToolFailed
+
+log = logging.getLogger(__name__)
 
 Device = Literal["cuda", "mps", "cpu"]
 
@@ -36,3 +45,95 @@ def resolve_device(setting: str = "auto") -> Device:
     if setting in found:
         return setting
     return "cpu"
+
+
+class ModelCache:
+    """Loaded models by key, least recently used out first. By default one model is
+    resident at a time (`max_models`), and with a `budget_bytes` the resident models'
+    weights must also fit it; an evicted model's GPU memory is given back."""
+
+    def __init__(self, max_models: int = 1, budget_bytes: int | None = None) -> None:
+        self.max_models = max_models
+        self.budget_bytes = budget_bytes
+        self._items: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()
+
+    def get(self, key: Hashable, loader: Callable[[], Any]) -> Any:
+        if key in self._items:
+            self._items.move_to_end(key)
+            return self._items[key][0]
+        while len(self._items) >= max(1, self.max_models):
+            self._evict()
+        model = loader()
+        size = weight_bytes(model)
+        if self.budget_bytes is not None:
+            while self._items and self.resident_bytes() + size > self.budget_bytes:
+                self._evict()
+        self._items[key] = (model, size)
+        return model
+
+    def resident_bytes(self) -> int:
+        return sum(size for _, size in self._items.values())
+
+    def keys(self) -> list[Hashable]:
+        return list(self._items)
+
+    def clear(self) -> None:
+        while self._items:
+            self._evict()
+
+    def _evict(self) -> None:
+        key, _ = self._items.popitem(last=False)
+        log.info("unloading model %s", key)
+        gc.collect()
+        if "cuda" in accelerators():
+            import torch
+
+            torch.cuda.empty_cache()
+
+
+def weight_bytes(model: Any) -> int:
+    """The bytes of a torch model's parameters (0 for anything else); a tuple (model,
+    tokenizer) counts its parts."""
+    if isinstance(model, tuple):
+        return sum(weight_bytes(part) for part in model)
+    parameters = getattr(model, "parameters", None)
+    if not callable(parameters):
+        return 0
+    return int(sum(p.numel() * p.element_size() for p in parameters()))
+
+
+#: the models the model tools have loaded, shared by all of them
+RESIDENT = ModelCache()
+
+T = TypeVar("T")
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """CUDA's OutOfMemoryError, or the runtime errors MPS and older torch raise."""
+    return type(exc).__name__ == "OutOfMemoryError" or (
+        isinstance(exc, RuntimeError) and "out of memory" in str(exc).lower()
+    )
+
+
+def with_memory_fallback(
+    run: Callable[[str, float], T], device: str, scales: tuple[float, ...] = (1.0, 0.5)
+) -> T:
+    """run(device, scale) at each scale on `device`, then at full scale on the CPU, moving
+    on only when the accelerator runs out of memory. Never lets an OOM reach the host."""
+    attempts = [(device, s) for s in scales]
+    if device != "cpu":
+        attempts.append(("cpu", 1.0))
+    for attempt, (where, scale) in enumerate(attempts):
+        try:
+            return run(where, scale)
+        except Exception as exc:
+            if not is_out_of_memory(exc):
+                raise
+            log.warning("out of memory on %s at scale %.2f; trying again smaller", where, scale)
+            RESIDENT.clear()
+            if attempt == len(attempts) - 1:
+                raise ToolFailed(
+                    "The model ran out of memory even at reduced size. Close other programs "
+                    "using the GPU, or choose a lighter tool."
+                ) from exc
+    raise AssertionError("unreachable")

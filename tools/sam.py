@@ -10,7 +10,6 @@ normalisation as SAM's processor does), so nothing imports torchvision.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -19,7 +18,7 @@ import numpy as np
 from layerpath.errors import ToolFailed
 from layerpath.tools.base import Tool
 from layerpath.tools.crops import crop_for_model
-from layerpath.tools.device import resolve_device
+from layerpath.tools.device import RESIDENT, resolve_device, with_memory_fallback
 from layerpath.tools.imaging import rgb
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
@@ -27,7 +26,6 @@ MEAN = np.array([0.485, 0.456, 0.406], np.float32)
 STD = np.array([0.229, 0.224, 0.225], np.float32)
 
 
-@lru_cache(maxsize=1)  # one SAM resident at a time
 def load_model(folder: str, device: str) -> Any:
     import torch
     from transformers import SamModel
@@ -77,10 +75,16 @@ class SamSegment(Tool):
         if not boxes:
             raise ToolFailed("There is no box to segment; select the object first.")
         folder = str(self.models.require(self.spec.model))
-        model = load_model(folder, resolve_device(str(params.get("device", "auto"))))
         image = rgb(inputs[ArtifactKind.IMAGE])
-        mask = np.zeros(image.shape[:2], dtype=bool)
-        for box in boxes:
-            window, window_mask = segment_box(model, image, box, float(params["padding"]))
-            mask[window.y0 : window.y1, window.x0 : window.x1] |= window_mask
+
+        def attempt(device: str, scale: float) -> np.ndarray:
+            model = RESIDENT.get((self.name, folder, device), lambda: load_model(folder, device))
+            mask = np.zeros(image.shape[:2], dtype=bool)
+            for box in boxes:
+                window, window_mask = segment_box(model, image, box, float(params["padding"]))
+                mask[window.y0 : window.y1, window.x0 : window.x1] |= window_mask
+            return mask
+
+        device = resolve_device(str(params.get("device", "auto")))
+        mask = with_memory_fallback(attempt, device, scales=(1.0,))  # SAM's input is fixed
         return ToolResult({ArtifactKind.MASK: mask})
