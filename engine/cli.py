@@ -106,6 +106,8 @@ class _Progress:
         elif isinstance(event, events.StepDone):
             self.steps.append(event.step)
             say(f"  layer '{event.step.name}' q={event.step.quality:.2f} {event.step.cost:.2f}s")
+            if event.step.text:  # what OCR read or a caption: shown, never planned from
+                say("    text: " + event.step.text.replace("\n", " | "))
         elif isinstance(event, events.SubtaskFailed):
             say(f"  FAILED {event.outcome.subtask.describe()}: {event.outcome.error}")
 

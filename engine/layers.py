@@ -68,6 +68,23 @@ def box_overlay(boxes: Sequence[Box], shape: tuple[int, ...]) -> tuple[np.ndarra
     return pixels, (x0, y0)
 
 
+def label_layer(text: str, shape: tuple[int, ...]) -> tuple[np.ndarray, tuple[int, int]]:
+    """A caption as a dark label with white words at the top left of the picture."""
+    from PIL import Image, ImageDraw
+
+    from layerpath.tools.text import load_font
+
+    size = max(12, min(shape[:2]) // 30)
+    font = load_font(size)
+    x0, y0, x1, y1 = font.getbbox(text)
+    pad = size // 2
+    width = min(shape[1], x1 - x0 + 2 * pad)
+    height = min(shape[0], y1 - y0 + 2 * pad)
+    label = Image.new("RGBA", (width, height), (20, 20, 20, 190))
+    ImageDraw.Draw(label).text((pad - x0, pad - y0), text, fill=(255, 255, 255, 255), font=font)
+    return np.asarray(label).copy(), (0, 0)
+
+
 def depth_layer(depth: np.ndarray) -> np.ndarray:
     """A depth map (near = 1) as an opaque grey RGBA layer, near = white."""
     grey = np.clip(np.rint(depth * 255.0), 0, 255).astype(np.uint8)
@@ -113,6 +130,20 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
             pixels, offset = box_overlay(boxes, shape)
             layers.append(
                 StepLayer(kind=LayerKind.BOXES, pixels=pixels, offset=offset, boxes=boxes, **common)
+            )
+        elif ArtifactKind.CAPTION in produced:
+            text = str(produced[ArtifactKind.CAPTION].value)
+            shape = node.parent.state[ArtifactKind.IMAGE].value.shape
+            pixels, offset = label_layer(text, shape)
+            layers.append(
+                StepLayer(
+                    kind=LayerKind.TEXT,
+                    pixels=pixels,
+                    offset=offset,
+                    text=text,
+                    visible=False,  # the words are in the step list and the report
+                    **common,
+                )
             )
         elif ArtifactKind.DEPTH in produced:
             layers.append(

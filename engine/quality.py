@@ -191,6 +191,8 @@ def score(
     if ArtifactKind.IMAGE not in produced:
         if ArtifactKind.MASK in produced:
             return check_mask(produced[ArtifactKind.MASK])
+        if ArtifactKind.CAPTION in produced:
+            return 0.85 if len(str(produced[ArtifactKind.CAPTION]).split()) >= 2 else 0.0
         if ArtifactKind.DEPTH in produced:
             return check_depth(produced[ArtifactKind.DEPTH])
         if ArtifactKind.TEXT_BOXES in produced:

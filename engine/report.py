@@ -25,6 +25,7 @@ def build_report(result: RunResult, planner: str = "offline") -> dict[str, Any]:
             "quality": round(outcome.quality, 4),
             "features": dict(outcome.features),
             "layers": [step.name for step in outcome.steps],
+            "texts": [step.text for step in outcome.steps if step.text],
         }
         if outcome.fallback_reason:
             entry["fallback_reason"] = outcome.fallback_reason
