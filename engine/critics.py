@@ -26,13 +26,12 @@ from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key
 from layerpath.tools.device import RESIDENT
+from layerpath.tools.hf import CLIP, load_pretrained, normalized
 from layerpath.tools.models import ModelManager, ModelState
 
 log = logging.getLogger(__name__)
 K = SubtaskKind
 CLIP_MODEL = "clip-vit-base-patch32"
-CLIP_MEAN = np.array([0.48145466, 0.4578275, 0.40821073], np.float32)
-CLIP_STD = np.array([0.26862954, 0.26130258, 0.27577711], np.float32)
 
 
 class Critic(Protocol):
@@ -119,8 +118,8 @@ class VlmCritic:
 def _load_clip(folder: str, device: str) -> tuple[Any, Any]:
     from transformers import AutoTokenizer, CLIPModel
 
-    model = CLIPModel.from_pretrained(folder, local_files_only=True, use_safetensors=True)
-    return model.to(device).eval(), AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    model = load_pretrained(CLIPModel, folder, device, half=False)
+    return model, AutoTokenizer.from_pretrained(folder, local_files_only=True)
 
 
 class ClipCritic:
@@ -144,9 +143,8 @@ class ClipCritic:
             image[..., :3], (max(side, round(w * scale)), max(side, round(h * scale)))
         )
         y0, x0 = (resized.shape[0] - side) // 2, (resized.shape[1] - side) // 2
-        square = resized[y0 : y0 + side, x0 : x0 + side].astype(np.float32) / 255.0
-        normalized = (square - CLIP_MEAN) / CLIP_STD
-        return torch.from_numpy(normalized.transpose(2, 0, 1)[None]).to(self.device)
+        square = resized[y0 : y0 + side, x0 : x0 + side]
+        return torch.from_numpy(normalized(square, CLIP)).to(self.device)
 
     def similarities(self, phrase: str, *images: np.ndarray) -> list[float]:
         import torch

@@ -13,22 +13,16 @@ import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
-from layerpath.tools.base import Tool
-from layerpath.tools.device import RESIDENT, resolve_device, with_memory_fallback
+from layerpath.tools.hf import CLIP, TorchModelTool, load_pretrained, normalized
 from layerpath.tools.imaging import rgb
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
-
-MEAN = np.array([0.48145466, 0.4578275, 0.40821073], np.float32)
-STD = np.array([0.26862954, 0.26130258, 0.27577711], np.float32)
 
 
 def load_model(folder: str, device: str) -> tuple[Any, Any]:
     from transformers import AutoTokenizer, BlipForConditionalGeneration
 
-    model = BlipForConditionalGeneration.from_pretrained(
-        folder, local_files_only=True, use_safetensors=True
-    )
-    return model.to(device).eval(), AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    model = load_pretrained(BlipForConditionalGeneration, folder, device, half=False)
+    return model, AutoTokenizer.from_pretrained(folder, local_files_only=True)
 
 
 def caption(model: Any, tokenizer: Any, image_rgb: np.ndarray, words: int, beams: int) -> str:
@@ -36,32 +30,24 @@ def caption(model: Any, tokenizer: Any, image_rgb: np.ndarray, words: int, beams
 
     side = int(model.config.vision_config.image_size)
     square = cv2.resize(image_rgb, (side, side), interpolation=cv2.INTER_AREA)
-    pixels = (square.astype(np.float32) / 255.0 - MEAN) / STD
     parameter = next(model.parameters())
-    tensor = torch.from_numpy(pixels.transpose(2, 0, 1)[None]).to(parameter.device)
+    tensor = torch.from_numpy(normalized(square, CLIP)).to(parameter.device)
     with torch.inference_mode():
         ids = model.generate(pixel_values=tensor, max_new_tokens=words, num_beams=beams)
     return str(tokenizer.decode(ids[0], skip_special_tokens=True)).strip()
 
 
-class BlipCaption(Tool):
+class BlipCaption(TorchModelTool):
     """A one-sentence caption of the photo from BLIP."""
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
-        assert self.spec.model is not None
-        folder = str(self.models.require(self.spec.model))
         image = rgb(inputs[ArtifactKind.IMAGE])
-
-        def attempt(device: str, scale: float) -> str:
-            model, tokenizer = RESIDENT.get(
-                (self.name, folder, device), lambda: load_model(folder, device)
-            )
-            return caption(model, tokenizer, image, int(params["max_words"]), int(params["beams"]))
-
-        device = resolve_device(str(params.get("device", "auto")))
-        text = with_memory_fallback(attempt, device, scales=(1.0,))
+        words, beams = int(params["max_words"]), int(params["beams"])
+        text = self.on_device(
+            params, load_model, lambda pair, _: caption(pair[0], pair[1], image, words, beams)
+        )
         if not text:
             raise ToolFailed("The captioning model returned no words for this photo.")
         return ToolResult({ArtifactKind.CAPTION: text})

@@ -16,24 +16,15 @@ import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
-from layerpath.tools.base import Tool
-from layerpath.tools.device import RESIDENT, resolve_device, with_memory_fallback
+from layerpath.tools.hf import IMAGENET, TorchModelTool, load_pretrained, normalized
 from layerpath.tools.imaging import rgb
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
-MEAN = np.array([0.485, 0.456, 0.406], np.float32)
-STD = np.array([0.229, 0.224, 0.225], np.float32)
-
 
 def load_model(folder: str, device: str) -> Any:
-    import torch
     from transformers import AutoModelForDepthEstimation
 
-    dtype = torch.float16 if device == "cuda" else torch.float32
-    model = AutoModelForDepthEstimation.from_pretrained(
-        folder, local_files_only=True, dtype=dtype, use_safetensors=True
-    )
-    return model.to(device).eval()
+    return load_pretrained(AutoModelForDepthEstimation, folder, device)
 
 
 def model_input(image_rgb: np.ndarray, short_side: int, patch: int) -> np.ndarray:
@@ -44,8 +35,7 @@ def model_input(image_rgb: np.ndarray, short_side: int, patch: int) -> np.ndarra
     size_w = max(patch, int(round(w * scale / patch)) * patch)
     interpolation = cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC
     small = cv2.resize(image_rgb, (size_w, size_h), interpolation=interpolation)
-    normalized = (small.astype(np.float32) / 255.0 - MEAN) / STD
-    return normalized.transpose(2, 0, 1)[None]
+    return normalized(small, IMAGENET)
 
 
 def predict(model: Any, pixels: np.ndarray) -> np.ndarray:
@@ -58,23 +48,20 @@ def predict(model: Any, pixels: np.ndarray) -> np.ndarray:
     return np.asarray(depth[0].float().cpu().numpy(), dtype=np.float32)
 
 
-class DepthAnything(Tool):
+class DepthAnything(TorchModelTool):
     """A relative depth map (near = bright) from Depth Anything."""
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
-        assert self.spec.model is not None
-        folder = str(self.models.require(self.spec.model))
         image = rgb(inputs[ArtifactKind.IMAGE])
         resolution = int(params["resolution"])
 
-        def attempt(device: str, scale: float) -> np.ndarray:
-            model = RESIDENT.get((self.name, folder, device), lambda: load_model(folder, device))
+        def use(model: Any, scale: float) -> np.ndarray:
             patch = int(getattr(model.config, "patch_size", 14))
             return predict(model, model_input(image, max(patch, int(resolution * scale)), patch))
 
-        raw = with_memory_fallback(attempt, resolve_device(str(params.get("device", "auto"))))
+        raw = self.on_device(params, lambda f, d: load_model(f, d), use, scales=(1.0, 0.5))
         if not np.isfinite(raw).all():
             raise ToolFailed("The depth model returned invalid values for this photo.")
         h, w = image.shape[:2]

@@ -16,25 +16,16 @@ import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
-from layerpath.tools.base import Tool
 from layerpath.tools.crops import crop_for_model
-from layerpath.tools.device import RESIDENT, resolve_device, with_memory_fallback
+from layerpath.tools.hf import IMAGENET, TorchModelTool, load_pretrained, normalized
 from layerpath.tools.imaging import rgb
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
-MEAN = np.array([0.485, 0.456, 0.406], np.float32)
-STD = np.array([0.229, 0.224, 0.225], np.float32)
-
 
 def load_model(folder: str, device: str) -> Any:
-    import torch
     from transformers import SamModel
 
-    dtype = torch.float16 if device == "cuda" else torch.float32
-    model = SamModel.from_pretrained(
-        folder, local_files_only=True, dtype=dtype, use_safetensors=True
-    )
-    return model.to(device).eval()
+    return load_pretrained(SamModel, folder, device)
 
 
 def segment_box(model: Any, image_rgb: np.ndarray, box: Box, padding: float) -> tuple[Box, Any]:
@@ -44,8 +35,8 @@ def segment_box(model: Any, image_rgb: np.ndarray, box: Box, padding: float) -> 
     side = int(model.config.vision_config.image_size)
     crop = crop_for_model(image_rgb, box, side, padding=padding, multiple=1)
     h, w = crop.pixels.shape[:2]
-    square = np.zeros((side, side, 3), np.float32)
-    square[:h, :w] = (crop.pixels.astype(np.float32) / 255.0 - MEAN) / STD
+    square = np.zeros((1, 3, side, side), np.float32)
+    square[..., :h, :w] = normalized(crop.pixels, IMAGENET)
     window = crop.window
     prompt = [
         (box.x0 - window.x0) * crop.scale,
@@ -54,7 +45,7 @@ def segment_box(model: Any, image_rgb: np.ndarray, box: Box, padding: float) -> 
         (box.y1 - window.y0) * crop.scale,
     ]
     parameter = next(model.parameters())
-    pixels = torch.from_numpy(square.transpose(2, 0, 1)[None]).to(parameter.device, parameter.dtype)
+    pixels = torch.from_numpy(square).to(parameter.device, parameter.dtype)
     boxes = torch.tensor([[prompt]], device=parameter.device, dtype=parameter.dtype)
     with torch.inference_mode():
         logits = model(pixel_values=pixels, input_boxes=boxes, multimask_output=False).pred_masks
@@ -64,27 +55,23 @@ def segment_box(model: Any, image_rgb: np.ndarray, box: Box, padding: float) -> 
     return window, mask
 
 
-class SamSegment(Tool):
+class SamSegment(TorchModelTool):
     """A mask for each box from Segment Anything (their union)."""
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
-        assert self.spec.model is not None
         boxes: tuple[Box, ...] = tuple(inputs[ArtifactKind.BOXES])
         if not boxes:
             raise ToolFailed("There is no box to segment; select the object first.")
-        folder = str(self.models.require(self.spec.model))
         image = rgb(inputs[ArtifactKind.IMAGE])
 
-        def attempt(device: str, scale: float) -> np.ndarray:
-            model = RESIDENT.get((self.name, folder, device), lambda: load_model(folder, device))
+        def use(model: Any, scale: float) -> np.ndarray:
             mask = np.zeros(image.shape[:2], dtype=bool)
             for box in boxes:
                 window, window_mask = segment_box(model, image, box, float(params["padding"]))
                 mask[window.y0 : window.y1, window.x0 : window.x1] |= window_mask
             return mask
 
-        device = resolve_device(str(params.get("device", "auto")))
-        mask = with_memory_fallback(attempt, device, scales=(1.0,))  # SAM's input is fixed
+        mask = self.on_device(params, lambda f, d: load_model(f, d), use)  # fixed input size
         return ToolResult({ArtifactKind.MASK: mask})

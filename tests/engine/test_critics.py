@@ -17,7 +17,7 @@ from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
 from tests.openai_server import ScriptedServer
-from tests.tools.installed import install_built
+from tests.tools.installed import install_built, save_word_tokenizer
 
 RECOLOR = Subtask(SubtaskKind.OBJECT_RECOLORATION, target="wall", to="navy")
 
@@ -65,15 +65,9 @@ def test_a_critics_low_score_makes_the_engine_retry(server: ScriptedServer, scen
 def clip_models(tmp_path: Path) -> ModelManager:
     pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
     words = ["[PAD]", "[UNK]", "[EOS]", "a", "photo", "navy", "wall", "of", "without", "ball"]
-    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, "[UNK]"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
     folder = tmp_path / "models" / "clip-vit-base-patch32"
-    transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]", eos_token="[EOS]"
-    ).save_pretrained(folder)
+    save_word_tokenizer(folder, words, eos_token="[EOS]")
     config = transformers.CLIPConfig(
         text_config={
             "vocab_size": len(words),

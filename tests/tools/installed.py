@@ -31,3 +31,16 @@ def install_built(cache: Path, name: str) -> ModelManager:
     models = ModelManager(cache, catalogue, offline=True)
     assert models.download(name).state == ModelState.PRESENT
     return models
+
+
+def save_word_tokenizer(folder: Path, words: list[str], **special: str) -> None:
+    """A whitespace word-level tokenizer over `words` (the test's whole vocabulary), saved
+    as tokenizer.json beside a model so AutoTokenizer loads it like a real one."""
+    import transformers
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, "[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, unk_token="[UNK]", pad_token="[PAD]", **special
+    ).save_pretrained(folder)

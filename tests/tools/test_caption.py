@@ -15,7 +15,7 @@ from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
 from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 from tests.conftest import Scene
-from tests.tools.installed import install_built
+from tests.tools.installed import install_built, save_word_tokenizer
 
 pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -25,19 +25,8 @@ WORDS += ["ball", "photo", "of"]
 
 @pytest.fixture
 def models(tmp_path: Path) -> ModelManager:
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
     folder = tmp_path / "models" / "blip-captioning-base"
-    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(WORDS)}, "[UNK]"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tokenizer,
-        unk_token="[UNK]",
-        pad_token="[PAD]",
-        bos_token="[DEC]",
-        sep_token="[SEP]",
-        cls_token="[CLS]",
-    ).save_pretrained(folder)
+    save_word_tokenizer(folder, WORDS, bos_token="[DEC]", sep_token="[SEP]", cls_token="[CLS]")
     small = {"hidden_size": 32, "intermediate_size": 64, "num_hidden_layers": 2}
     config = transformers.BlipConfig(
         text_config={
