@@ -256,6 +256,12 @@ class Engine:
             cancelled,
         )
         critic = self.critic
+        finders = [  # tools that find objects in the picture alone (masks, a detector)
+            t
+            for t in self.registry.available()
+            if set(t.spec.inputs) == {ArtifactKind.IMAGE}
+            and set(t.spec.outputs) & {ArtifactKind.BOXES, ArtifactKind.MASK}
+        ]
         return StepRunner(
             subtask,
             ctx,
@@ -265,6 +271,7 @@ class Engine:
             emit,
             cancelled,
             request.max_retries,
+            target_fatal=len(finders) <= 1,
         )
 
     def _text_reader(

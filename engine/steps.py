@@ -95,6 +95,7 @@ class StepRunner:
         on_event: Callable[[object], None] = lambda e: None,
         cancelled: Callable[[], bool] = lambda: False,
         max_retries: int = 5,
+        target_fatal: bool = True,
     ) -> None:
         self.subtask = subtask
         self.ctx = ctx
@@ -104,6 +105,8 @@ class StepRunner:
         self.on_event = on_event
         self.cancelled = cancelled
         self.max_retries = max_retries
+        # a target one tool cannot find ends the subtask, unless another tool may find it
+        self.target_fatal = target_fatal
         self.executed = 0  # tool executions for this subtask (memo hits excluded)
 
     def run(self, tool: Tool, state: State) -> StepResult:
@@ -144,6 +147,10 @@ class StepRunner:
             out = tool.run(self.ctx, {k: state[k].value for k in tool.spec.inputs}, params)
             reported = out.cost
             produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in out.outputs.items()}
+        except TargetNotFound as exc:
+            if self.target_fatal:
+                raise
+            error = str(exc)
         except USER_ERRORS:
             raise
         except Cancelled:

@@ -74,7 +74,14 @@ def test_tool_graph_is_derived_from_ports() -> None:
     assert "opencv_telea" in edges["named_masks"] and "pillow_text_write" in edges["rapidocr"]
     assert "named_masks" not in edges["rapidocr"]
     removal = {t.name for t in subtask_tools(REGISTRY, K.OBJECT_REMOVAL)}
-    assert removal == {"opencv_telea", "opencv_ns", "lama_inpaint", "named_masks", "sam_segment"}
+    assert removal == {
+        "opencv_telea",
+        "opencv_ns",
+        "lama_inpaint",
+        "named_masks",
+        "sam_segment",
+        "grounding_dino",
+    }
     replacement = {t.name for t in subtask_tools(REGISTRY, K.TEXT_REPLACEMENT)}
     assert replacement == {"pillow_text_write", "text_inpaint_erase", "text_fill_erase", "rapidocr"}
 

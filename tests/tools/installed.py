@@ -10,9 +10,10 @@ from pathlib import Path
 from layerpath.tools.models import ModelManager, ModelSpec, ModelState, load_catalogue
 
 
-def install_built(cache: Path, name: str) -> ModelManager:
-    """A manager over `cache` whose catalogue is the built-in one, with `name` describing
-    exactly the files now in cache/name; the model is then present."""
+def install_built(cache: Path, name: str, also: ModelManager | None = None) -> ModelManager:
+    """A manager over `cache` whose catalogue is the built-in one (or `also`'s, to install
+    several), with `name` describing exactly the files now in cache/name; the model is
+    then present."""
     folder = cache / name
     files = [
         {
@@ -24,7 +25,7 @@ def install_built(cache: Path, name: str) -> ModelManager:
         for path in sorted(folder.rglob("*"))
         if path.is_file()
     ]
-    catalogue = load_catalogue()
+    catalogue = dict(also.catalogue) if also is not None else load_catalogue()
     catalogue[name] = ModelSpec.model_validate(
         {**catalogue[name].model_dump(), "files": files, "hub_repo": None}
     )

@@ -24,8 +24,7 @@ pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 
-@pytest.fixture
-def models(tmp_path: Path) -> ModelManager:
+def tiny_sam(folder: Path) -> None:
     config = transformers.SamConfig(
         vision_config=transformers.SamVisionConfig(
             hidden_size=32,
@@ -50,7 +49,12 @@ def models(tmp_path: Path) -> ModelManager:
             iou_head_hidden_dim=32,
         ),
     )
-    transformers.SamModel(config).save_pretrained(tmp_path / "models" / "sam-vit-base")
+    transformers.SamModel(config).save_pretrained(folder)
+
+
+@pytest.fixture
+def models(tmp_path: Path) -> ModelManager:
+    tiny_sam(tmp_path / "models" / "sam-vit-base")
     return install_built(tmp_path / "models", "sam-vit-base")
 
 
