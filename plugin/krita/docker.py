@@ -59,7 +59,8 @@ class LayerpathDocker(DockWidget):
         _dockers.append(self)
 
     def engine(self) -> Engine:
-        return engine_for(self.settings, self.registry, self.traces)[0]
+        panel = self.current_panel()  # settings saved in the panel apply from the next run
+        return engine_for(panel.settings if panel else self.settings, self.registry, self.traces)[0]
 
     def panel_for(self, document: Any) -> Panel:
         key = document_key(document)

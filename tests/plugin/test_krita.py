@@ -182,7 +182,8 @@ def test_docker_runs_an_instruction_in_kritas_window(tmp_path: Path) -> None:
     steps land as layers, and the screenshot shows the edit and the panel."""
     home = tmp_path / "home"
     env = {k: v for k, v in os.environ.items() if k not in ("XDG_DATA_HOME", "XDG_CONFIG_HOME")}
-    env.pop("QT_QPA_PLATFORM", None)  # Krita's window goes to Xvfb
+    for qt in ("QT_QPA_PLATFORM", "QT_QPA_PLATFORM_PLUGIN_PATH", "QT_PLUGIN_PATH"):
+        env.pop(qt, None)  # Krita's own Qt, its window on Xvfb
     env["HOME"] = str(home)
     subprocess.run(
         [sys.executable, str(INSTALLER), "install"], env=env, check=True, capture_output=True
