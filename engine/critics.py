@@ -172,8 +172,9 @@ class ClipCritic:
 
 
 def critic_for(settings: Settings, models: ModelManager | None = None) -> Critic | None:
-    """The critic the settings ask for ('auto': CLIP when its model is downloaded and
-    PyTorch is installed, else the VLM when the LLM planner is configured, else none)."""
+    """The critic the settings ask for. 'auto' is CLIP when its model is downloaded and
+    PyTorch is installed, else none: the VLM critic sends two pictures per step to the
+    endpoint (time, and money on a paid one), so it runs only when chosen."""
     choice = settings.critic
     if choice == "none":
         return None
@@ -194,6 +195,6 @@ def critic_for(settings: Settings, models: ModelManager | None = None) -> Critic
         if choice == "clip":
             log.warning("the CLIP critic needs: layerpath models download %s", CLIP_MODEL)
             return None
-    if choice == "vlm" or (choice == "auto" and settings.planner == "llm"):
+    if choice == "vlm":
         return VlmCritic(settings.llm, get_api_key(settings.llm.base_url))
     return None

@@ -16,7 +16,7 @@ log = logging.getLogger(__name__)
 PLANNERS = (("Offline (built in)", "offline"), ("LLM (OpenAI-compatible)", "llm"))
 DEVICES = ("auto", "cuda", "mps", "cpu")
 CRITICS = (
-    ("Automatic (CLIP when downloaded, else the LLM's vision)", "auto"),
+    ("Automatic (CLIP when downloaded)", "auto"),
     ("CLIP (local model)", "clip"),
     ("Vision LLM (the endpoint above)", "vlm"),
     ("None (checkers only)", "none"),

@@ -32,7 +32,7 @@ class Settings(BaseModel):
     device: Literal["auto", "cuda", "mps", "cpu"] = "auto"
     model_dir: str | None = None  # None: <data dir>/models
     offline: bool = False  # never download models
-    # a model critic beside the checkers: auto = CLIP when downloaded, else the VLM when
-    # the LLM planner is on, else none
+    # a model critic beside the checkers: auto = CLIP when downloaded, else none; vlm =
+    # the LLM endpoint's vision model (two pictures per step)
     critic: Literal["auto", "clip", "vlm", "none"] = "auto"
     record_traces: bool = True

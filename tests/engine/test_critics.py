@@ -113,7 +113,7 @@ def test_the_settings_pick_the_critic(clip_models: ModelManager, tmp_path: Path)
     assert isinstance(critic_for(Settings(), clip_models), ClipCritic)  # auto: CLIP is here
     empty = ModelManager(tmp_path / "empty")
     assert critic_for(Settings(), empty) is None  # auto, no CLIP, offline planner
-    assert isinstance(critic_for(Settings(planner="llm"), empty), VlmCritic)
+    assert critic_for(Settings(planner="llm"), empty) is None  # the VLM only when chosen
     assert critic_for(Settings(critic="none"), clip_models) is None
     assert critic_for(Settings(critic="clip"), empty) is None
     assert isinstance(critic_for(Settings(critic="vlm"), clip_models), VlmCritic)
