@@ -8,6 +8,7 @@ from layerpath.engine.executor import Engine
 from layerpath.engine.llm_planner import planner_for
 from layerpath.engine.traces import TraceStore
 from layerpath.settings import Settings
+from layerpath.tools.device import configure_residency
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
 
@@ -20,6 +21,7 @@ def engine_for(
 ) -> tuple[Engine, str]:
     """The engine for these settings, and the name of its planner."""
     models = ModelManager.from_settings(settings)
+    configure_residency(settings.resident_models, settings.model_memory_gb)
     chosen, name = planner_for(settings, planner)
     engine = Engine(
         registry or Registry.from_catalogue(models=models),

@@ -105,6 +105,19 @@ def weight_bytes(model: Any) -> int:
 #: the models the model tools have loaded, shared by all of them
 RESIDENT = ModelCache()
 
+
+def configure_residency(max_models: int, budget_gb: float | None) -> None:
+    """Apply the settings to the shared cache; models over the new limits are unloaded."""
+    RESIDENT.max_models = max_models
+    RESIDENT.budget_bytes = None if budget_gb is None else int(budget_gb * 1e9)
+    while len(RESIDENT.keys()) > max(1, max_models) or (
+        RESIDENT.budget_bytes is not None
+        and len(RESIDENT.keys()) > 1
+        and RESIDENT.resident_bytes() > RESIDENT.budget_bytes
+    ):
+        RESIDENT._evict()
+
+
 T = TypeVar("T")
 
 

@@ -45,6 +45,27 @@ def test_one_model_is_resident_by_default_least_recently_used_out() -> None:
     assert roomy.resident_bytes() == 2 * (16 * 16 + 16) * 4
 
 
+def test_the_settings_set_how_many_models_stay_loaded() -> None:
+    from layerpath.engine.factory import engine_for
+    from layerpath.settings import Settings
+
+    RESIDENT.clear()
+    try:
+        engine_for(Settings(resident_models=3))
+        for name in ("a", "b", "c"):
+            RESIDENT.get(name, lambda: torch.nn.Linear(8, 8))
+        assert RESIDENT.keys() == ["a", "b", "c"]
+        engine_for(Settings(resident_models=2))  # the next run's engine applies it
+        assert RESIDENT.keys() == ["b", "c"]
+        one = weight_bytes(torch.nn.Linear(8, 8)) / 1e9
+        engine_for(Settings(resident_models=2, model_memory_gb=one * 1.5))
+        assert RESIDENT.keys() == ["c"]
+    finally:
+        engine_for(Settings())
+        RESIDENT.clear()
+    assert RESIDENT.max_models == 1 and RESIDENT.budget_bytes is None
+
+
 def test_out_of_memory_retries_smaller_then_on_the_cpu() -> None:
     tried: list[tuple[str, float]] = []
 
