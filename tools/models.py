@@ -253,20 +253,30 @@ class ModelManager:
     def _reuse_hf_cache(
         self, spec: ModelSpec, file: ModelFileSpec, target: Path, lock: dict[str, dict[str, object]]
     ) -> bool:
-        """Link (or copy) a file from the Hugging Face cache when its hash matches."""
-        if not spec.hub_repo or not file.sha256:
+        """Link (or copy) a file from the Hugging Face cache when its hash matches: the
+        catalogue's sha256, or for LFS files the cache's own blob name (which is the
+        file's sha256). The snapshot of the model's revision is preferred."""
+        if not spec.hub_repo:
             return False
         repo = self.hf_cache / f"models--{spec.hub_repo.replace('/', '--')}"
-        candidates = sorted(repo.glob(f"snapshots/*/{file.path}")) if repo.is_dir() else []
+        if not repo.is_dir():
+            return False
+        ref = repo / "refs" / spec.revision
+        commit = ref.read_text(encoding="utf-8").strip() if ref.is_file() else spec.revision
+        candidates = sorted(repo.glob(f"snapshots/*/{file.path}"))
+        candidates.sort(key=lambda c: c.parent.name != commit)  # the revision's first
         for candidate in candidates:
-            if candidate.stat().st_size != file.size or sha256_of(candidate) != file.sha256:
+            blob = candidate.resolve().name
+            expected = file.sha256 or (blob if SHA256.match(blob) else None)
+            if expected is None or sha256_of(candidate) != expected:
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             try:
                 os.symlink(candidate.resolve(), target)
             except OSError:
                 shutil.copyfile(candidate, target)
-            lock[file.path] = {"sha256": file.sha256, "size": file.size, "source": str(candidate)}
+            size = target.stat().st_size
+            lock[file.path] = {"sha256": expected, "size": size, "source": str(candidate)}
             return True
         return False
 

@@ -180,6 +180,33 @@ def test_a_file_in_the_hugging_face_cache_is_reused(server: FileServer, tmp_path
         other.download("tiny")
 
 
+def test_the_hugging_face_cache_layout_verifies_lfs_files_by_their_blob_name(
+    server: FileServer, tmp_path: Path
+) -> None:
+    """huggingface_hub keeps an LFS file as blobs/<sha256> with the snapshot's file a link
+    to it: a catalogue entry without a sha256 is reused when the content matches the name."""
+    repo = tmp_path / "hf" / "models--org--tiny"
+    (repo / "blobs").mkdir(parents=True)
+    (repo / "blobs" / sha(WEIGHTS)).write_bytes(WEIGHTS)
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text("c0ffee")
+    (repo / "snapshots" / "c0ffee").mkdir(parents=True)
+    (repo / "snapshots" / "c0ffee" / "weights.bin").symlink_to(
+        Path("..") / ".." / "blobs" / sha(WEIGHTS)
+    )
+    catalogue = spec(server.url)  # no sha256 in the catalogue
+    catalogue["tiny"] = catalogue["tiny"].model_copy(update={"hub_repo": "org/tiny"})
+    models = ModelManager(tmp_path / "m", catalogue, offline=True, hf_cache=tmp_path / "hf")
+    assert models.download("tiny").state == ModelState.PRESENT
+    assert models.verify("tiny") == [] and server.requests == []
+    # a blob whose content does not match its name is not trusted
+    (repo / "blobs" / sha(WEIGHTS)).write_bytes(WEIGHTS[::-1])
+    with pytest.raises(ModelMissing):
+        ModelManager(tmp_path / "n", catalogue, offline=True, hf_cache=tmp_path / "hf").download(
+            "tiny"
+        )
+
+
 def test_remove_frees_the_space(server: FileServer, tmp_path: Path) -> None:
     models = ModelManager(tmp_path / "m", spec(server.url, sha256=sha(WEIGHTS)))
     models.download("tiny")
