@@ -15,16 +15,17 @@ from layerpath.tools.registry import Registry
 
 def engine_for(
     settings: Settings,
-    registry: Registry | None = None,
     traces: TraceStore | None = None,
     planner: str | None = None,
 ) -> tuple[Engine, str]:
-    """The engine for these settings, and the name of its planner."""
+    """The engine for these settings, and the name of its planner. The tools are bound to
+    the settings' model folder, so a folder changed in Settings applies from the next run
+    (building the registry takes under a millisecond)."""
     models = ModelManager.from_settings(settings)
     configure_residency(settings.resident_models, settings.model_memory_gb)
     chosen, name = planner_for(settings, planner)
     engine = Engine(
-        registry or Registry.from_catalogue(models=models),
+        Registry.from_catalogue(models=models),
         traces=traces,
         planner=chosen,
         critic=critic_for(settings, models),

@@ -47,16 +47,14 @@ def run_gui(argv: Sequence[str]) -> int:
     from layerpath.engine.traces import TraceStore
     from layerpath.gui.editor import EditorWindow
     from layerpath.settings import data_dir, load_settings
-    from layerpath.tools.registry import Registry
 
     settings = load_settings()
-    registry = Registry.from_catalogue()
     traces = TraceStore(data_dir() / "traces.sqlite") if settings.record_traces else None
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     from layerpath.engine.factory import engine_for
 
     def engine_factory() -> Engine:  # planner and critic follow the settings as saved now
-        return engine_for(window.panel.settings, registry, traces)[0]
+        return engine_for(window.panel.settings, traces)[0]
 
     window = EditorWindow(engine_factory, settings)
     try:

@@ -17,7 +17,6 @@ from layerpath.gui.qt import QtWidgets
 from layerpath.plugin.krita import scripted
 from layerpath.plugin.krita.document import KritaDocument, document_key
 from layerpath.settings import data_dir, load_settings
-from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +45,6 @@ class LayerpathDocker(DockWidget):
         super().__init__()
         self.setWindowTitle("layerpath")
         self.settings = load_settings()
-        self.registry = Registry.from_catalogue()
         self.traces = (
             TraceStore(data_dir() / "traces.sqlite") if self.settings.record_traces else None
         )
@@ -60,7 +58,7 @@ class LayerpathDocker(DockWidget):
 
     def engine(self) -> Engine:
         panel = self.current_panel()  # settings saved in the panel apply from the next run
-        return engine_for(panel.settings if panel else self.settings, self.registry, self.traces)[0]
+        return engine_for(panel.settings if panel else self.settings, self.traces)[0]
 
     def panel_for(self, document: Any) -> Panel:
         key = document_key(document)
