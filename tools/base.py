@@ -34,11 +34,12 @@ class Tool(ABC):
         spec = self.spec
         missing = [m for m in spec.requires if importlib.util.find_spec(m) is None]
         if missing:
-            fix = f'pip install "layerpath[{spec.extra}]"' if spec.extra else "pip install "
             return Availability(
                 f"the Python package{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
                 f"{'are' if len(missing) > 1 else 'is'} not installed",
-                fix if spec.extra else fix + " ".join(missing),
+                f'pip install "layerpath[{spec.extra}]"'
+                if spec.extra
+                else "pip install " + " ".join(missing),
             )
         if spec.model is not None:
             if spec.model not in self.models.catalogue:

@@ -61,15 +61,29 @@ class ModelCache:
         if key in self._items:
             self._items.move_to_end(key)
             return self._items[key][0]
-        while len(self._items) >= max(1, self.max_models):
-            self._evict()
+        self._fit(incoming=1)  # free memory before loading
         model = loader()
         size = weight_bytes(model)
-        if self.budget_bytes is not None:
-            while self._items and self.resident_bytes() + size > self.budget_bytes:
-                self._evict()
+        self._fit(incoming=1, incoming_bytes=size)
         self._items[key] = (model, size)
         return model
+
+    def configure(self, max_models: int, budget_bytes: int | None) -> None:
+        """New limits; models over them are unloaded now."""
+        self.max_models, self.budget_bytes = max_models, budget_bytes
+        self._fit()
+
+    def _fit(self, incoming: int = 0, incoming_bytes: int = 0) -> None:
+        """Unload least recently used models until `incoming` more fit the count and
+        `incoming_bytes` more the budget (one model alone may exceed the budget)."""
+        while self._items and len(self._items) + incoming > max(1, self.max_models):
+            self._evict()
+        while (
+            self.budget_bytes is not None
+            and len(self._items) + incoming > 1
+            and self.resident_bytes() + incoming_bytes > self.budget_bytes
+        ):
+            self._evict()
 
     def resident_bytes(self) -> int:
         return sum(size for _, size in self._items.values())
@@ -108,14 +122,7 @@ RESIDENT = ModelCache()
 
 def configure_residency(max_models: int, budget_gb: float | None) -> None:
     """Apply the settings to the shared cache; models over the new limits are unloaded."""
-    RESIDENT.max_models = max_models
-    RESIDENT.budget_bytes = None if budget_gb is None else int(budget_gb * 1e9)
-    while len(RESIDENT.keys()) > max(1, max_models) or (
-        RESIDENT.budget_bytes is not None
-        and len(RESIDENT.keys()) > 1
-        and RESIDENT.resident_bytes() > RESIDENT.budget_bytes
-    ):
-        RESIDENT._evict()
+    RESIDENT.configure(max_models, None if budget_gb is None else int(budget_gb * 1e9))
 
 
 T = TypeVar("T")

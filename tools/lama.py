@@ -8,7 +8,6 @@ big-lama export), never the whole photo; the fill is pasted back with a feathere
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +17,13 @@ import numpy as np
 from layerpath.errors import ToolFailed
 from layerpath.tools.base import Tool
 from layerpath.tools.crops import crop_for_model, paste_back
+from layerpath.tools.device import RESIDENT
 from layerpath.tools.imaging import dilate, rgb, with_rgb
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 MODEL_FILE = "lama_fp32.onnx"
 
 
-@lru_cache(maxsize=1)  # one LaMa resident at a time
 def load_session(path: str, device: str) -> Any:
     """An ONNX Runtime session for the model file; CUDA first when asked for and there."""
     import onnxruntime as ort
@@ -78,7 +77,9 @@ class LamaInpaint(Tool):
         region = dilate(inputs[ArtifactKind.MASK], int(params["grow"]))
         if not region.any():
             raise ToolFailed("The mask to fill is empty; nothing to remove.")
-        session = load_session(str(self.model_path()), str(params.get("device", "auto")))
+        # ONNX Runtime picks CUDA itself (no torch needed to know it is there)
+        path, device = str(self.model_path()), str(params.get("device", "auto"))
+        session = RESIDENT.get((self.name, path, device), lambda: load_session(path, device))
         crop = crop_for_model(
             rgb(image), region, int(params["resolution"]), padding=float(params["padding"])
         )
