@@ -13,15 +13,13 @@ when both agree. Two critics:
 
 from __future__ import annotations
 
-import base64
-import io
 import logging
 import re
 from typing import Any, Protocol
 
 import numpy as np
-from PIL import Image
 
+from layerpath.engine.endpoint import image_data_url, openai_client
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key
@@ -58,29 +56,14 @@ def goal_phrase(subtask: Subtask) -> str | None:
     return phrases.get(subtask.kind)
 
 
-def _png_data_url(image: np.ndarray, side: int = 512) -> str:
-    picture = Image.fromarray(image[..., :3])
-    picture.thumbnail((side, side))
-    buffer = io.BytesIO()
-    picture.save(buffer, format="PNG")
-    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
-
-
 class VlmCritic:
     """Asks an OpenAI-compatible vision model to rate the step 0-10."""
 
     name = "vlm"
 
     def __init__(self, llm: LlmSettings, api_key: str | None, client: Any = None) -> None:
-        from openai import OpenAI
-
         self.model = llm.model
-        self.client = client or OpenAI(
-            base_url=llm.base_url,
-            api_key=api_key or "not-needed",
-            timeout=llm.timeout_s,
-            max_retries=0,
-        )
+        self.client = client or openai_client(llm.base_url, api_key, llm.timeout_s)
 
     def judge(self, subtask: Subtask, before: np.ndarray, after: np.ndarray) -> float | None:
         from openai import APIError
@@ -93,8 +76,8 @@ class VlmCritic:
         )
         content = [
             {"type": "text", "text": question},
-            {"type": "image_url", "image_url": {"url": _png_data_url(before)}},
-            {"type": "image_url", "image_url": {"url": _png_data_url(after)}},
+            {"type": "image_url", "image_url": {"url": image_data_url(before, 512, True)}},
+            {"type": "image_url", "image_url": {"url": image_data_url(after, 512, True)}},
         ]
         completions: Any = self.client.chat.completions  # messages are plain dicts
         try:

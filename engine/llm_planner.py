@@ -11,16 +11,13 @@ Text read from the image (OCR) is never sent: it is data, and must not steer the
 
 from __future__ import annotations
 
-import base64
-import io
 import logging
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-from PIL import Image
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from layerpath.engine.endpoint import image_data_url, openai_client
 from layerpath.engine.executor import Planner, offline_planner
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
 from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
@@ -59,14 +56,6 @@ class _LlmPlan(BaseModel):
     subtasks: list[_LlmSubtask]
 
 
-def _image_data_url(image: np.ndarray) -> str:
-    picture = Image.fromarray(image[..., :3])
-    picture.thumbnail((PROMPT_IMAGE_SIDE, PROMPT_IMAGE_SIDE))
-    buffer = io.BytesIO()
-    picture.save(buffer, format="JPEG", quality=85)
-    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
-
-
 def parse_plan(content: str) -> tuple[Subtask, ...]:
     """Validate a model answer; raises PlannerError saying what is wrong."""
     text = content.strip()
@@ -88,16 +77,8 @@ class LlmPlanner:
     """Plans through an OpenAI-compatible chat completions endpoint."""
 
     def __init__(self, settings: LlmSettings, api_key: str | None, client: Any = None) -> None:
-        from openai import OpenAI
-
         self.settings = settings
-        # Local servers need no key; the client insists on one, so a placeholder goes.
-        self.client = client or OpenAI(
-            base_url=settings.base_url,
-            api_key=api_key or "not-needed",
-            timeout=settings.timeout_s,
-            max_retries=0,
-        )
+        self.client = client or openai_client(settings.base_url, api_key, settings.timeout_s)
 
     def _ask(self, messages: list[dict[str, Any]]) -> str:
         completions: Any = self.client.chat.completions  # messages are plain dicts
@@ -121,7 +102,9 @@ class LlmPlanner:
                     {"type": "text", "text": f"Instruction: {request.prompt}"},
                     {
                         "type": "image_url",
-                        "image_url": {"url": _image_data_url(request.snapshot.image)},
+                        "image_url": {
+                            "url": image_data_url(request.snapshot.image, PROMPT_IMAGE_SIDE)
+                        },
                     },
                 ],
             },

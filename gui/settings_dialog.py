@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from layerpath.engine.endpoint import openai_client
 from layerpath.gui.qt import QtWidgets, Signal
 from layerpath.gui.worker import RunController
 from layerpath.settings import LlmSettings, Settings, save_settings
@@ -25,11 +26,9 @@ CRITICS = (
 
 def check_connection(base_url: str, api_key: str | None, timeout_s: float = 10.0) -> str:
     """Ask the endpoint for its models; a short answer for the user either way."""
-    from openai import APIError, OpenAI
+    from openai import APIError
 
-    client = OpenAI(
-        base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0
-    )
+    client = openai_client(base_url, api_key, timeout_s)
     try:
         models = [m.id for m in client.models.list()]
     except APIError as exc:

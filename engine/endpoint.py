@@ -1,0 +1,33 @@
+"""What every use of an OpenAI-compatible endpoint shares: the client, and pictures sent
+as data URLs. The `openai` package is imported only when a client is made."""
+
+from __future__ import annotations
+
+import base64
+import io
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+
+def openai_client(base_url: str, api_key: str | None, timeout_s: float) -> Any:
+    """A client that fails fast (no retries). Local servers need no key; the client
+    insists on one, so a placeholder goes."""
+    from openai import OpenAI
+
+    return OpenAI(
+        base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0
+    )
+
+
+def image_data_url(image: np.ndarray, side: int, lossless: bool = False) -> str:
+    """The picture's RGB, fitted into side x side, as a JPEG (or PNG) data URL."""
+    picture = Image.fromarray(image[..., :3])
+    picture.thumbnail((side, side))
+    buffer = io.BytesIO()
+    if lossless:
+        picture.save(buffer, format="PNG")
+        return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
+    picture.save(buffer, format="JPEG", quality=85)
+    return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
