@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import cv2
@@ -21,7 +22,18 @@ from layerpath.tools.imaging import mask_box
 
 K = SubtaskKind
 _MASK_COLOR = (255, 64, 64)
-_BOX_COLOR = (0, 200, 255)
+BOX_COLOR = (0, 200, 255)
+#: "2. lab_recolor — Object Recoloration 'wall' -> 'navy'": how step layers are named
+STEP_NAME = re.compile(r"^\d+\. \S+ — ")
+
+
+def step_name(number: int, tool: str, subtask: Subtask) -> str:
+    return f"{number}. {tool} — {subtask.describe()}"
+
+
+def box_thickness(shape: tuple[int, ...]) -> int:
+    """Box outlines are thick enough to see on a large photo."""
+    return max(2, int(max(shape[:2]) / 400))
 
 
 def changed_pixels(before: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]:
@@ -56,13 +68,13 @@ def box_overlay(boxes: Sequence[Box], shape: tuple[int, ...]) -> tuple[np.ndarra
         min(shape[0], max(b.y1 for b in boxes) + 2),
     )
     pixels = np.zeros((y1 - y0, x1 - x0, 4), dtype=np.uint8)
-    thickness = max(2, int(max(shape[:2]) / 400))
+    thickness = box_thickness(shape)
     for b in boxes:
         cv2.rectangle(
             pixels,
             (b.x0 - x0, b.y0 - y0),
             (b.x1 - x0 - 1, b.y1 - y0 - 1),
-            (*_BOX_COLOR, 255),
+            (*BOX_COLOR, 255),
             thickness,
         )
     return pixels, (x0, y0)
@@ -98,7 +110,7 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
         assert node.result is not None and node.parent is not None and node.tool is not None
         produced = node.result.produced
         common = dict(
-            name=f"{number}. {node.tool.name} — {subtask.describe()}",
+            name=step_name(number, node.tool.name, subtask),
             tool=node.tool.name,
             subtask_id=subtask.id,
             cost=node.result.cost,

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import re
 from collections.abc import Iterator, Mapping
 from html import escape
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 from krita import Krita, Selection
 
+from layerpath.engine.layers import BOX_COLOR, STEP_NAME, box_thickness
 from layerpath.engine.types import LayerKind, Snapshot, StepLayer
 from layerpath.errors import BadInput
 from layerpath.gui.qt import QtCore
@@ -28,9 +28,6 @@ from layerpath.plugin.krita.pixels import from_rgba8, to_rgba8
 MASK_TYPES = ("selectionmask", "transparencymask")
 MASK_PREFIX = "mask:"
 ANNOTATION = "layerpath"
-BOX_STROKE = "#00c8ff"
-#: "2. lab_recolor — Recoloring wall -> navy": a layer or mask layerpath added
-STEP_NAME = re.compile(r"^\d+\. \S+ — ")
 
 
 def document_key(document: Any) -> str:
@@ -87,8 +84,8 @@ class KritaDocument:
         masks: dict[str, np.ndarray] = {}
         for node in walk(self.document.rootNode()):
             name = str(node.name())
-            if STEP_NAME.match(name):
-                continue  # a mask a run made; renamed to an object's name it is used
+            if STEP_NAME.match(name):  # a layer or mask a run made
+                continue  # (renamed to an object's name, it is used)
             if node.type() in MASK_TYPES:
                 masks[name.removeprefix(MASK_PREFIX)] = selection_mask(node.selection(), w, h)
             elif node.type() == "paintlayer" and name.lower().startswith(MASK_PREFIX):
@@ -158,14 +155,15 @@ class KritaDocument:
         the viewBox maps the document's pixels onto its size in points."""
         w, h = self.document.width(), self.document.height()
         points = 72.0 / (self.document.resolution() or 72)
-        stroke = max(2, max(w, h) // 400)
+        stroke = box_thickness((h, w))
+        color = "#{:02x}{:02x}{:02x}".format(*BOX_COLOR)
         lines = (step.text or "").splitlines()
         rects = []
         for i, box in enumerate(step.boxes):
             label = lines[i] if i < len(lines) else box.label
             rects.append(
                 f'<rect id="box{i + 1}" x="{box.x0}" y="{box.y0}" width="{box.width}" '
-                f'height="{box.height}" fill="none" stroke="{BOX_STROKE}" '
+                f'height="{box.height}" fill="none" stroke="{color}" '
                 f'stroke-width="{stroke}"><title>{escape(label)}</title></rect>'
             )
         return (
