@@ -21,7 +21,7 @@ import re
 import shutil
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from importlib import resources
@@ -232,22 +232,24 @@ class ModelManager:
         except OSError as exc:
             raise DownloadFailed(f"Cannot create the model folder {folder}: {exc}.") from exc
         lock = self._lock(name)
-        for file in spec.files:
-            target = folder / file.path
-            if target.exists() and file.path in lock:
-                continue
-            if target.exists():  # there but never verified (copied in by hand)
-                self._accept(spec, file, target, None, lock)
-                continue
-            if self._reuse_hf_cache(spec, file, target, lock):
-                continue
-            if self.offline:
-                raise ModelMissing(
-                    f"The model {name} is not downloaded and layerpath is in offline mode. "
-                    f"Turn offline mode off, or copy its files into {folder}."
-                )
-            self._fetch(spec, file, target, progress, lock)
-        self._write_lock(name, lock)
+        try:
+            for file in spec.files:
+                target = folder / file.path
+                if target.exists() and file.path in lock:
+                    continue
+                if target.exists():  # there but never verified (copied in by hand)
+                    self._accept(spec, file, target, None, lock)
+                    continue
+                if self._reuse_hf_cache(spec, file, target, lock):
+                    continue
+                if self.offline:
+                    raise ModelMissing(
+                        f"The model {name} is not downloaded and layerpath is in offline mode. "
+                        f"Turn offline mode off, or copy its files into {folder}."
+                    )
+                self._fetch(spec, file, target, progress, lock)
+        finally:  # every file verified so far counts, even when a later one fails
+            self._write_lock(name, lock)
         return self.status(name)
 
     def _reuse_hf_cache(
@@ -358,16 +360,16 @@ class ModelManager:
     ) -> None:
         """Check the file's sha256 against the catalogue (or the hub's LFS hash) and
         record it; a mismatch or a file with no known hash is deleted, never used."""
+        actual = sha256_of(path)
         expected = file.sha256 or hub_sha
         if expected is None and file.trust_on_first_use and path.stat().st_size <= TOFU_MAX:
-            expected = sha256_of(path)
+            expected = actual
         if expected is None:
             path.unlink(missing_ok=True)
             raise DownloadFailed(
                 f"{spec.name}: {file.path} has no known sha256 (the catalogue gives none and "
                 f"the server sent none), so it cannot be verified and was not kept."
             )
-        actual = sha256_of(path)
         if actual != expected:
             path.unlink(missing_ok=True)
             raise DownloadFailed(
@@ -403,16 +405,6 @@ class ModelManager:
         if status.folder.exists():
             shutil.rmtree(status.folder)
         return status.bytes_on_disk
-
-    def for_tools(self, tools: Iterable[str]) -> dict[str, list[str]]:
-        """tool name -> the models it uses."""
-        wanted = set(tools)
-        used: dict[str, list[str]] = {}
-        for spec in self.catalogue.values():
-            for tool in spec.tools:
-                if tool in wanted:
-                    used.setdefault(tool, []).append(spec.name)
-        return used
 
 
 def _hub_sha256(headers: object) -> str | None:
