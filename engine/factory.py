@@ -22,7 +22,9 @@ def engine_for(
     the settings' model folder, so a folder changed in Settings applies from the next run
     (building the registry takes under a millisecond)."""
     models = ModelManager.from_settings(settings)
-    configure_residency(settings.resident_models, settings.model_memory_gb)
+    configure_residency(
+        settings.resident_models, settings.model_memory_gb, settings.device, settings.cpu_offload
+    )
     chosen, name = planner_for(settings, planner)
     engine = Engine(
         Registry.from_catalogue(models=models),

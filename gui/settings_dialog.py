@@ -91,6 +91,11 @@ class SettingsDialog(QtWidgets.QDialog):
         self.critic.setCurrentIndex([v for _, v in CRITICS].index(settings.critic))
         self.offline = QtWidgets.QCheckBox("Never download models (offline)")
         self.offline.setChecked(settings.offline)
+        self.cpu_offload = QtWidgets.QCheckBox("Keep large models in CPU memory (small GPUs)")
+        self.cpu_offload.setToolTip(
+            "Diffusion models visit the GPU part by part: slower, but they fit in 4 GB."
+        )
+        self.cpu_offload.setChecked(settings.cpu_offload)
 
         form = QtWidgets.QFormLayout()
         form.addRow("Planner", self.planner)
@@ -102,6 +107,7 @@ class SettingsDialog(QtWidgets.QDialog):
         form.addRow("Retries per tool", self.retries)
         form.addRow("Critic", self.critic)
         form.addRow("Device", self.device)
+        form.addRow("", self.cpu_offload)
         form.addRow("Model folder", folder)
         form.addRow("", self.offline)
         buttons = QtWidgets.QDialogButtonBox(
@@ -117,21 +123,24 @@ class SettingsDialog(QtWidgets.QDialog):
         self._controller.done.connect(self._tested)
 
     def current(self) -> Settings:
-        """The settings as the form shows them."""
-        return Settings(
-            planner=self.planner.currentData(),
-            llm=LlmSettings(
-                base_url=self.base_url.text().strip(),
-                model=self.model.text().strip(),
-                timeout_s=self.settings.llm.timeout_s,
-            ),
-            quality_threshold=round(self.threshold.value(), 3),
-            retries=self.retries.value(),
-            device=self.device.currentText(),
-            model_dir=self.model_dir.text().strip() or None,
-            offline=self.offline.isChecked(),
-            critic=self.critic.currentData(),
-            record_traces=self.settings.record_traces,
+        """The settings as the form shows them (those it does not show kept as they were)."""
+        return Settings.model_validate(
+            self.settings.model_dump()
+            | dict(
+                planner=self.planner.currentData(),
+                llm=LlmSettings(
+                    base_url=self.base_url.text().strip(),
+                    model=self.model.text().strip(),
+                    timeout_s=self.settings.llm.timeout_s,
+                ).model_dump(),
+                quality_threshold=round(self.threshold.value(), 3),
+                retries=self.retries.value(),
+                device=self.device.currentText(),
+                cpu_offload=self.cpu_offload.isChecked(),
+                model_dir=self.model_dir.text().strip() or None,
+                offline=self.offline.isChecked(),
+                critic=self.critic.currentData(),
+            )
         )
 
     def save(self) -> None:

@@ -34,6 +34,7 @@ class Settings(BaseModel):
     offline: bool = False  # never download models
     resident_models: int = Field(default=1, ge=1, le=8)  # loaded models kept at once
     model_memory_gb: float | None = Field(default=None, gt=0)  # their weights' budget
+    cpu_offload: bool = False  # big pipelines' parts wait in CPU memory (small GPUs)
     # a model critic beside the checkers: auto = CLIP when downloaded, else none; vlm =
     # the LLM endpoint's vision model (two pictures per step)
     critic: Literal["auto", "clip", "vlm", "none"] = "auto"

@@ -8,7 +8,8 @@ import gc
 import importlib.util
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Literal, TypeVar
 
@@ -107,9 +108,12 @@ class ModelCache:
 
 def weight_bytes(model: Any) -> int:
     """The bytes of a torch model's parameters (0 for anything else); a tuple (model,
-    tokenizer) counts its parts."""
+    tokenizer) and a diffusers pipeline count their parts."""
     if isinstance(model, tuple):
         return sum(weight_bytes(part) for part in model)
+    components = getattr(model, "components", None)  # a diffusers pipeline
+    if isinstance(components, dict):
+        return sum(weight_bytes(part) for part in components.values())
     parameters = getattr(model, "parameters", None)
     if not callable(parameters):
         return 0
@@ -120,9 +124,36 @@ def weight_bytes(model: Any) -> int:
 RESIDENT = ModelCache()
 
 
-def configure_residency(max_models: int, budget_gb: float | None) -> None:
-    """Apply the settings to the shared cache; models over the new limits are unloaded."""
+@dataclass
+class Placement:
+    """Where the model tools run, from the settings: the device ('auto', 'cuda', 'mps',
+    'cpu') and whether large pipelines keep their parts in CPU memory, moving each to the
+    GPU only while it runs (slower, for GPUs with little memory)."""
+
+    device: str = "auto"
+    cpu_offload: bool = False
+
+
+#: the settings' placement, shared by all model tools
+PLACEMENT = Placement()
+
+
+def configure_residency(
+    max_models: int,
+    budget_gb: float | None,
+    device: str = "auto",
+    cpu_offload: bool = False,
+) -> None:
+    """Apply the settings to the shared cache (models over the new limits are unloaded)
+    and to where the model tools run."""
     RESIDENT.configure(max_models, None if budget_gb is None else int(budget_gb * 1e9))
+    PLACEMENT.device, PLACEMENT.cpu_offload = device, cpu_offload
+
+
+def tool_device(params: Mapping[str, Any]) -> Device:
+    """The device a tool runs on: its `device` param when a test or benchmark names one,
+    else the settings' device, as one that exists here."""
+    return resolve_device(str(params.get("device", PLACEMENT.device)))
 
 
 T = TypeVar("T")

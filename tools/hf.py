@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from layerpath.tools.base import Tool
-from layerpath.tools.device import RESIDENT, resolve_device, with_memory_fallback
+from layerpath.tools.device import RESIDENT, tool_device, with_memory_fallback
 
 IMAGENET = (
     np.array([0.485, 0.456, 0.406], np.float32),
@@ -61,5 +61,5 @@ class TorchModelTool(Tool):
             model = RESIDENT.get((self.name, folder, device), lambda: load(folder, device))
             return use(model, scale)
 
-        device = resolve_device(str(params.get("device", "auto")))
+        device = tool_device(params)
         return with_memory_fallback(attempt, device, scales)

@@ -17,7 +17,7 @@ import numpy as np
 from layerpath.errors import ToolFailed
 from layerpath.tools.base import Tool
 from layerpath.tools.crops import crop_for_model, paste_back
-from layerpath.tools.device import RESIDENT
+from layerpath.tools.device import PLACEMENT, RESIDENT
 from layerpath.tools.imaging import dilate, rgb, with_rgb
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
@@ -78,7 +78,7 @@ class LamaInpaint(Tool):
         if not region.any():
             raise ToolFailed("The mask to fill is empty; nothing to remove.")
         # ONNX Runtime picks CUDA itself (no torch needed to know it is there)
-        path, device = str(self.model_path()), str(params.get("device", "auto"))
+        path, device = str(self.model_path()), str(params.get("device", PLACEMENT.device))
         session = RESIDENT.get((self.name, path, device), lambda: load_session(path, device))
         crop = crop_for_model(
             rgb(image), region, int(params["resolution"]), padding=float(params["padding"])

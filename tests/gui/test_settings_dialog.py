@@ -29,7 +29,7 @@ def server() -> Iterator[ScriptedServer]:
 def test_change_settings_and_read_them_back(
     qtbot, file_keyring: PlaintextKeyring, server: ScriptedServer
 ) -> None:  # type: ignore[no-untyped-def]
-    dialog = SettingsDialog(Settings())
+    dialog = SettingsDialog(Settings(resident_models=3))  # a setting the form does not show
     qtbot.addWidget(dialog)
     dialog.planner.setCurrentIndex(1)
     dialog.base_url.setText(server.url)
@@ -39,13 +39,15 @@ def test_change_settings_and_read_them_back(
     dialog.retries.setValue(1)
     dialog.device.setCurrentText("cpu")
     dialog.offline.setChecked(True)
+    dialog.cpu_offload.setChecked(True)
     dialog.critic.setCurrentIndex(2)  # the vision LLM
     with qtbot.waitSignal(dialog.saved):
         dialog.save()
     back = load_settings()
     assert (back.planner, back.llm.base_url, back.llm.model) == ("llm", server.url, "test-model")
     assert (back.quality_threshold, back.retries, back.device) == (0.65, 1, "cpu")
-    assert back.offline and back.critic == "vlm"
+    assert back.offline and back.critic == "vlm" and back.cpu_offload
+    assert back.resident_models == 3  # kept, not reset to the default
     assert get_api_key(server.url) == "sk-local-77"
     assert "sk-local-77" not in settings_path().read_text()
 

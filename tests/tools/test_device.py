@@ -66,6 +66,22 @@ def test_the_settings_set_how_many_models_stay_loaded() -> None:
     assert RESIDENT.max_models == 1 and RESIDENT.budget_bytes is None
 
 
+def test_the_settings_choose_where_the_model_tools_run() -> None:
+    from layerpath.engine.factory import engine_for
+    from layerpath.settings import Settings
+    from layerpath.tools.device import PLACEMENT, accelerators, tool_device
+
+    try:
+        engine_for(Settings(device="cpu", cpu_offload=True))
+        assert tool_device({}) == "cpu" and PLACEMENT.cpu_offload
+        assert tool_device({"device": "auto"}) == (accelerators() or ("cpu",))[0]  # a param wins
+        engine_for(Settings(device="cuda"))  # a missing accelerator falls back to the CPU
+        assert tool_device({}) == ("cuda" if "cuda" in accelerators() else "cpu")
+    finally:
+        engine_for(Settings())
+    assert PLACEMENT.device == "auto" and not PLACEMENT.cpu_offload
+
+
 def test_out_of_memory_retries_smaller_then_on_the_cpu() -> None:
     tried: list[tuple[str, float]] = []
 
