@@ -1,10 +1,11 @@
 """Per tool: load time, seconds per call and peak memory at 1 and 24 megapixels, on the
 current device.
 
-    python -m benchmarks.tools [--sizes 1,24] [--tools lama_inpaint,opencv_telea]
+    python -m benchmarks.tools [--sizes 1,24] [--tools lama_inpaint,opencv_telea] [--stand-ins]
 
 Every tool that can run here is measured (model tools once their weights are downloaded:
-`layerpath models download NAME`). Load = first call minus a warm call (model loading,
+`layerpath models download NAME`; with --stand-ins, on each model's real architecture
+and size with random weights, built here: real cost, no quality — benchmarks/stand_ins.py). Load = first call minus a warm call (model loading,
 session creation); per call = the fastest of the warm calls; peak = the largest numpy /
 Python allocation during a warm call (tracemalloc), and CUDA memory when a GPU ran it.
 Prints a markdown table.
@@ -19,6 +20,7 @@ import tempfile
 import time
 import tracemalloc
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import cv2
@@ -26,7 +28,7 @@ import numpy as np
 
 from benchmarks.scenes import Scene, make_scene
 from layerpath.tools.base import Tool
-from layerpath.tools.device import accelerators
+from layerpath.tools.device import RESIDENT, accelerators
 from layerpath.tools.imaging import mask_box
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
@@ -41,6 +43,8 @@ WORDS: Mapping[SubtaskKind, tuple[str | None, str | None]] = {
     K.TEXT_ADDITION: (None, "SALE"),
     K.OBJECT_SEGMENTATION: ("ball", None),
     K.OBJECT_DETECTION: ("ball", None),
+    K.OBJECT_ADDITION: ("hat", None),
+    K.CHANGING_SCENERY: ("scenery", "night"),
 }
 
 
@@ -76,10 +80,18 @@ def tool_inputs(
     return context, {a: values[a] for a in tool.spec.inputs}
 
 
-def measure(tool: Tool, scene: Scene, text_boxes: Any, warm_runs: int) -> dict[str, float]:
+def measure(
+    tool: Tool, scene: Scene, text_boxes: Any, warm_runs: int, stand_in: bool = False
+) -> dict[str, float]:
+    """Load, per-call and peak figures of one tool; the models other tools left loaded are
+    unloaded first, so the CUDA peak is this tool's own (weights + work). A stand-in's
+    scores are noise, so a detector keeps every box (threshold 0: the most work)."""
+    RESIDENT.clear()
     context, inputs = tool_inputs(tool, scene, text_boxes)
-    params = tool.spec.param_schedule()[0]
-    cuda = "cuda" in accelerators()
+    params = dict(tool.spec.param_schedule()[0])
+    if stand_in and "threshold" in params:
+        params["threshold"] = 0.0
+    cuda = "cuda" in accelerators() and tool.spec.model is not None
     start = time.perf_counter()
     tool.run(context, inputs, params)
     first = time.perf_counter() - start
@@ -108,10 +120,25 @@ def main() -> None:
     parser.add_argument("--sizes", default="1,24", help="megapixels, comma separated")
     parser.add_argument("--tools", default="", help="only these tools (comma separated)")
     parser.add_argument("--runs", type=int, default=2, help="warm calls per size")
+    parser.add_argument(
+        "--stand-ins",
+        action="store_true",
+        help="time the model tools on random-weight models of the real architectures",
+    )
     args = parser.parse_args()
     os.environ.setdefault("LAYERPATH_DATA_DIR", tempfile.mkdtemp())
-    registry = Registry.from_catalogue()
     wanted = {t for t in args.tools.split(",") if t}
+    models = None
+    if args.stand_ins:
+        from benchmarks.stand_ins import BUILDERS, install_stand_ins
+
+        wanted_models = {
+            t.spec.model for t in Registry.from_catalogue() if not wanted or t.name in wanted
+        }
+        names = [name for name in BUILDERS if name in wanted_models]
+        if names:
+            models = install_stand_ins(Path(tempfile.mkdtemp()) / "models", names)
+    registry = Registry.from_catalogue(models=models)
     sizes = [float(s) for s in args.sizes.split(",")]
     device = "+".join(accelerators()) or "cpu"
     print(
@@ -124,7 +151,7 @@ def main() -> None:
     print("| " + " | ".join(header) + " |")
     print("|" + " --- |" * len(header))
     scenes = {size: scaled_scene(size) for size in sizes}
-    text = {size: read_text(scenes[size].image) for size in sizes}
+    text: dict[float, Any] = {}  # OCR'd once, for the first tool that needs text boxes
     for tool in registry:
         if wanted and tool.name not in wanted:
             continue
@@ -132,10 +159,13 @@ def main() -> None:
         if not found.ok:
             print(f"| {tool.name} | {found.reason} |" + " — |" * (len(header) - 2))
             continue
-        cells = [tool.name, "ran"]
+        stand_in = models is not None and tool.spec.model is not None
+        cells = [tool.name, "ran (stand-in)" if stand_in else "ran"]
         for size in sizes:
             try:
-                m = measure(tool, scenes[size], text[size], args.runs)
+                if A.TEXT_BOXES in tool.spec.inputs and size not in text:
+                    text[size] = read_text(scenes[size].image)
+                m = measure(tool, scenes[size], text.get(size, ()), args.runs, stand_in)
             except Exception as exc:  # a tool that fails here is a row, not a crash
                 cells += [f"failed: {str(exc)[:40]}", "—", "—"]
                 continue

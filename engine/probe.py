@@ -27,6 +27,7 @@ from layerpath.tools.imaging import (
 )
 from layerpath.tools.masks import resolve_mask
 from layerpath.tools.text import select_text_boxes
+from layerpath.tools.yolo import coco_class
 
 K = SubtaskKind
 TEXT_KINDS = {
@@ -37,22 +38,6 @@ TEXT_KINDS = {
     K.TEXT_DETECTION,
     K.TEXT_EXTRACTION,
 }
-
-#: The 80 COCO classes: what a closed-vocabulary detector (YOLO) can find.
-COCO_CLASSES = frozenset(
-    name.strip()
-    for name in (
-        "person, bicycle, car, motorcycle, airplane, bus, train, truck, boat, traffic light, "
-        "fire hydrant, stop sign, parking meter, bench, bird, cat, dog, horse, sheep, cow, "
-        "elephant, bear, zebra, giraffe, backpack, umbrella, handbag, tie, suitcase, frisbee, "
-        "skis, snowboard, sports ball, kite, baseball bat, baseball glove, skateboard, surfboard, "
-        "tennis racket, bottle, wine glass, cup, fork, knife, spoon, bowl, banana, apple, "
-        "sandwich, orange, broccoli, carrot, hot dog, pizza, donut, cake, chair, couch, "
-        "potted plant, bed, dining table, toilet, tv, laptop, mouse, remote, keyboard, "
-        "cell phone, microwave, oven, toaster, sink, refrigerator, book, clock, vase, scissors, "
-        "teddy bear, hair drier, toothbrush"
-    ).split(",")
-)
 
 
 def size_bucket(ratio: float) -> str:
@@ -104,9 +89,7 @@ def _object_features(
 ) -> dict[str, Any]:
     features: dict[str, Any] = {}
     target = (subtask.target or "").lower()
-    features["detector_class"] = (
-        "coco" if target in COCO_CLASSES or target.removesuffix("s") in COCO_CLASSES else "open"
-    )
+    features["detector_class"] = "coco" if coco_class(target) else "open"
     try:
         _, mask = resolve_mask(subtask.target, snapshot.masks, snapshot.selection)
     except LayerpathError:

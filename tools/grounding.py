@@ -41,8 +41,10 @@ def detect(
     phrase: str,
     short_side: int,
     threshold: float,
+    max_boxes: int,
 ) -> list[Box]:
-    """Boxes (best first) whose best text-token probability passes `threshold`."""
+    """Up to `max_boxes` boxes (best first) whose best text-token probability passes
+    `threshold`, overlapping ones dropped."""
     import torch
 
     h, w = image_rgb.shape[:2]
@@ -66,7 +68,7 @@ def detect(
     centres = out.pred_boxes[0].float().cpu().numpy()  # cx, cy, w, h in 0..1
     found: list[Box] = []
     for query in np.argsort(-probs):
-        if probs[query] < threshold:
+        if probs[query] < threshold or len(found) >= max_boxes:
             break
         cx, cy, bw, bh = centres[query]
         box = Box(
@@ -95,9 +97,10 @@ class GroundingDinoDetect(TorchModelTool):
 
         def use(loaded: tuple[Any, Any], scale: float) -> list[Box]:
             side = max(64, int(int(params["resolution"]) * scale))
-            return detect(*loaded, image, phrase, side, float(params["threshold"]))
+            threshold, most = float(params["threshold"]), int(params["max_boxes"])
+            return detect(*loaded, image, phrase, side, threshold, most)
 
         boxes = self.on_device(params, load_model, use, scales=(1.0, 0.5))
         if not boxes:
             raise ToolFailed(f"No {phrase} was found in the photo.")
-        return ToolResult({ArtifactKind.BOXES: tuple(boxes[: int(params["max_boxes"])])})
+        return ToolResult({ArtifactKind.BOXES: tuple(boxes)})

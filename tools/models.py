@@ -49,6 +49,8 @@ class ModelFileSpec(BaseModel):
     sha256: str | None = None  # None: taken from the hub's LFS hash on download
     url: str | None = None  # else built from the model's hub repo and revision
     trust_on_first_use: bool = False  # small text files only: hash recorded, not checked
+    # a pickled checkpoint (ultralytics .pt): its loader re-hashes it before unpickling
+    pickle: bool = False
 
 
 class ModelSpec(BaseModel):

@@ -21,7 +21,11 @@ def test_seed_table_has_sr1_to_sr16_with_missing_tools_marked() -> None:
     ids = {r.id for r in rules.rules}
     assert {f"SR{i}" for i in range(1, 17)} <= ids
     sr3 = next(r for r in rules.rules if r.id == "SR3")
-    assert "yolo_detector is not installed" in (rules.unavailable_reason(sr3) or "")
+    assert "sd_search_replace is not installed" in (
+        rules.unavailable_reason(next(r for r in rules.rules if r.id == "SR8")) or ""
+    )
+    # a tool whose model is not downloaded says so, with the fix
+    assert "layerpath models download yolov8n-onnx" in (rules.unavailable_reason(sr3) or "")
     assert rules.unavailable_reason(next(r for r in rules.rules if r.id == "SR4")) is None
 
 
@@ -50,7 +54,7 @@ def test_probe_features_of_an_object_and_of_text(scene: Scene) -> None:
     ]
     ball = probe(plan[0], snapshot, snapshot.image, plan)
     assert ball["size"] == "medium" and ball["instances"] == 1 and ball["overlap"] is True
-    assert ball["detector_class"] == "open" and ball["mask_available"] is True
+    assert ball["detector_class"] == "coco" and ball["mask_available"] is True  # sports ball
     wall = probe(plan[1], snapshot, snapshot.image, plan)
     assert wall["size"] == "large" and wall["color_transition"] == "darker"
     text = probe(
@@ -81,6 +85,9 @@ def test_tool_graph_is_derived_from_ports() -> None:
         "named_masks",
         "sam_segment",
         "grounding_dino",
+        "yolo_detector",
+        "yolo_ultralytics",
+        "sd_inpaint",
     }
     replacement = {t.name for t in subtask_tools(REGISTRY, K.TEXT_REPLACEMENT)}
     assert replacement == {"pillow_text_write", "text_inpaint_erase", "text_fill_erase", "rapidocr"}

@@ -221,7 +221,8 @@ def test_the_built_in_catalogue_is_valid() -> None:
         assert model.licence and model.files
         weights = [f for f in model.files if not f.trust_on_first_use]
         assert weights, model.name  # every model has weights that must be verified
-        assert all(f.path.endswith((".safetensors", ".onnx")) for f in weights), model.name
+        for file in weights:  # no pickles, except a flagged checkpoint its loader re-hashes
+            assert file.path.endswith((".safetensors", ".onnx")) or file.pickle, model.name
 
 
 def test_the_models_command_lists_and_downloads_from_a_hub_mirror(

@@ -1,0 +1,208 @@
+"""Stable Diffusion edits through diffusers (PyTorch): inpainting in a mask (remove,
+replace or recolour an object) and instruction edits of the whole picture (add an
+object, change the scenery) with InstructPix2Pix.
+
+Inpainting sees a window around the mask at the model's resolution and is pasted back
+into the mask with a feathered edge, so pixels outside the grown mask never change. An
+instruction edit needs the whole picture: the model sees it at its resolution, and only
+the change it made (its output minus its input) is scaled up and added to the photo, so
+a 24-megapixel photo keeps its own detail and is never resized as a whole.
+
+Both load a diffusers pipeline folder (model_index.json and one folder per part, in
+safetensors), in fp16 on CUDA, once (shared residency); with the cpu_offload setting
+the parts wait in CPU memory and visit the GPU in turn. Each denoising step checks the
+run's cancel flag. A seed makes every call repeatable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import cv2
+import numpy as np
+from PIL import Image
+
+from layerpath.errors import Cancelled, ToolFailed
+from layerpath.tools.crops import crop_for_model, paste_back
+from layerpath.tools.device import PLACEMENT
+from layerpath.tools.hf import TorchModelTool
+from layerpath.tools.imaging import dilate, rgb, with_rgb
+from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext, ToolResult
+
+K = SubtaskKind
+NEGATIVE = "blurry, distorted, low quality, watermark, text, frame"
+
+
+def load_pipeline(class_name: str, folder: str, device: str) -> Any:
+    """The diffusers pipeline `class_name` from its local folder, ready on `device`."""
+    import diffusers
+    import torch
+
+    pipeline = getattr(diffusers, class_name).from_pretrained(
+        folder,
+        local_files_only=True,
+        use_safetensors=True,
+        dtype=torch.float16 if device == "cuda" else torch.float32,
+        safety_checker=None,
+        feature_extractor=None,
+        requires_safety_checker=False,
+    )
+    if device == "cuda" and PLACEMENT.cpu_offload:
+        pipeline.enable_model_cpu_offload()
+    else:
+        pipeline.to(device)
+    pipeline.set_progress_bar_config(disable=True)
+    return pipeline
+
+
+def run_pipeline(pipeline: Any, ctx: ToolContext, seed: int, **arguments: Any) -> np.ndarray:
+    """One call of the pipeline, stopped between steps when the run is cancelled; the
+    first image as RGB uint8."""
+    import torch
+
+    def step_end(pipe: Any, step: int, timestep: Any, tensors: dict[str, Any]) -> dict[str, Any]:
+        if ctx.cancelled():
+            raise Cancelled("The edit was cancelled.")
+        return tensors
+
+    with torch.inference_mode():
+        result = pipeline(
+            generator=torch.Generator("cpu").manual_seed(seed),
+            output_type="np",
+            callback_on_step_end=step_end,
+            **arguments,
+        )
+    image = np.asarray(result.images[0], dtype=np.float32)
+    if not np.isfinite(image).all():
+        raise ToolFailed("The diffusion model produced no picture (NaN); try the CPU or fp32.")
+    return np.clip(np.rint(image * 255.0), 0, 255).astype(np.uint8)
+
+
+def inpaint_prompt(ctx: ToolContext) -> tuple[str, str]:
+    """What to paint into the mask, and what not to, for the subtask's words."""
+    target, to = ctx.target or "object", ctx.to or ""
+    if ctx.subtask == K.OBJECT_REMOVAL:
+        return (
+            "empty background, the surrounding surface continues seamlessly",
+            f"{target}, object, person, {NEGATIVE}",
+        )
+    if ctx.subtask == K.OBJECT_RECOLORATION:
+        return f"a {to} {target}, {to} colour, photo", f"{NEGATIVE}"
+    if not to:
+        raise ToolFailed("Say what to put in its place, e.g. 'replace the cat with a dog'.")
+    return f"a photo of a {to}", f"{target}, {NEGATIVE}"
+
+
+def instruction(ctx: ToolContext) -> str:
+    """The InstructPix2Pix instruction for the subtask's words."""
+    if ctx.subtask == K.OBJECT_ADDITION:
+        where = ctx.subtask_params.get("where")
+        return f"add a {ctx.target}" + (f" on the {where}" if where else "")
+    if ctx.subtask == K.CHANGING_SCENERY:
+        return f"make it {ctx.to or ctx.target}"
+    if ctx.subtask == K.OBJECT_RECOLORATION:
+        return f"make the {ctx.target} {ctx.to}"
+    raise ToolFailed(f"InstructPix2Pix has no instruction for {ctx.subtask.label}.")
+
+
+def transfer_change(photo: np.ndarray, before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """The photo with the change a model made at low resolution (after - before, both
+    the same small size) scaled up and added: the photo's own detail stays."""
+    h, w = photo.shape[:2]
+    delta: np.ndarray = after.astype(np.float32) - before.astype(np.float32)
+    if delta.shape[:2] != (h, w):
+        delta = cv2.resize(delta, (w, h), interpolation=cv2.INTER_CUBIC)
+    return np.clip(np.rint(photo.astype(np.float32) + delta), 0, 255).astype(np.uint8)
+
+
+def model_size(image_shape: tuple[int, ...], resolution: int) -> tuple[int, int]:
+    """(width, height) with the long side `resolution` (never larger than the photo),
+    both multiples of 8 as the VAE needs."""
+    h, w = image_shape[:2]
+    scale = min(1.0, resolution / max(h, w))
+    return max(8, int(round(w * scale / 8)) * 8), max(8, int(round(h * scale / 8)) * 8)
+
+
+class SdInpaint(TorchModelTool):
+    """Paint into the mask with Stable Diffusion inpainting: the background (removal), a
+    new object (replacement) or the object in a new colour (recolouring)."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        image = inputs[ArtifactKind.IMAGE]
+        region = dilate(inputs[ArtifactKind.MASK], int(params["grow"]))
+        if not region.any():
+            raise ToolFailed("The mask to paint into is empty; select the object first.")
+        prompt, negative = inpaint_prompt(ctx)
+        photo = rgb(image)
+
+        def use(pipeline: Any, scale: float) -> np.ndarray:
+            resolution = int(int(params["resolution"]) * scale) // 8 * 8
+            crop = crop_for_model(photo, region, resolution, padding=float(params["padding"]))
+            assert crop.mask is not None
+            h, w = crop.pixels.shape[:2]
+            painted = run_pipeline(
+                pipeline,
+                ctx,
+                int(params["seed"]),
+                prompt=prompt,
+                negative_prompt=negative,
+                image=Image.fromarray(crop.pixels),
+                mask_image=Image.fromarray(crop.mask.astype(np.uint8) * 255),
+                height=h,
+                width=w,
+                num_inference_steps=int(params["steps"]),
+                guidance_scale=float(params["guidance"]),
+                strength=float(params["strength"]),
+            )
+            return paste_back(photo, crop, painted, region, feather=int(params["feather"]))
+
+        out = self.on_device(
+            params,
+            lambda folder, device: load_pipeline("StableDiffusionInpaintPipeline", folder, device),
+            use,
+            scales=(1.0, 0.75),
+        )
+        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
+
+
+class InstructPix2Pix(TorchModelTool):
+    """Edit the whole picture by an instruction ('add a hat', 'make it night') with
+    InstructPix2Pix; the change is carried onto the full-resolution photo."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        image = inputs[ArtifactKind.IMAGE]
+        photo = rgb(image)
+        words = instruction(ctx)
+
+        def use(pipeline: Any, scale: float) -> np.ndarray:
+            width, height = model_size(photo.shape, int(int(params["resolution"]) * scale))
+            small = cv2.resize(photo, (width, height), interpolation=cv2.INTER_AREA)
+            edited = run_pipeline(
+                pipeline,
+                ctx,
+                int(params["seed"]),
+                prompt=words,
+                negative_prompt=NEGATIVE,
+                image=Image.fromarray(small),
+                num_inference_steps=int(params["steps"]),
+                guidance_scale=float(params["guidance"]),
+                image_guidance_scale=float(params["image_guidance"]),
+            )
+            if edited.shape[:2] != small.shape[:2]:
+                edited = cv2.resize(edited, (width, height), interpolation=cv2.INTER_AREA)
+            return transfer_change(photo, small, edited)
+
+        out = self.on_device(
+            params,
+            lambda folder, device: load_pipeline(
+                "StableDiffusionInstructPix2PixPipeline", folder, device
+            ),
+            use,
+            scales=(1.0, 0.75),
+        )
+        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
