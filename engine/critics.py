@@ -23,13 +23,11 @@ from layerpath.engine.endpoint import image_data_url, openai_client
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key
-from layerpath.tools.device import RESIDENT
-from layerpath.tools.hf import CLIP, load_pretrained, normalized
+from layerpath.tools.clip import CLIP_MODEL, loaded_clip, similarities
 from layerpath.tools.models import ModelManager, ModelState
 
 log = logging.getLogger(__name__)
 K = SubtaskKind
-CLIP_MODEL = "clip-vit-base-patch32"
 
 
 class Critic(Protocol):
@@ -98,13 +96,6 @@ class VlmCritic:
         return float(np.clip(float(number.group()) / 10.0, 0.0, 1.0))
 
 
-def _load_clip(folder: str, device: str) -> tuple[Any, Any]:
-    from transformers import AutoTokenizer, CLIPModel
-
-    model = load_pretrained(CLIPModel, folder, device, half=False)
-    return model, AutoTokenizer.from_pretrained(folder, local_files_only=True)
-
-
 class ClipCritic:
     """Scores a step by how much closer to the goal phrase CLIP finds the after picture."""
 
@@ -115,36 +106,8 @@ class ClipCritic:
         self.device = device
         self.gain = gain
 
-    def _pixels(self, model: Any, image: np.ndarray) -> Any:
-        import cv2
-        import torch
-
-        side = int(model.config.vision_config.image_size)
-        h, w = image.shape[:2]
-        scale = side / min(h, w)  # resize the short side, centre-crop the square
-        resized = cv2.resize(
-            image[..., :3], (max(side, round(w * scale)), max(side, round(h * scale)))
-        )
-        y0, x0 = (resized.shape[0] - side) // 2, (resized.shape[1] - side) // 2
-        square = resized[y0 : y0 + side, x0 : x0 + side]
-        return torch.from_numpy(normalized(square, CLIP)).to(self.device)
-
     def similarities(self, phrase: str, *images: np.ndarray) -> list[float]:
-        import torch
-
-        model, tokenizer = RESIDENT.get(
-            ("clip", self.folder, self.device), lambda: _load_clip(self.folder, self.device)
-        )
-        tokens = tokenizer([phrase], return_tensors="pt", padding=True).to(self.device)
-        pixels = torch.cat([self._pixels(model, image) for image in images])
-        with torch.inference_mode():
-            text = model.get_text_features(**tokens)
-            picture = model.get_image_features(pixel_values=pixels)
-        text = getattr(text, "pooler_output", text)
-        picture = getattr(picture, "pooler_output", picture)
-        text = text / text.norm(dim=-1, keepdim=True)
-        picture = picture / picture.norm(dim=-1, keepdim=True)
-        return [float(v) for v in (picture @ text.T)[:, 0].cpu()]
+        return similarities(*loaded_clip(self.folder, self.device), phrase, *images)
 
     def judge(self, subtask: Subtask, before: np.ndarray, after: np.ndarray) -> float | None:
         phrase = goal_phrase(subtask)

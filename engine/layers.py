@@ -143,8 +143,10 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
             layers.append(
                 StepLayer(kind=LayerKind.BOXES, pixels=pixels, offset=offset, boxes=boxes, **common)
             )
-        elif ArtifactKind.CAPTION in produced:
-            text = str(produced[ArtifactKind.CAPTION].value)
+        elif words := [
+            produced[k] for k in (ArtifactKind.CAPTION, ArtifactKind.ANSWER) if k in produced
+        ]:
+            text = str(words[0].value)
             shape = node.parent.state[ArtifactKind.IMAGE].value.shape
             pixels, offset = label_layer(text, shape)
             layers.append(

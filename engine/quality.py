@@ -193,6 +193,8 @@ def score(
             return check_mask(produced[ArtifactKind.MASK])
         if ArtifactKind.CAPTION in produced:
             return 0.85 if len(str(produced[ArtifactKind.CAPTION]).split()) >= 2 else 0.0
+        if ArtifactKind.ANSWER in produced:  # a span of the text, or a label: not empty
+            return 0.8 if str(produced[ArtifactKind.ANSWER]).strip() else 0.0
         if ArtifactKind.DEPTH in produced:
             return check_depth(produced[ArtifactKind.DEPTH])
         if ArtifactKind.TEXT_BOXES in produced:

@@ -51,14 +51,17 @@ class TorchModelTool(Tool):
         load: Callable[[str, str], Any],
         use: Callable[[Any, float], T],
         scales: tuple[float, ...] = (1.0,),
+        shared_as: str | None = None,
     ) -> T:
-        """use(model, scale) with the model loaded once (shared residency) on the
-        settings' device; out of memory retries at the smaller `scales`, then the CPU."""
+        """use(model, scale) with the model loaded once (shared residency, under
+        `shared_as` when other code loads the same model) on the settings' device; out of
+        memory retries at the smaller `scales`, then the CPU."""
         assert self.spec.model is not None
         folder = str(self.models.require(self.spec.model))
 
         def attempt(device: str, scale: float) -> T:
-            model = RESIDENT.get((self.name, folder, device), lambda: load(folder, device))
+            key = (shared_as or self.name, folder, device)
+            model = RESIDENT.get(key, lambda: load(folder, device))
             return use(model, scale)
 
         device = tool_device(params)

@@ -109,6 +109,47 @@ def test_the_clip_critic_scores_movement_towards_the_goal(
     assert critic.judge(Subtask(SubtaskKind.TEXT_DETECTION), scene.image, navy) is None
 
 
+def test_the_caption_check_says_whether_clip_finds_the_caption_fitting(
+    clip_models: ModelManager, scene: Scene
+) -> None:
+    """The tool and the critic share one loaded CLIP; the verdict follows its score."""
+    from layerpath.tools.device import RESIDENT
+
+    RESIDENT.clear()
+    result = Engine(Registry.from_catalogue(models=clip_models)).run(
+        EditRequest('check that the caption "a photo of a ball" matches', scene.snapshot())
+    )
+    assert result.ok, result.outcomes[0].error
+    assert [c.tool for c in result.calls] == ["clip_caption_check"]
+    answer = result.outcomes[0].steps[-1].text or ""
+    (score,) = ClipCritic(clip_models).similarities("a photo of a ball", scene.image)
+    assert f"(CLIP {score:.2f})" in answer and answer.endswith("“a photo of a ball”")
+    assert ("does not fit" in answer) == (score < 0.25)
+    assert len(RESIDENT.keys()) == 1  # the critic reused the tool's CLIP
+
+
+def test_the_landmark_tool_names_clips_best_landmark_or_none(
+    clip_models: ModelManager, scene: Scene
+) -> None:
+    from layerpath.tools.clip import cosines, landmarks, loaded_clip
+
+    result = Engine(Registry.from_catalogue(models=clip_models)).run(
+        EditRequest("which landmark is this?", scene.snapshot())
+    )
+    assert result.ok, result.outcomes[0].error
+    assert [c.tool for c in result.calls] == ["clip_landmark"]
+    answer = result.outcomes[0].steps[-1].text or ""
+    known = landmarks()
+    assert len(known) >= 50
+    phrases = [f"a photo of the {name}, {place}" for name, place in known] + ["a photo"]
+    folder = str(clip_models.require("clip-vit-base-patch32"))
+    scores = cosines(*loaded_clip(folder, "cpu"), phrases, [scene.image])[0]
+    best = known[int(scores[:-1].argmax())][0]
+    assert best in answer and f"CLIP {scores[:-1].max():.2f}" in answer
+    recognised = scores[:-1].max() >= 0.22 and scores[:-1].max() - scores[-1] >= 0.02
+    assert answer.startswith("no landmark recognised") != recognised
+
+
 def test_the_settings_pick_the_critic(clip_models: ModelManager, tmp_path: Path) -> None:
     assert isinstance(critic_for(Settings(), clip_models), ClipCritic)  # auto: CLIP is here
     empty = ModelManager(tmp_path / "empty")

@@ -51,9 +51,14 @@ def install(tmp_path: Path) -> Path:
 
 def krita_env(tmp_path: Path, pythonpath: list[Path]) -> dict[str, str]:
     """Krita's Python finds layerpath in this test's own environment (as the env
-    installer would place it) and the plugin's pykrita folder."""
+    installer would place it) and the plugin's pykrita folder. An activated virtual
+    environment leaves PATH: Krita's embedded Python would find its python3 there and
+    take its site-packages, hiding a missing environment."""
+    venv_bin = str(Path(sys.prefix) / "bin") if sys.prefix != sys.base_prefix else None
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != venv_bin)
     return {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"},
+        "PATH": path,
         "HOME": str(tmp_path / "home"),
         "QT_QPA_PLATFORM": "offscreen",
         "PYTHONPATH": os.pathsep.join(str(p) for p in pythonpath),
