@@ -19,11 +19,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from layerpath.engine.endpoint import image_data_url, openai_client
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key
 from layerpath.tools.clip import CLIP_MODEL, loaded_clip, similarities
+from layerpath.tools.endpoint import image_data_url, openai_client
 from layerpath.tools.models import ModelManager, ModelState
 
 log = logging.getLogger(__name__)

@@ -17,13 +17,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from layerpath.engine.endpoint import image_data_url, openai_client
 from layerpath.engine.executor import Planner, offline_planner
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
 from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
 from layerpath.errors import PlannerError, UnsupportedInstruction
 from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key
+from layerpath.tools.endpoint import image_data_url, openai_client
 
 log = logging.getLogger(__name__)
 

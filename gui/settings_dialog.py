@@ -1,16 +1,16 @@
 """The settings dialog: planner and LLM endpoint (key kept in the OS keyring), quality
-threshold, retries, critic, device, model folder and offline mode."""
+threshold, retries, critic, device, model folder, offline mode and cloud image edits."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
 
-from layerpath.engine.endpoint import openai_client
 from layerpath.gui.qt import QtWidgets, Signal
 from layerpath.gui.worker import RunController
-from layerpath.settings import LlmSettings, Settings, save_settings
+from layerpath.settings import CloudSettings, LlmSettings, Settings, save_settings
 from layerpath.settings.secrets import get_api_key, set_api_key
+from layerpath.tools.endpoint import openai_client
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,15 @@ class SettingsDialog(QtWidgets.QDialog):
         self.api_key.setPlaceholderText(
             "stored in the OS keyring" if stored else "none (local servers need none)"
         )
+        self.cloud = QtWidgets.QCheckBox("Allow cloud image edits (sends a window of the photo)")
+        self.cloud.setChecked(settings.cloud.enabled)
+        self.cloud_url = QtWidgets.QLineEdit(settings.cloud.base_url)
+        self.cloud_model = QtWidgets.QLineEdit(settings.cloud.model)
+        self.cloud_key = QtWidgets.QLineEdit()
+        self.cloud_key.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
+        self.cloud_key.setPlaceholderText(
+            "stored in the OS keyring" if get_api_key(settings.cloud.base_url) else "none"
+        )
         self.test_button = QtWidgets.QPushButton("Test connection")
         self.test_result = QtWidgets.QLabel()
         self.test_result.setWordWrap(True)
@@ -110,6 +119,10 @@ class SettingsDialog(QtWidgets.QDialog):
         form.addRow("", self.cpu_offload)
         form.addRow("Model folder", folder)
         form.addRow("", self.offline)
+        form.addRow("Cloud image edits", self.cloud)
+        form.addRow("Images API URL", self.cloud_url)
+        form.addRow("Image model", self.cloud_model)
+        form.addRow("Images API key", self.cloud_key)
         buttons = QtWidgets.QDialogButtonBox(
             QtWidgets.QDialogButtonBox.StandardButton.Save
             | QtWidgets.QDialogButtonBox.StandardButton.Cancel
@@ -140,6 +153,12 @@ class SettingsDialog(QtWidgets.QDialog):
                 model_dir=self.model_dir.text().strip() or None,
                 offline=self.offline.isChecked(),
                 critic=self.critic.currentData(),
+                cloud=CloudSettings(
+                    enabled=self.cloud.isChecked(),
+                    base_url=self.cloud_url.text().strip(),
+                    model=self.cloud_model.text().strip(),
+                    timeout_s=self.settings.cloud.timeout_s,
+                ).model_dump(),
             )
         )
 
@@ -147,6 +166,8 @@ class SettingsDialog(QtWidgets.QDialog):
         settings = self.current()
         if self.api_key.text():
             set_api_key(settings.llm.base_url, self.api_key.text())
+        if self.cloud_key.text():
+            set_api_key(settings.cloud.base_url, self.cloud_key.text())
         save_settings(settings)
         self.settings = settings
         self.saved.emit(settings)

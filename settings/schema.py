@@ -19,6 +19,19 @@ class LlmSettings(BaseModel):
     timeout_s: float = Field(default=60.0, gt=0)
 
 
+class CloudSettings(BaseModel):
+    """Optional cloud image edits through an OpenAI-compatible images API. Off unless
+    turned on: only then does a photo (a window of it) leave the machine. The key lives
+    in the OS keyring, never here."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    enabled: bool = False
+    base_url: str = "https://api.openai.com/v1"
+    model: str = "gpt-image-1"
+    timeout_s: float = Field(default=180.0, gt=0)
+
+
 class Settings(BaseModel):
     """Everything a user can configure; loaded from and saved to settings.json."""
 
@@ -27,6 +40,7 @@ class Settings(BaseModel):
     schema_version: int = SCHEMA_VERSION
     planner: Literal["offline", "llm"] = "offline"
     llm: LlmSettings = LlmSettings()
+    cloud: CloudSettings = CloudSettings()
     quality_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     retries: int = Field(default=2, ge=0, le=5)
     device: Literal["auto", "cuda", "mps", "cpu"] = "auto"

@@ -40,6 +40,9 @@ def test_change_settings_and_read_them_back(
     dialog.device.setCurrentText("cpu")
     dialog.offline.setChecked(True)
     dialog.cpu_offload.setChecked(True)
+    dialog.cloud.setChecked(True)
+    dialog.cloud_url.setText("https://images.example.com/v1")
+    dialog.cloud_key.setText("sk-images-5")
     dialog.critic.setCurrentIndex(2)  # the vision LLM
     with qtbot.waitSignal(dialog.saved):
         dialog.save()
@@ -48,6 +51,9 @@ def test_change_settings_and_read_them_back(
     assert (back.quality_threshold, back.retries, back.device) == (0.65, 1, "cpu")
     assert back.offline and back.critic == "vlm" and back.cpu_offload
     assert back.resident_models == 3  # kept, not reset to the default
+    assert back.cloud.enabled and back.cloud.base_url == "https://images.example.com/v1"
+    assert get_api_key("https://images.example.com/v1") == "sk-images-5"
+    assert "sk-images-5" not in settings_path().read_text()
     assert get_api_key(server.url) == "sk-local-77"
     assert "sk-local-77" not in settings_path().read_text()
 
