@@ -88,6 +88,7 @@ def test_tool_graph_is_derived_from_ports() -> None:
         "yolo_detector",
         "yolo_ultralytics",
         "sd_inpaint",
+        "cloud_inpaint",
     }
     replacement = {t.name for t in subtask_tools(REGISTRY, K.TEXT_REPLACEMENT)}
     assert replacement == {"pillow_text_write", "text_inpaint_erase", "text_fill_erase", "rapidocr"}
