@@ -102,7 +102,7 @@ class LayeredDocument:
     def add_step(self, group: str, step: StepLayer) -> str:
         if group not in self._groups:
             raise BadInput(f"No run group {group} in this document.")
-        layer = PixelLayer(step.name, step.pixels, step.offset, step.visible)
+        layer = PixelLayer(step.name, step.pixels, step.offset, step.visible, step.blend)
         self._groups[group].children.append(layer)
         layer_id = next(self._ids)
         self._steps[layer_id] = (self._groups[group], layer)

@@ -26,12 +26,17 @@ MASK_PREFIX = "mask:"
 MASK_GROUP = "masks"
 
 
+#: layer blend modes (Krita's ids) and their OpenRaster composite-op names
+BLENDS = {"normal": "svg:src-over", "destination-in": "svg:dst-in"}
+
+
 @dataclass(eq=False)
 class PixelLayer:
     name: str
     pixels: np.ndarray  # H x W x 4 uint8, straight alpha
     offset: tuple[int, int] = (0, 0)
     visible: bool = True
+    blend: str = "normal"  # a key of BLENDS
 
 
 @dataclass(eq=False)
@@ -66,7 +71,9 @@ def _to_rgba(image: Image.Image) -> np.ndarray:
 
 
 def composite(doc: LayeredImage) -> np.ndarray:
-    """Normal (src-over) composite of the visible layers, as RGBA uint8."""
+    """Composite of the visible layers (groups pass through), as RGBA uint8: src-over,
+    and destination-in for cut-out layers (what lies below stays only where the layer
+    is opaque; outside the layer's bounds nothing stays)."""
     out = np.zeros((doc.height, doc.width, 4), dtype=np.float32)
     for layer, visible in doc.pixel_layers():
         if not visible:
@@ -74,6 +81,13 @@ def composite(doc: LayeredImage) -> np.ndarray:
         x, y = layer.offset
         h, w = layer.pixels.shape[:2]
         x0, y0, x1, y1 = max(0, x), max(0, y), min(doc.width, x + w), min(doc.height, y + h)
+        if layer.blend == "destination-in":
+            keep = np.zeros((doc.height, doc.width, 1), np.float32)
+            if x0 < x1 and y0 < y1:
+                cut = layer.pixels[y0 - y : y1 - y, x0 - x : x1 - x, 3:4]
+                keep[y0:y1, x0:x1] = cut.astype(np.float32) / 255.0
+            out[..., 3:4] *= keep
+            continue
         if x0 >= x1 or y0 >= y1:
             continue
         src = layer.pixels[y0 - y : y1 - y, x0 - x : x1 - x].astype(np.float32) / 255.0
@@ -126,7 +140,9 @@ def _ora_node(node: object) -> PixelLayer | GroupLayer:
         flat = [c for c in children if isinstance(c, PixelLayer)]
         return GroupLayer(node.name, flat, bool(node.visible))  # type: ignore[attr-defined]
     pixels = _to_rgba(node.get_image_data(raw=True))  # type: ignore[attr-defined]
-    return PixelLayer(node.name, pixels, tuple(node.offsets), bool(node.visible))  # type: ignore[attr-defined]
+    ops = {op: blend for blend, op in BLENDS.items()}
+    blend = ops.get(getattr(node, "composite_op", "svg:src-over"), "normal")
+    return PixelLayer(node.name, pixels, tuple(node.offsets), bool(node.visible), blend)  # type: ignore[attr-defined]
 
 
 def read_psd(path: Path) -> LayeredImage:
@@ -252,7 +268,9 @@ def write_ora(doc: LayeredImage, path: Path) -> None:
     for layer in doc.layers:  # bottom to top; pyora puts each new one above
         if isinstance(layer, GroupLayer):
             group_path = "/" + _safe(layer.name, taken)
-            project.add_group(group_path, visible=layer.visible)
+            # a cut-out inside must reach the layers below: the group passes through
+            cuts = any(child.blend != "normal" for child in layer.children)
+            project.add_group(group_path, visible=layer.visible, isolated=not cuts)
             inner: set[str] = set()
             for child in layer.children:
                 project.add_layer(
@@ -260,6 +278,7 @@ def write_ora(doc: LayeredImage, path: Path) -> None:
                     f"{group_path}/{_safe(child.name, inner)}",
                     offsets=child.offset,
                     visible=child.visible,
+                    composite_op=BLENDS[child.blend],
                 )
         else:
             project.add_layer(
@@ -274,6 +293,11 @@ def write_ora(doc: LayeredImage, path: Path) -> None:
 def write_psd(doc: LayeredImage, path: Path) -> None:
     from psd_tools import PSDImage
 
+    if any(layer.blend != "normal" for layer, _ in doc.pixel_layers()):
+        raise BadInput(
+            "A background removal step cuts out what lies below it, which a PSD layer "
+            "cannot do; save as .ora (Krita, GIMP, the layerpath editor) or as .png."
+        )
     psd = PSDImage.new("RGBA", (doc.width, doc.height))
 
     def add(parent: Any, layer: PixelLayer) -> None:

@@ -48,6 +48,18 @@ def changed_pixels(before: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, t
     return crop, (box.x0, box.y0)
 
 
+def cutout(before: np.ndarray, after: np.ndarray) -> np.ndarray | None:
+    """When a step made pixels more transparent (background removal), the full-size
+    destination-in layer that does it over `before`: its alpha is the share of each
+    pixel's alpha that stays, its colour the step's (what the layer shows on its own).
+    None when no pixel lost alpha."""
+    was, now = before[..., 3].astype(np.float32), after[..., 3].astype(np.float32)
+    if not np.any(now < was):
+        return None
+    keep = np.where(was > 0, np.minimum(now / np.maximum(was, 1.0), 1.0), 1.0)
+    return np.dstack([after[..., :3], np.rint(keep * 255.0).astype(np.uint8)])
+
+
 def mask_overlay(mask: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]:
     box = mask_box(mask)
     if box is None:
@@ -119,8 +131,19 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
         )
         if ArtifactKind.IMAGE in produced:
             before = node.parent.state[ArtifactKind.IMAGE].value
-            pixels, offset = changed_pixels(before, produced[ArtifactKind.IMAGE].value)
-            layers.append(StepLayer(kind=LayerKind.PIXELS, pixels=pixels, offset=offset, **common))
+            after = produced[ArtifactKind.IMAGE].value
+            cut = cutout(before, after)
+            if cut is not None:  # pixels made more transparent: a src-over layer cannot
+                after = np.dstack([after[..., :3], before[..., 3]])
+            pixels, offset = changed_pixels(before, after)
+            if cut is None or np.any(before != after):
+                layers.append(
+                    StepLayer(kind=LayerKind.PIXELS, pixels=pixels, offset=offset, **common)
+                )
+            if cut is not None:
+                layers.append(
+                    StepLayer(kind=LayerKind.PIXELS, pixels=cut, blend="destination-in", **common)
+                )
         elif ArtifactKind.TEXT_BOXES in produced:
             found: tuple[TextBox, ...] = produced[ArtifactKind.TEXT_BOXES].value
             shape = node.parent.state[ArtifactKind.IMAGE].value.shape

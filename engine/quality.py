@@ -158,6 +158,19 @@ def check_sharpened(before: np.ndarray, after: np.ndarray) -> float:
     return 0.9 if 1.15 <= ratio <= 6.0 else (0.5 if ratio > 6 else 0.2)
 
 
+def check_cutout(before: np.ndarray, after: np.ndarray) -> float:
+    """A background removal keeps a subject (neither nothing nor almost everything) and
+    clears the picture's border, where background usually is; colours stay."""
+    if np.any(rgb(before) != rgb(after)):
+        return 0.0
+    kept = after[..., 3].astype(np.float32) / np.maximum(before[..., 3], 1)
+    share = float(kept.mean())
+    edge = np.concatenate([kept[0], kept[-1], kept[:, 0], kept[:, -1]])
+    if not 0.02 < share < 0.95:
+        return 0.0
+    return 0.9 if float(edge.mean()) < 0.2 else 0.5
+
+
 def check_mask(mask: np.ndarray) -> float:
     ratio = float(mask.mean())
     return 0.95 if 0.0 < ratio < 0.98 else 0.0
@@ -216,6 +229,7 @@ def score(
         K.TEXT_ADDITION: lambda: check_text_added(after, subtask.to or ""),
         K.KEYWORD_HIGHLIGHTING: lambda: check_changed_in(before, after, boxes),
         K.IMAGE_DEBLURRING: lambda: check_sharpened(before, after),
+        K.BACKGROUND_REMOVAL: lambda: check_cutout(before, after),
     }
     check = checkers.get(kind)
     quality = 0.8 if check is None else float(np.clip(check(), 0.0, 1.0))

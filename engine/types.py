@@ -135,6 +135,9 @@ class StepLayer:
     boxes: tuple[Box, ...] = ()
     text: str | None = None
     visible: bool = True
+    # "normal", or "destination-in": a cut-out, keeping what lies below only where this
+    # layer is opaque (background removal; the user's layer itself is not touched)
+    blend: str = "normal"
 
 
 @dataclass(frozen=True)

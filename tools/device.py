@@ -156,6 +156,17 @@ def tool_device(params: Mapping[str, Any]) -> Device:
     return resolve_device(str(params.get("device", PLACEMENT.device)))
 
 
+def onnx_session(path: str, device: str) -> Any:
+    """An ONNX Runtime session for the model file: CUDA first when the device allows it
+    and this ONNX Runtime has it (no torch needed to know), else the CPU."""
+    import onnxruntime as ort
+
+    providers = ["CPUExecutionProvider"]
+    if device in ("auto", "cuda") and "CUDAExecutionProvider" in ort.get_available_providers():
+        providers.insert(0, "CUDAExecutionProvider")
+    return ort.InferenceSession(path, providers=providers)
+
+
 T = TypeVar("T")
 
 

@@ -17,21 +17,11 @@ import numpy as np
 from layerpath.errors import ToolFailed
 from layerpath.tools.base import Tool
 from layerpath.tools.crops import crop_for_model, paste_back
-from layerpath.tools.device import PLACEMENT, RESIDENT
+from layerpath.tools.device import PLACEMENT, RESIDENT, onnx_session
 from layerpath.tools.imaging import dilate, rgb, with_rgb
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 MODEL_FILE = "lama_fp32.onnx"
-
-
-def load_session(path: str, device: str) -> Any:
-    """An ONNX Runtime session for the model file; CUDA first when asked for and there."""
-    import onnxruntime as ort
-
-    providers = ["CPUExecutionProvider"]
-    if device in ("auto", "cuda") and "CUDAExecutionProvider" in ort.get_available_providers():
-        providers.insert(0, "CUDAExecutionProvider")
-    return ort.InferenceSession(path, providers=providers)
 
 
 def _port(session: Any, word: str) -> Any:
@@ -79,7 +69,7 @@ class LamaInpaint(Tool):
             raise ToolFailed("The mask to fill is empty; nothing to remove.")
         # ONNX Runtime picks CUDA itself (no torch needed to know it is there)
         path, device = str(self.model_path()), str(params.get("device", PLACEMENT.device))
-        session = RESIDENT.get((self.name, path, device), lambda: load_session(path, device))
+        session = RESIDENT.get((self.name, path, device), lambda: onnx_session(path, device))
         crop = crop_for_model(
             rgb(image), region, int(params["resolution"]), padding=float(params["padding"])
         )

@@ -21,7 +21,7 @@ import numpy as np
 
 from layerpath.errors import ToolFailed
 from layerpath.tools.base import Tool
-from layerpath.tools.device import PLACEMENT, RESIDENT, tool_device
+from layerpath.tools.device import PLACEMENT, RESIDENT, onnx_session, tool_device
 from layerpath.tools.imaging import rgb
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
@@ -171,15 +171,6 @@ def wanted_class(target: str | None, names: Sequence[str]) -> tuple[str, list[in
     return name, ids
 
 
-def load_session(path: str, device: str) -> Any:
-    import onnxruntime as ort
-
-    providers = ["CPUExecutionProvider"]
-    if device in ("auto", "cuda") and "CUDAExecutionProvider" in ort.get_available_providers():
-        providers.insert(0, "CUDAExecutionProvider")
-    return ort.InferenceSession(path, providers=providers)
-
-
 class YoloOnnxDetect(Tool):
     """Boxes for a COCO class from a YOLO ONNX export (ONNX Runtime)."""
 
@@ -192,7 +183,7 @@ class YoloOnnxDetect(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         path, device = str(self.model_path()), str(params.get("device", PLACEMENT.device))
-        session = RESIDENT.get((self.name, path, device), lambda: load_session(path, device))
+        session = RESIDENT.get((self.name, path, device), lambda: onnx_session(path, device))
         name, ids = wanted_class(ctx.target, class_names(session))
         port = session.get_inputs()[0]
         side = port.shape[-1] if isinstance(port.shape[-1], int) else int(params["resolution"])

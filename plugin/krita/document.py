@@ -110,7 +110,8 @@ class KritaDocument:
         return group_id
 
     def add_step(self, group: str, step: StepLayer) -> str:
-        """Pixels as a paint layer (only their bounds), a mask as a selection mask, boxes
+        """Pixels as a paint layer (only their bounds; a cut-out in Krita's
+        destination-in mode, its group passing through), a mask as a selection mask, boxes
         (detections, OCR) as a vector layer of rectangles."""
         if group not in self._groups:
             raise BadInput(f"No run group {group} in this document.")
@@ -137,6 +138,9 @@ class KritaDocument:
             node.addShapesFromSvg(self._boxes_svg(step))
         else:
             node.setPixelData(QtCore.QByteArray(from_rgba8(step.pixels, depth)), x, y, w, h)
+        if step.blend != "normal":  # a cut-out: it must reach the layers below its group
+            node.setBlendingMode(step.blend)
+            parent.setPassThroughMode(True)
         node.setVisible(step.visible)
         self.document.refreshProjection()
         layer_id = next(self._ids)

@@ -23,7 +23,10 @@ def _nodes(node, depth=0):  # type: ignore[no-untyped-def]
             "visible": child.visible(),
             "bounds": [x, y, w, h],
             "sha256": hashlib.sha256(data).hexdigest() if data else None,
+            "blend": child.blendingMode(),
         }
+        if child.type() == "grouplayer":
+            entry["pass_through"] = child.passThroughMode()
         if child.type() == "selectionmask":
             selection = child.selection()
             sx, sy, sw, sh = selection.x(), selection.y(), selection.width(), selection.height()

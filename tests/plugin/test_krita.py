@@ -19,7 +19,7 @@ import pytest
 from PIL import Image
 
 from layerpath.engine.executor import Engine
-from layerpath.engine.types import EditRequest
+from layerpath.engine.types import EditRequest, Snapshot
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
 
@@ -239,6 +239,53 @@ def test_docker_runs_an_instruction_in_kritas_window(tmp_path: Path) -> None:
     assert {"What should change?", "layerpath", "1/1 done in"} <= {
         box.text[:11] if box.text.startswith("1/1 done") else box.text for box in boxes
     }
+
+
+@pytest.mark.krita
+@needs_krita
+def test_background_removal_is_a_cut_out_layer_in_krita(tmp_path: Path) -> None:
+    """The step is a destination-in paint layer in a pass-through group: Krita's own
+    projection shows the subject alone, the user's layer is untouched."""
+    from tests.tools.test_background import portrait
+
+    resource = install(tmp_path)
+    image, disk = portrait()
+    photo = tmp_path / "portrait.png"
+    Image.fromarray(image).save(photo)
+    out = tmp_path / "cut.kra"
+    env = krita_env(tmp_path, [resource / "pykrita", HERE])
+    run = subprocess.run(
+        ["kritarunner", "-s", "layerpath_selftest", str(photo), "remove the background", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    summary = json.loads(Path(f"{out}.json").read_text())
+    assert summary["ok"], (summary, run.stderr[-2000:])
+    dump_path = tmp_path / "dump.json"
+    subprocess.run(
+        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    dump = json.loads(dump_path.read_text())
+    w, h = dump["size"]
+    group = next(n for n in dump["nodes"] if n["type"] == "grouplayer")
+    (step,) = [n for n in dump["nodes"] if n["depth"] == 1]
+    assert group["pass_through"] and step["blend"] == "destination-in"
+    background = np.frombuffer(base64.b64decode(dump["background"]), np.uint8).reshape(h, w, 4)
+    assert np.array_equal(background[..., [2, 1, 0, 3]], image)
+    projection = np.frombuffer(base64.b64decode(dump["projection"]), np.uint8).reshape(h, w, 4)
+    expected = (
+        Engine(Registry.from_catalogue())
+        .run(EditRequest("remove the background", Snapshot(image, {})))
+        .image
+    )
+    assert np.abs(projection[..., 3].astype(int) - expected[..., 3]).max() <= 2
+    assert projection[..., 3][disk].mean() > 245 and projection[0, :, 3].max() == 0
 
 
 @pytest.mark.krita

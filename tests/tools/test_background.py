@@ -1,0 +1,126 @@
+"""Background removal: GrabCut (OpenCV, no weights) and IS-Net through ONNX Runtime
+with a tiny ONNX model this test builds (the export's input and output layout; its
+output a constant matte the test writes, plus the input times zero so the graph reads
+the photo). The step is a cut-out (destination-in) layer: composited over the user's
+untouched layer it gives the engine's picture, in memory and read back from ORA."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from layerpath.engine.cli import main
+from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.tools.models import ModelManager
+from layerpath.tools.registry import Registry
+from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
+from tests.tools.installed import install_built
+
+A = ArtifactKind
+SIDE = 32
+
+
+def portrait(width: int = 360, height: int = 270) -> tuple[np.ndarray, np.ndarray]:
+    """A red disk (the subject) on a noisy grey-green background; RGBA and the disk."""
+    rng = np.random.default_rng(3)
+    yy, xx = np.mgrid[:height, :width]
+    disk = (xx - width / 2) ** 2 + (yy - height / 2) ** 2 < (height * 0.3) ** 2
+    rgb = np.empty((height, width, 3), np.float32)
+    rgb[:] = (110, 130, 115)
+    rgb += rng.normal(0, 6, rgb.shape)
+    rgb[disk] = (205, 40, 35)
+    pixels = np.clip(rgb, 0, 255).astype(np.uint8)
+    return np.dstack([pixels, np.full((height, width), 255, np.uint8)]), disk
+
+
+def test_grabcut_keeps_the_subject_and_clears_the_background() -> None:
+    image, disk = portrait()
+    tool = Registry.from_catalogue().get("grabcut_background")
+    assert tool.availability().ok  # offline, no weights
+    out = tool.run(
+        ToolContext(SubtaskKind.BACKGROUND_REMOVAL, target="background"),
+        {A.IMAGE: image},
+        tool.spec.param_schedule()[0],
+    ).outputs[A.IMAGE]
+    assert np.array_equal(out[..., :3], image[..., :3])  # colours untouched
+    alpha = out[..., 3]
+    from layerpath.tools.imaging import dilate, erode
+
+    assert alpha[erode(disk, 8)].min() == 255 and alpha[~dilate(disk, 8)].max() == 0  # soft edge
+
+
+def test_remove_the_background_is_a_cut_out_layer_in_the_ora(tmp_path: Path) -> None:
+    image, disk = portrait()
+    photo = tmp_path / "photo.png"
+    Image.fromarray(image).save(photo)
+    out, psd = tmp_path / "out.ora", tmp_path / "out.psd"
+    assert main(["edit", str(photo), "remove the background", "-o", str(out)]) == 0
+    doc = read_layered(out)
+    original, group = doc.layers
+    assert isinstance(original, PixelLayer) and np.array_equal(original.pixels, image)
+    assert isinstance(group, GroupLayer)
+    (step,) = group.children
+    assert step.blend == "destination-in" and step.name.startswith("1. grabcut_background")
+    picture = composite(doc)
+    assert np.array_equal(picture[..., :3][disk], image[..., :3][disk])
+    assert picture[..., 3][disk].mean() > 245 and picture[0, :, 3].max() == 0
+    group.visible = False  # hiding the step brings the background back
+    assert np.array_equal(composite(doc), image)
+    # PSD has no such layer mode: a clear error, nothing written
+    assert main(["edit", str(photo), "remove the background", "-o", str(psd)]) == 2
+    assert not psd.exists()
+
+
+def tiny_isnet(path: Path, matte: np.ndarray) -> None:
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = [
+        helper.make_node("ReduceMean", ["input"], ["mean"], keepdims=0),
+        helper.make_node("Mul", ["mean", "zero"], ["nothing"]),
+        helper.make_node("Add", ["matte", "nothing"], ["output"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "tiny-isnet",
+        [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, SIDE, SIDE])],
+        [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 1, SIDE, SIDE])],
+        [
+            numpy_helper.from_array(matte[None, None].astype(np.float32), "matte"),
+            numpy_helper.from_array(np.float32(0), "zero"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(model, str(path))
+
+
+@pytest.fixture
+def isnet(tmp_path: Path) -> ModelManager:
+    pytest.importorskip("onnx")
+    matte = np.full((SIDE, SIDE), -3.0, np.float32)  # logits: the model's raw scale
+    matte[8:24, 8:24] = 4.0  # a square in the middle is the subject
+    tiny_isnet(tmp_path / "models" / "isnet-general" / "isnet-general-use.onnx", matte)
+    return install_built(tmp_path / "models", "isnet-general")
+
+
+def test_isnet_matte_is_scaled_to_the_photo(isnet: ModelManager) -> None:
+    image, _ = portrait(400, 300)
+    tool = Registry.from_catalogue(models=isnet).get("isnet_background")
+    assert tool.availability().ok
+    out = tool.run(
+        ToolContext(SubtaskKind.BACKGROUND_REMOVAL, target="background"),
+        {A.IMAGE: image},
+        tool.spec.param_schedule()[0],
+    ).outputs[A.IMAGE]
+    alpha = out[..., 3]
+    assert np.array_equal(out[..., :3], image[..., :3])
+    # the square's quarter-to-three-quarters of the model's input is rows 75..225 and
+    # columns 100..300 of the photo; the matte is scaled up smoothly (one model pixel:
+    # about 9 photo pixels)
+    assert alpha[87:213, 112:288].min() == 255
+    assert alpha[:63].max() == 0 and alpha[237:].max() == 0 and alpha[:, :88].max() == 0
