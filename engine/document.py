@@ -102,6 +102,9 @@ class LayeredDocument:
     def add_step(self, group: str, step: StepLayer) -> str:
         if group not in self._groups:
             raise BadInput(f"No run group {group} in this document.")
+        if step.canvas is not None:  # the canvas grows; the other layers stay as they are
+            self._image.width = max(self._image.width, step.canvas[0])
+            self._image.height = max(self._image.height, step.canvas[1])
         layer = PixelLayer(step.name, step.pixels, step.offset, step.visible, step.blend)
         self._groups[group].children.append(layer)
         layer_id = next(self._ids)

@@ -129,7 +129,14 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
             quality=node.result.quality,
             params=dict(node.result.params),
         )
-        if ArtifactKind.IMAGE in produced:
+        if ArtifactKind.IMAGE in produced and (
+            produced[ArtifactKind.IMAGE].value.shape
+            != node.parent.state[ArtifactKind.IMAGE].value.shape
+        ):  # a larger picture (upscaling): the whole of it, on a grown canvas
+            grown = produced[ArtifactKind.IMAGE].value
+            canvas = (int(grown.shape[1]), int(grown.shape[0]))
+            layers.append(StepLayer(kind=LayerKind.PIXELS, pixels=grown, canvas=canvas, **common))
+        elif ArtifactKind.IMAGE in produced:
             before = node.parent.state[ArtifactKind.IMAGE].value
             after = produced[ArtifactKind.IMAGE].value
             cut = cutout(before, after)

@@ -380,6 +380,8 @@ def _must_follow(later: Subtask, earlier: Subtask, overlaps: Overlaps | None) ->
     """True when `later` depends on `earlier`'s result."""
     if earlier.kind == K.OUTPAINTING and later.kind != K.OUTPAINTING:
         return True
+    if later.kind == K.IMAGE_UPSCALING and earlier.kind != K.IMAGE_UPSCALING:
+        return True  # the other edits work on the photo (and its masks) at its own size
     if earlier.kind == K.OBJECT_REPLACEMENT and earlier.to and later.target == earlier.to:
         return True  # a replaced object is recoloured/detected after it exists
     if (

@@ -158,6 +158,18 @@ def check_sharpened(before: np.ndarray, after: np.ndarray) -> float:
     return 0.9 if 1.15 <= ratio <= 6.0 else (0.5 if ratio > 6 else 0.2)
 
 
+def check_upscaled(before: np.ndarray, after: np.ndarray, factor: object = None) -> float:
+    """Larger by the asked factor (2 when none was asked) on both sides, and the same
+    picture when scaled back down."""
+    h, w = before.shape[:2]
+    want = int(factor) if isinstance(factor, (int, float, str)) and str(factor).isdigit() else 2
+    if after.shape[:2] != (h * want, w * want):
+        return 0.0
+    back = cv2.resize(rgb(after), (w, h), interpolation=cv2.INTER_AREA).astype(np.float32)
+    drift = float(np.abs(back - rgb(before).astype(np.float32)).mean())
+    return 0.9 if drift < 8 else (0.5 if drift < 20 else 0.1)
+
+
 def check_cutout(before: np.ndarray, after: np.ndarray) -> float:
     """A background removal keeps a subject (neither nothing nor almost everything) and
     clears the picture's border, where background usually is; colours stay."""
@@ -230,6 +242,7 @@ def score(
         K.KEYWORD_HIGHLIGHTING: lambda: check_changed_in(before, after, boxes),
         K.IMAGE_DEBLURRING: lambda: check_sharpened(before, after),
         K.BACKGROUND_REMOVAL: lambda: check_cutout(before, after),
+        K.IMAGE_UPSCALING: lambda: check_upscaled(before, after, subtask.params.get("factor")),
     }
     check = checkers.get(kind)
     quality = 0.8 if check is None else float(np.clip(check(), 0.0, 1.0))

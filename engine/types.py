@@ -138,6 +138,9 @@ class StepLayer:
     # "normal", or "destination-in": a cut-out, keeping what lies below only where this
     # layer is opaque (background removal; the user's layer itself is not touched)
     blend: str = "normal"
+    # the canvas (width, height) this step needs, when it grows the picture (upscaling):
+    # the document grows to it; every other layer keeps its pixels and place
+    canvas: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -37,9 +37,12 @@ class Tool(ABC):
             return Availability(
                 f"the Python package{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
                 f"{'are' if len(missing) > 1 else 'is'} not installed",
-                f'pip install "layerpath[{spec.extra}]"'
-                if spec.extra
-                else "pip install " + " ".join(missing),
+                spec.install
+                or (
+                    f'pip install "layerpath[{spec.extra}]"'
+                    if spec.extra
+                    else "pip install " + " ".join(missing)
+                ),
             )
         if spec.model is not None:
             if spec.model not in self.models.catalogue:

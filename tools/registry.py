@@ -34,6 +34,7 @@ def spec_from_record(record: dict[str, Any]) -> ToolSpec:
         model=record.get("model"),
         requires=tuple(record.get("requires", ())),
         extra=record.get("extra"),
+        install=record.get("install"),
         needs_gpu=bool(record.get("needs_gpu", False)),
     )
 

@@ -144,6 +144,7 @@ class ToolSpec:
     model: str | None = None  # its weights, by name in tools/data/models.json
     requires: tuple[str, ...] = ()  # top-level Python modules it imports
     extra: str | None = None  # the pip extra that installs them
+    install: str | None = None  # the command that installs them, when not an extra
     needs_gpu: bool = False  # too slow on a CPU to offer there
 
     def param_schedule(self) -> tuple[Mapping[str, Any], ...]:

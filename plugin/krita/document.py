@@ -119,6 +119,10 @@ class KritaDocument:
             raise BadInput(f"Step {step.name} has no pixels to write.")
         depth = self._check_model()
         parent = self._nodes[group]
+        if step.canvas is not None:  # the canvas grows; the other layers stay as they are
+            w, h = step.canvas
+            grown = (max(w, self.document.width()), max(h, self.document.height()))
+            self.document.resizeImage(0, 0, *grown)
         if step.kind == LayerKind.MASK:
             node = self.document.createSelectionMask(step.name)
         elif step.kind in (LayerKind.BOXES, LayerKind.TEXT) and step.boxes and self._active():

@@ -290,6 +290,46 @@ def test_background_removal_is_a_cut_out_layer_in_krita(tmp_path: Path) -> None:
 
 @pytest.mark.krita
 @needs_krita
+def test_upscaling_grows_krita_canvas_and_keeps_the_users_layer(
+    scene: Scene, tmp_path: Path
+) -> None:
+    resource = install(tmp_path)
+    image, _ = scene.save(tmp_path / "in")
+    out = tmp_path / "big.kra"
+    env = krita_env(tmp_path, [resource / "pykrita", HERE])
+    run = subprocess.run(
+        ["kritarunner", "-s", "layerpath_selftest", str(image), "upscale 2x", str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    summary = json.loads(Path(f"{out}.json").read_text())
+    assert summary["ok"], (summary, run.stderr[-2000:])
+    dump_path = tmp_path / "dump.json"
+    subprocess.run(
+        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    dump = json.loads(dump_path.read_text())
+    h, w = scene.image.shape[:2]
+    assert dump["size"] == [w * 2, h * 2]
+    user = dump["nodes"][0]
+    assert user["bounds"] == [0, 0, w, h]  # its pixels and place, on the larger canvas
+    background = np.frombuffer(base64.b64decode(dump["background"]), np.uint8)
+    background = background.reshape(h * 2, w * 2, 4)[..., [2, 1, 0, 3]]
+    assert np.array_equal(background[:h, :w], scene.image) and not background[h:].any()
+    expected = Engine(Registry.from_catalogue()).run(EditRequest("upscale 2x", scene.snapshot()))
+    projection = np.frombuffer(base64.b64decode(dump["projection"]), np.uint8)
+    projection = projection.reshape(h * 2, w * 2, 4)[..., [2, 1, 0, 3]]
+    assert np.abs(projection.astype(int) - expected.image).max() <= 1
+
+
+@pytest.mark.krita
+@needs_krita
 def test_without_its_environment_the_plugin_says_what_to_run(tmp_path: Path) -> None:
     resource = install(tmp_path)
     empty = tmp_path / "no-env"

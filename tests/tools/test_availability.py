@@ -139,6 +139,8 @@ def test_tools_list_json_has_every_tool_with_its_state(capsys) -> None:  # type:
         } <= set(row)
         if row["name"] == "cloud_inpaint":  # off until turned on in Settings
             assert not row["available"] and "off" in row["unavailable_reason"]
+        elif row["model"] is None and row["needs_gpu"]:  # this machine has none
+            assert not row["available"] and "GPU" in row["unavailable_reason"]
         elif row["model"] is None:  # the offline tools all run here
             assert row["available"] and row["unavailable_reason"] is None
         else:  # no weights are downloaded in the tests (nor ultralytics installed)
