@@ -102,9 +102,12 @@ class LayeredDocument:
     def add_step(self, group: str, step: StepLayer) -> str:
         if group not in self._groups:
             raise BadInput(f"No run group {group} in this document.")
-        if step.canvas is not None:  # the canvas grows; the other layers stay as they are
-            self._image.width = max(self._image.width, step.canvas[0])
-            self._image.height = max(self._image.height, step.canvas[1])
+        if step.canvas is not None:  # the canvas grows; the other layers keep their pixels
+            dx, dy = step.shift  # grown on the left or top: what was there moves with it
+            for other, _ in self._image.pixel_layers():
+                other.offset = (other.offset[0] + dx, other.offset[1] + dy)
+            self._image.width = max(self._image.width + dx, step.canvas[0])
+            self._image.height = max(self._image.height + dy, step.canvas[1])
         layer = PixelLayer(step.name, step.pixels, step.offset, step.visible, step.blend)
         self._groups[group].children.append(layer)
         layer_id = next(self._ids)

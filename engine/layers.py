@@ -132,10 +132,14 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
         if ArtifactKind.IMAGE in produced and (
             produced[ArtifactKind.IMAGE].value.shape
             != node.parent.state[ArtifactKind.IMAGE].value.shape
-        ):  # a larger picture (upscaling): the whole of it, on a grown canvas
+        ):  # a larger picture (upscaling, outpainting): the whole of it, on a grown canvas
             grown = produced[ArtifactKind.IMAGE].value
             canvas = (int(grown.shape[1]), int(grown.shape[0]))
-            layers.append(StepLayer(kind=LayerKind.PIXELS, pixels=grown, canvas=canvas, **common))
+            placed = produced.get(ArtifactKind.PLACEMENT)
+            shift = tuple(placed.value) if placed is not None else (0, 0)
+            layers.append(
+                StepLayer(kind=LayerKind.PIXELS, pixels=grown, canvas=canvas, shift=shift, **common)
+            )
         elif ArtifactKind.IMAGE in produced:
             before = node.parent.state[ArtifactKind.IMAGE].value
             after = produced[ArtifactKind.IMAGE].value

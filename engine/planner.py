@@ -378,10 +378,11 @@ Overlaps = Callable[[Subtask, Subtask], bool]
 
 def _must_follow(later: Subtask, earlier: Subtask, overlaps: Overlaps | None) -> bool:
     """True when `later` depends on `earlier`'s result."""
-    if earlier.kind == K.OUTPAINTING and later.kind != K.OUTPAINTING:
+    grows = (K.OUTPAINTING, K.IMAGE_UPSCALING)  # in this order, after everything else:
+    if later.kind in grows and earlier.kind not in grows:
+        return True  # the other edits work on the photo (and its masks) as it is
+    if later.kind == K.IMAGE_UPSCALING and earlier.kind == K.OUTPAINTING:
         return True
-    if later.kind == K.IMAGE_UPSCALING and earlier.kind != K.IMAGE_UPSCALING:
-        return True  # the other edits work on the photo (and its masks) at its own size
     if earlier.kind == K.OBJECT_REPLACEMENT and earlier.to and later.target == earlier.to:
         return True  # a replaced object is recoloured/detected after it exists
     if (

@@ -170,6 +170,28 @@ def check_upscaled(before: np.ndarray, after: np.ndarray, factor: object = None)
     return 0.9 if drift < 8 else (0.5 if drift < 20 else 0.1)
 
 
+def check_outpainted(before: np.ndarray, after: np.ndarray, placement: object) -> float:
+    """A larger, opaque picture holding the old one unchanged where the tool says it
+    is, with no hard seam at the old edge."""
+    h, w = before.shape[:2]
+    if not isinstance(placement, tuple) or after.shape[0] <= h and after.shape[1] <= w:
+        return 0.0
+    x, y = int(placement[0]), int(placement[1])
+    if not np.array_equal(after[y : y + h, x : x + w], before) or (after[..., 3] < 255).any():
+        return 0.0
+    grey = cv2.cvtColor(np.ascontiguousarray(rgb(after)), cv2.COLOR_RGB2GRAY).astype(np.float32)
+    jumps = []
+    if x > 0:
+        jumps.append(np.abs(grey[y : y + h, x - 1] - grey[y : y + h, x]).mean())
+    if y > 0:
+        jumps.append(np.abs(grey[y - 1, x : x + w] - grey[y, x : x + w]).mean())
+    if x + w < after.shape[1]:
+        jumps.append(np.abs(grey[y : y + h, x + w] - grey[y : y + h, x + w - 1]).mean())
+    if y + h < after.shape[0]:
+        jumps.append(np.abs(grey[y + h, x : x + w] - grey[y + h - 1, x : x + w]).mean())
+    return 0.8 if max(jumps, default=0.0) < 20 else 0.4
+
+
 def check_cutout(before: np.ndarray, after: np.ndarray) -> float:
     """A background removal keeps a subject (neither nothing nor almost everything) and
     clears the picture's border, where background usually is; colours stay."""
@@ -243,6 +265,9 @@ def score(
         K.IMAGE_DEBLURRING: lambda: check_sharpened(before, after),
         K.BACKGROUND_REMOVAL: lambda: check_cutout(before, after),
         K.IMAGE_UPSCALING: lambda: check_upscaled(before, after, subtask.params.get("factor")),
+        K.OUTPAINTING: lambda: check_outpainted(
+            before, after, produced.get(ArtifactKind.PLACEMENT)
+        ),
     }
     check = checkers.get(kind)
     quality = 0.8 if check is None else float(np.clip(check(), 0.0, 1.0))

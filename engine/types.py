@@ -141,6 +141,8 @@ class StepLayer:
     # the canvas (width, height) this step needs, when it grows the picture (upscaling):
     # the document grows to it; every other layer keeps its pixels and place
     canvas: tuple[int, int] | None = None
+    # how far the step moves what was there (it grew the canvas on the left or top)
+    shift: tuple[int, int] = (0, 0)
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ class ArtifactKind(str, Enum):
     CAPTION = "caption"
     DEPTH = "depth"
     ANSWER = "answer"
+    PLACEMENT = "placement"  # (x, y) of the old picture inside a grown one (outpainting)
 
 
 @dataclass(frozen=True)

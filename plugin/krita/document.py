@@ -119,10 +119,11 @@ class KritaDocument:
             raise BadInput(f"Step {step.name} has no pixels to write.")
         depth = self._check_model()
         parent = self._nodes[group]
-        if step.canvas is not None:  # the canvas grows; the other layers stay as they are
-            w, h = step.canvas
-            grown = (max(w, self.document.width()), max(h, self.document.height()))
-            self.document.resizeImage(0, 0, *grown)
+        if step.canvas is not None:  # the canvas grows; the other layers keep their pixels
+            dx, dy = step.shift  # grown on the left or top: the canvas origin moves
+            w = max(step.canvas[0], self.document.width() + dx)
+            h = max(step.canvas[1], self.document.height() + dy)
+            self.document.resizeImage(-dx, -dy, w, h)
         if step.kind == LayerKind.MASK:
             node = self.document.createSelectionMask(step.name)
         elif step.kind in (LayerKind.BOXES, LayerKind.TEXT) and step.boxes and self._active():

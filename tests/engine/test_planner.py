@@ -96,14 +96,17 @@ def test_replaced_object_is_recoloured_after_it_exists() -> None:
     ]
 
 
-def test_text_detection_runs_after_text_edits_and_outpainting_first() -> None:
+def test_text_detection_runs_after_text_edits_and_the_canvas_grows_last() -> None:
+    """Edits work on the photo (and its masks) as it is; outpainting, then upscaling,
+    grow the canvas after them."""
     kinds = [
         s.kind
         for s in plan_offline(
-            "detect the text, replace the text 'A1' with 'B2' and extend the image to the left"
+            "upscale 2x, detect the text, replace the text 'A1' with 'B2' and extend the "
+            "image to the left"
         ).subtasks
     ]
-    assert kinds == [K.OUTPAINTING, K.TEXT_REPLACEMENT, K.TEXT_DETECTION]
+    assert kinds == [K.TEXT_REPLACEMENT, K.TEXT_DETECTION, K.OUTPAINTING, K.IMAGE_UPSCALING]
 
 
 def test_unknown_clause_is_a_warning_not_a_silent_drop() -> None:

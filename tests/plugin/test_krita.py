@@ -330,6 +330,42 @@ def test_upscaling_grows_krita_canvas_and_keeps_the_users_layer(
 
 @pytest.mark.krita
 @needs_krita
+def test_outpainting_left_moves_the_canvas_origin_in_krita(scene: Scene, tmp_path: Path) -> None:
+    resource = install(tmp_path)
+    image, _ = scene.save(tmp_path / "in")
+    out = tmp_path / "wide.kra"
+    env = krita_env(tmp_path, [resource / "pykrita", HERE])
+    instruction = "extend the image to the left"
+    run = subprocess.run(
+        ["kritarunner", "-s", "layerpath_selftest", str(image), instruction, str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    summary = json.loads(Path(f"{out}.json").read_text())
+    assert summary["ok"], (summary, run.stderr[-2000:])
+    dump_path = tmp_path / "dump.json"
+    subprocess.run(
+        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    dump = json.loads(dump_path.read_text())
+    h, w = scene.image.shape[:2]
+    pad = w // 4
+    assert dump["size"] == [w + pad, h]
+    assert dump["nodes"][0]["bounds"] == [pad, 0, w, h]  # the user's layer, moved with the edge
+    expected = Engine(Registry.from_catalogue()).run(EditRequest(instruction, scene.snapshot()))
+    projection = np.frombuffer(base64.b64decode(dump["projection"]), np.uint8)
+    projection = projection.reshape(h, w + pad, 4)[..., [2, 1, 0, 3]]
+    assert np.abs(projection.astype(int) - expected.image).max() <= 1
+
+
+@pytest.mark.krita
+@needs_krita
 def test_without_its_environment_the_plugin_says_what_to_run(tmp_path: Path) -> None:
     resource = install(tmp_path)
     empty = tmp_path / "no-env"

@@ -1,0 +1,70 @@
+"""Outpainting: the canvas grows on the asked sides (a quarter of the picture's size by
+default) and the new margin is filled from the picture's edge, which is not changed.
+
+`edge_outpaint` (offline) mirrors the edge into the margin, then lets it dissolve into
+an ever blurrier version of itself, so the extension carries the edge's colours and
+coarse texture without repeating its details sharply. It suits skies, walls, grass and
+water; a learned outpainter is for buildings and people. The tool reports where the old
+picture now lies (PLACEMENT), so a step that grew the canvas on the left or top moves
+the other layers with it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import cv2
+import numpy as np
+
+from layerpath.errors import ToolFailed
+from layerpath.tools.base import Tool
+from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
+
+SIDES = ("left", "right", "top", "bottom")
+
+
+def margins(ctx: ToolContext, shape: tuple[int, ...], share: float) -> dict[str, int]:
+    """Pixels to add on each side: `share` of the width (left, right) or height (top,
+    bottom) on the sides asked for ('all sides' when none was named)."""
+    side = str(ctx.subtask_params.get("side") or "all sides")
+    chosen = SIDES if side == "all sides" else (side,)
+    if any(s not in SIDES for s in chosen):
+        raise ToolFailed(f"Outpainting extends left, right, top, bottom or all sides, not {side}.")
+    h, w = shape[:2]
+    sizes = {"left": w, "right": w, "top": h, "bottom": h}
+    return {s: int(round(sizes[s] * share)) if s in chosen else 0 for s in SIDES}
+
+
+class EdgeOutpaint(Tool):
+    """Extend the canvas and fill the margin from the mirrored, dissolving edge."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        image = inputs[ArtifactKind.IMAGE]
+        pad = margins(ctx, image.shape, float(params["share"]))
+        if not any(pad.values()):
+            raise ToolFailed("There is nothing to extend.")
+        h, w = image.shape[:2]
+        grown = cv2.copyMakeBorder(
+            image, pad["top"], pad["bottom"], pad["left"], pad["right"], cv2.BORDER_REFLECT_101
+        )
+        grown[..., 3] = 255
+        # distance into the margin, 0 at the old edge: the further, the blurrier
+        inside = np.zeros(grown.shape[:2], np.uint8)
+        inside[pad["top"] : pad["top"] + h, pad["left"] : pad["left"] + w] = 1
+        distance = cv2.distanceTransform(1 - inside, cv2.DIST_L2, 5)
+        colour = grown[..., :3].astype(np.float32)
+        reach = float(max(pad.values()))
+        for level in (0.25, 0.5, 1.0):  # blend towards blurrier copies, step by step
+            sigma = max(1.0, reach * level * float(params["blur"]))
+            blurred = cv2.GaussianBlur(colour, (0, 0), sigma)
+            weight = np.clip(distance / (reach * level), 0.0, 1.0)[..., None]
+            colour = colour * (1 - weight) + blurred * weight
+        out = grown.copy()
+        out[..., :3] = np.clip(np.rint(colour), 0, 255).astype(np.uint8)
+        out[pad["top"] : pad["top"] + h, pad["left"] : pad["left"] + w] = image  # untouched
+        return ToolResult(
+            {ArtifactKind.IMAGE: out, ArtifactKind.PLACEMENT: (pad["left"], pad["top"])}
+        )
