@@ -69,6 +69,18 @@ def clip_vit_base_patch32(folder: Path) -> None:
     transformers.CLIPModel(config).save_pretrained(folder)
 
 
+def distilbert(folder: Path, head: str) -> None:
+    """DistilBERT base (6 layers, 768 wide) with a sentiment or question-answering head."""
+    import transformers
+
+    save_word_tokenizer(folder, vocabulary(30522), cls_token="[CLS]", sep_token="[SEP]")
+    labels = {0: "NEGATIVE", 1: "POSITIVE"}
+    config = transformers.DistilBertConfig(
+        id2label=labels, label2id={v: k for k, v in labels.items()}
+    )
+    getattr(transformers, head)(config).save_pretrained(folder)
+
+
 def stable_diffusion(folder: Path, class_name: str, unet_inputs: int) -> None:
     """Stable Diffusion 1.5's UNet (9 inputs for inpainting, 8 for InstructPix2Pix), VAE
     and CLIP ViT-L/14 text encoder."""
@@ -145,6 +157,8 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
     "clip-vit-base-patch32": clip_vit_base_patch32,
     "sd-inpainting": lambda f: stable_diffusion(f, "StableDiffusionInpaintPipeline", 9),
     "instruct-pix2pix": lambda f: stable_diffusion(f, "StableDiffusionInstructPix2PixPipeline", 8),
+    "distilbert-sst2": lambda f: distilbert(f, "DistilBertForSequenceClassification"),
+    "distilbert-squad": lambda f: distilbert(f, "DistilBertForQuestionAnswering"),
     "yolov8n": yolov8n,
     "yolov8n-onnx": yolov8n_onnx,
 }

@@ -75,7 +75,13 @@ def tool_inputs(
         A.TEXT_BOXES: text_boxes,
         A.TEXT: scene.sign_text,
     }
-    params: dict[str, Any] = {"match": scene.sign_text} if kind == K.KEYWORD_HIGHLIGHTING else {}
+    by_kind: dict[SubtaskKind, dict[str, Any]] = {
+        K.KEYWORD_HIGHLIGHTING: {"match": scene.sign_text},
+        K.QUESTION_ANSWERING: {"question": "what does the sign say?"},
+        K.CAPTION_CONSISTENCY: {"caption": "a red ball on a beige wall"},
+        K.IMAGE_UPSCALING: {"factor": 2},
+    }
+    params = by_kind.get(kind, {})
     context = ToolContext(kind, target=target, to=to, subtask_params=params, masks=scene.masks)
     return context, {a: values[a] for a in tool.spec.inputs}
 
