@@ -54,12 +54,7 @@ class ScriptedServer:
                     }
                 else:
                     payload = {"error": {"message": content, "type": "server_error"}}
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self._send(status, payload)
 
             def _image_edit(self, raw: bytes) -> None:
                 """images.edit: the multipart form's fields, answered by `server.painter`
@@ -81,12 +76,7 @@ class ScriptedServer:
                     payload: dict[str, Any] = {"created": 0, "data": [{"b64_json": image}]}
                 else:
                     payload = {"error": {"message": content, "type": "server_error"}}
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self._send(status, payload)
 
             def do_GET(self) -> None:  # noqa: N802
                 server.requests.append({"GET": self.path})
@@ -95,8 +85,11 @@ class ScriptedServer:
                     {"id": m, "object": "model", "created": 0, "owned_by": "test"}
                     for m in server.models
                 ]
-                data = json.dumps({"object": "list", "data": models}).encode()
-                self.send_response(200)
+                self._send(200, {"object": "list", "data": models})
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

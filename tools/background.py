@@ -12,15 +12,13 @@ up, so a large photo is never resized as a whole.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
-from layerpath.tools.base import Tool
-from layerpath.tools.device import PLACEMENT, RESIDENT, onnx_session
+from layerpath.tools.base import OnnxModelTool, Tool
 from layerpath.tools.imaging import rgb
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
@@ -80,19 +78,13 @@ class GrabCutBackground(Tool):
         return ToolResult({ArtifactKind.IMAGE: with_matte(image, matte)})
 
 
-class IsNetBackground(Tool):
+class IsNetBackground(OnnxModelTool):
     """Background removal with IS-Net's salient-object matte (ONNX Runtime)."""
-
-    def model_path(self) -> Path:
-        assert self.spec.model is not None
-        folder = self.models.require(self.spec.model)
-        return folder / self.models.catalogue[self.spec.model].files[0].path
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
-        path, device = str(self.model_path()), str(params.get("device", PLACEMENT.device))
-        session = RESIDENT.get((self.name, path, device), lambda: onnx_session(path, device))
+        session = self.session(params)
         port = session.get_inputs()[0]
         side = port.shape[-1] if isinstance(port.shape[-1], int) else int(params["resolution"])
         image = inputs[ArtifactKind.IMAGE]

@@ -5,9 +5,10 @@ from __future__ import annotations
 import importlib.util
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from layerpath.tools.device import accelerators
+from layerpath.tools.device import PLACEMENT, RESIDENT, accelerators, onnx_session
 from layerpath.tools.models import ModelManager, ModelState, human_size
 from layerpath.tools.types import ArtifactKind, Availability, ToolContext, ToolResult, ToolSpec
 
@@ -27,6 +28,12 @@ class Tool(ABC):
 
             self._models = ModelManager.from_settings(load_settings())
         return self._models
+
+    def model_file(self) -> Path:
+        """The model's first catalogued file (its weights), once downloaded."""
+        assert self.spec.model is not None
+        folder = self.models.require(self.spec.model)
+        return folder / self.models.catalogue[self.spec.model].files[0].path
 
     def availability(self) -> Availability:
         """Whether this tool can run here: its packages, its model, its device. Cheap:
@@ -81,3 +88,12 @@ class Tool(ABC):
 
     def __repr__(self) -> str:
         return f"<Tool {self.name}>"
+
+
+class OnnxModelTool(Tool):
+    """A tool whose model is one ONNX file, run by ONNX Runtime (CUDA when it has it)."""
+
+    def session(self, params: Mapping[str, Any]) -> Any:
+        """The model's session on the params' or the settings' device, loaded once."""
+        path, device = str(self.model_file()), str(params.get("device", PLACEMENT.device))
+        return RESIDENT.get((self.name, path, device), lambda: onnx_session(path, device))

@@ -28,7 +28,7 @@ from layerpath.tools.base import Tool
 from layerpath.tools.crops import crop_for_model, paste_back
 from layerpath.tools.diffusion import inpaint_prompt
 from layerpath.tools.endpoint import openai_client
-from layerpath.tools.imaging import dilate, rgb, with_rgb
+from layerpath.tools.imaging import paint_region, rgb, with_rgb
 from layerpath.tools.types import ArtifactKind, Availability, ToolContext, ToolResult
 
 FIX = "turn on Cloud image edits in Settings and add the service's API key"
@@ -85,9 +85,7 @@ class CloudInpaint(Tool):
         if not cloud.enabled:
             raise ToolFailed("Cloud image edits are off; " + FIX + ".")
         image = inputs[ArtifactKind.IMAGE]
-        region = dilate(inputs[ArtifactKind.MASK], int(params["grow"]))
-        if not region.any():
-            raise ToolFailed("The mask to paint into is empty; select the object first.")
+        region = paint_region(inputs[ArtifactKind.MASK], int(params["grow"]))
         prompt, _ = inpaint_prompt(ctx)  # the instruction's words only
         side = int(params["resolution"])
         photo = rgb(image)

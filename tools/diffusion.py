@@ -27,7 +27,7 @@ from layerpath.errors import Cancelled, ToolFailed
 from layerpath.tools.crops import crop_for_model, paste_back
 from layerpath.tools.device import PLACEMENT
 from layerpath.tools.hf import TorchModelTool
-from layerpath.tools.imaging import dilate, rgb, with_rgb
+from layerpath.tools.imaging import paint_region, rgb, with_rgb
 from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext, ToolResult
 
 K = SubtaskKind
@@ -132,9 +132,7 @@ class SdInpaint(TorchModelTool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
-        region = dilate(inputs[ArtifactKind.MASK], int(params["grow"]))
-        if not region.any():
-            raise ToolFailed("The mask to paint into is empty; select the object first.")
+        region = paint_region(inputs[ArtifactKind.MASK], int(params["grow"]))
         prompt, negative = inpaint_prompt(ctx)
         photo = rgb(image)
 

@@ -6,7 +6,7 @@ import cv2
 import numpy as np
 from PIL import ImageColor
 
-from layerpath.errors import BadInput
+from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.types import Box
 
 
@@ -20,6 +20,15 @@ def with_rgb(image: np.ndarray, new_rgb: np.ndarray) -> np.ndarray:
     out = image.copy()
     out[..., :3] = new_rgb
     return out
+
+
+def paint_region(mask: np.ndarray, grow: int) -> np.ndarray:
+    """The mask a painting tool works in: the given one grown by `grow` pixels; a clear
+    error when it is empty."""
+    region = dilate(mask, grow)
+    if not region.any():
+        raise ToolFailed("The mask to paint into is empty; select the object first.")
+    return region
 
 
 def dilate(mask: np.ndarray, pixels: int) -> np.ndarray:

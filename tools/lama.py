@@ -8,20 +8,16 @@ big-lama export), never the whole photo; the fill is pasted back with a feathere
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
-from layerpath.tools.base import Tool
+from layerpath.tools.base import OnnxModelTool
 from layerpath.tools.crops import crop_for_model, paste_back
-from layerpath.tools.device import PLACEMENT, RESIDENT, onnx_session
-from layerpath.tools.imaging import dilate, rgb, with_rgb
+from layerpath.tools.imaging import paint_region, rgb, with_rgb
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
-
-MODEL_FILE = "lama_fp32.onnx"
 
 
 def _port(session: Any, word: str) -> Any:
@@ -53,23 +49,16 @@ def inpaint(session: Any, image_rgb: np.ndarray, mask: np.ndarray) -> np.ndarray
     return np.clip(np.rint(out[:h, :w]), 0, 255).astype(np.uint8)
 
 
-class LamaInpaint(Tool):
+class LamaInpaint(OnnxModelTool):
     """Fill a masked object with LaMa (a learned, texture-aware fill)."""
-
-    def model_path(self) -> Path:
-        assert self.spec.model is not None
-        return self.models.require(self.spec.model) / MODEL_FILE
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
-        region = dilate(inputs[ArtifactKind.MASK], int(params["grow"]))
-        if not region.any():
-            raise ToolFailed("The mask to fill is empty; nothing to remove.")
+        region = paint_region(inputs[ArtifactKind.MASK], int(params["grow"]))
         # ONNX Runtime picks CUDA itself (no torch needed to know it is there)
-        path, device = str(self.model_path()), str(params.get("device", PLACEMENT.device))
-        session = RESIDENT.get((self.name, path, device), lambda: onnx_session(path, device))
+        session = self.session(params)
         crop = crop_for_model(
             rgb(image), region, int(params["resolution"]), padding=float(params["padding"])
         )

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
-from layerpath.tools.base import Tool
-from layerpath.tools.device import PLACEMENT, RESIDENT, onnx_session, tool_device
+from layerpath.tools.base import OnnxModelTool, Tool
+from layerpath.tools.device import RESIDENT, tool_device
 from layerpath.tools.imaging import rgb
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
@@ -171,19 +170,13 @@ def wanted_class(target: str | None, names: Sequence[str]) -> tuple[str, list[in
     return name, ids
 
 
-class YoloOnnxDetect(Tool):
+class YoloOnnxDetect(OnnxModelTool):
     """Boxes for a COCO class from a YOLO ONNX export (ONNX Runtime)."""
-
-    def model_path(self) -> Path:
-        assert self.spec.model is not None
-        folder = self.models.require(self.spec.model)
-        return folder / self.models.catalogue[self.spec.model].files[0].path
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
-        path, device = str(self.model_path()), str(params.get("device", PLACEMENT.device))
-        session = RESIDENT.get((self.name, path, device), lambda: onnx_session(path, device))
+        session = self.session(params)
         name, ids = wanted_class(ctx.target, class_names(session))
         port = session.get_inputs()[0]
         side = port.shape[-1] if isinstance(port.shape[-1], int) else int(params["resolution"])
@@ -217,10 +210,7 @@ class UltralyticsDetect(Tool):
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
-        assert self.spec.model is not None
-        folder = self.models.require(self.spec.model)
-        path = str(folder / self.models.catalogue[self.spec.model].files[0].path)
-        device = tool_device(params)
+        path, device = str(self.model_file()), tool_device(params)
 
         def load() -> Any:
             from ultralytics import YOLO

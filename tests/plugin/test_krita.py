@@ -13,6 +13,7 @@ import sys
 import sysconfig
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -241,6 +242,42 @@ def test_docker_runs_an_instruction_in_kritas_window(tmp_path: Path) -> None:
     }
 
 
+def edit_in_krita(tmp_path: Path, photo: Path, instruction: str) -> dict[str, Any]:
+    """One instruction through the docker's code path under kritarunner (the selftest),
+    then the saved .kra as Krita reads it back (kra_dump), the user's layer and Krita's
+    projection decoded to RGBA arrays."""
+    resource = install(tmp_path)
+    out = tmp_path / "out.kra"
+    env = krita_env(tmp_path, [resource / "pykrita", HERE])
+    run = subprocess.run(
+        ["kritarunner", "-s", "layerpath_selftest", str(photo), instruction, str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    summary = json.loads(Path(f"{out}.json").read_text())
+    assert summary["ok"], (summary, run.stderr[-2000:])
+    dump_path = tmp_path / "dump.json"
+    subprocess.run(
+        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    dump: dict[str, Any] = json.loads(dump_path.read_text())
+    w, h = dump["size"]
+    for key in ("background", "projection"):
+        bgra = np.frombuffer(base64.b64decode(dump[key]), np.uint8).reshape(h, w, 4)
+        dump[key] = bgra[..., [2, 1, 0, 3]]
+    return dump
+
+
+def engine_image(instruction: str, snapshot: Snapshot) -> np.ndarray:
+    return Engine(Registry.from_catalogue()).run(EditRequest(instruction, snapshot)).image
+
+
 @pytest.mark.krita
 @needs_krita
 def test_background_removal_is_a_cut_out_layer_in_krita(tmp_path: Path) -> None:
@@ -248,44 +285,18 @@ def test_background_removal_is_a_cut_out_layer_in_krita(tmp_path: Path) -> None:
     projection shows the subject alone, the user's layer is untouched."""
     from tests.tools.test_background import portrait
 
-    resource = install(tmp_path)
     image, disk = portrait()
     photo = tmp_path / "portrait.png"
     Image.fromarray(image).save(photo)
-    out = tmp_path / "cut.kra"
-    env = krita_env(tmp_path, [resource / "pykrita", HERE])
-    run = subprocess.run(
-        ["kritarunner", "-s", "layerpath_selftest", str(photo), "remove the background", str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    summary = json.loads(Path(f"{out}.json").read_text())
-    assert summary["ok"], (summary, run.stderr[-2000:])
-    dump_path = tmp_path / "dump.json"
-    subprocess.run(
-        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    dump = json.loads(dump_path.read_text())
-    w, h = dump["size"]
+    dump = edit_in_krita(tmp_path, photo, "remove the background")
     group = next(n for n in dump["nodes"] if n["type"] == "grouplayer")
     (step,) = [n for n in dump["nodes"] if n["depth"] == 1]
     assert group["pass_through"] and step["blend"] == "destination-in"
-    background = np.frombuffer(base64.b64decode(dump["background"]), np.uint8).reshape(h, w, 4)
-    assert np.array_equal(background[..., [2, 1, 0, 3]], image)
-    projection = np.frombuffer(base64.b64decode(dump["projection"]), np.uint8).reshape(h, w, 4)
-    expected = (
-        Engine(Registry.from_catalogue())
-        .run(EditRequest("remove the background", Snapshot(image, {})))
-        .image
-    )
-    assert np.abs(projection[..., 3].astype(int) - expected[..., 3]).max() <= 2
-    assert projection[..., 3][disk].mean() > 245 and projection[0, :, 3].max() == 0
+    assert np.array_equal(dump["background"], image)
+    alpha = dump["projection"][..., 3]
+    expected = engine_image("remove the background", Snapshot(image, {}))
+    assert np.abs(alpha.astype(int) - expected[..., 3]).max() <= 2
+    assert alpha[disk].mean() > 245 and alpha[0].max() == 0
 
 
 @pytest.mark.krita
@@ -293,75 +304,29 @@ def test_background_removal_is_a_cut_out_layer_in_krita(tmp_path: Path) -> None:
 def test_upscaling_grows_krita_canvas_and_keeps_the_users_layer(
     scene: Scene, tmp_path: Path
 ) -> None:
-    resource = install(tmp_path)
     image, _ = scene.save(tmp_path / "in")
-    out = tmp_path / "big.kra"
-    env = krita_env(tmp_path, [resource / "pykrita", HERE])
-    run = subprocess.run(
-        ["kritarunner", "-s", "layerpath_selftest", str(image), "upscale 2x", str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    summary = json.loads(Path(f"{out}.json").read_text())
-    assert summary["ok"], (summary, run.stderr[-2000:])
-    dump_path = tmp_path / "dump.json"
-    subprocess.run(
-        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    dump = json.loads(dump_path.read_text())
+    dump = edit_in_krita(tmp_path, image, "upscale 2x")
     h, w = scene.image.shape[:2]
     assert dump["size"] == [w * 2, h * 2]
-    user = dump["nodes"][0]
-    assert user["bounds"] == [0, 0, w, h]  # its pixels and place, on the larger canvas
-    background = np.frombuffer(base64.b64decode(dump["background"]), np.uint8)
-    background = background.reshape(h * 2, w * 2, 4)[..., [2, 1, 0, 3]]
+    assert dump["nodes"][0]["bounds"] == [0, 0, w, h]  # its pixels and place, on more canvas
+    background = dump["background"]
     assert np.array_equal(background[:h, :w], scene.image) and not background[h:].any()
-    expected = Engine(Registry.from_catalogue()).run(EditRequest("upscale 2x", scene.snapshot()))
-    projection = np.frombuffer(base64.b64decode(dump["projection"]), np.uint8)
-    projection = projection.reshape(h * 2, w * 2, 4)[..., [2, 1, 0, 3]]
-    assert np.abs(projection.astype(int) - expected.image).max() <= 1
+    expected = engine_image("upscale 2x", scene.snapshot())
+    assert np.abs(dump["projection"].astype(int) - expected).max() <= 1
 
 
 @pytest.mark.krita
 @needs_krita
 def test_outpainting_left_moves_the_canvas_origin_in_krita(scene: Scene, tmp_path: Path) -> None:
-    resource = install(tmp_path)
     image, _ = scene.save(tmp_path / "in")
-    out = tmp_path / "wide.kra"
-    env = krita_env(tmp_path, [resource / "pykrita", HERE])
     instruction = "extend the image to the left"
-    run = subprocess.run(
-        ["kritarunner", "-s", "layerpath_selftest", str(image), instruction, str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    summary = json.loads(Path(f"{out}.json").read_text())
-    assert summary["ok"], (summary, run.stderr[-2000:])
-    dump_path = tmp_path / "dump.json"
-    subprocess.run(
-        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    dump = json.loads(dump_path.read_text())
+    dump = edit_in_krita(tmp_path, image, instruction)
     h, w = scene.image.shape[:2]
     pad = w // 4
     assert dump["size"] == [w + pad, h]
     assert dump["nodes"][0]["bounds"] == [pad, 0, w, h]  # the user's layer, moved with the edge
-    expected = Engine(Registry.from_catalogue()).run(EditRequest(instruction, scene.snapshot()))
-    projection = np.frombuffer(base64.b64decode(dump["projection"]), np.uint8)
-    projection = projection.reshape(h, w + pad, 4)[..., [2, 1, 0, 3]]
-    assert np.abs(projection.astype(int) - expected.image).max() <= 1
+    expected = engine_image(instruction, scene.snapshot())
+    assert np.abs(dump["projection"].astype(int) - expected).max() <= 1
 
 
 @pytest.mark.krita
