@@ -149,6 +149,16 @@ def yolov8n_onnx(folder: Path) -> None:
     shutil.rmtree(folder / "checkpoint")
 
 
+def sam_vit_b_checkpoint(folder: Path) -> None:
+    """Meta's SAM ViT-B as the segment-anything package builds it, its state dict saved."""
+    import torch
+    from segment_anything import sam_model_registry
+
+    (folder / "checkpoints").mkdir(parents=True, exist_ok=True)
+    state = sam_model_registry["vit_b"]().state_dict()
+    torch.save(state, folder / "checkpoints" / "sam_vit_b_01ec64.pth")
+
+
 BUILDERS: dict[str, Callable[[Path], None]] = {
     "sam-vit-base": sam_vit_base,
     "grounding-dino-tiny": grounding_dino_tiny,
@@ -159,6 +169,7 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
     "instruct-pix2pix": lambda f: stable_diffusion(f, "StableDiffusionInstructPix2PixPipeline", 8),
     "distilbert-sst2": lambda f: distilbert(f, "DistilBertForSequenceClassification"),
     "distilbert-squad": lambda f: distilbert(f, "DistilBertForQuestionAnswering"),
+    "sam-vit-b-checkpoint": sam_vit_b_checkpoint,
     "yolov8n": yolov8n,
     "yolov8n-onnx": yolov8n_onnx,
 }

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from layerpath.errors import ToolFailed
 from layerpath.tools.device import PLACEMENT, RESIDENT, accelerators, onnx_session
 from layerpath.tools.models import ModelManager, ModelState, human_size
 from layerpath.tools.types import ArtifactKind, Availability, ToolContext, ToolResult, ToolSpec
@@ -34,6 +35,18 @@ class Tool(ABC):
         assert self.spec.model is not None
         folder = self.models.require(self.spec.model)
         return folder / self.models.catalogue[self.spec.model].files[0].path
+
+    def checked_model_file(self) -> Path:
+        """The model file re-hashed first: for a pickled checkpoint, which may be
+        unpickled only once verified; a clear error when it does not match."""
+        assert self.spec.model is not None
+        problems = self.models.verify(self.spec.model)
+        if problems:
+            raise ToolFailed(
+                f"The model {self.spec.model} failed its check ({'; '.join(problems)}); "
+                f"download it again: layerpath models download {self.spec.model}"
+            )
+        return self.model_file()
 
     def availability(self) -> Availability:
         """Whether this tool can run here: its packages, its model, its device. Cheap:

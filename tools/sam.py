@@ -16,7 +16,9 @@ import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
-from layerpath.tools.crops import crop_for_model
+from layerpath.tools.base import Tool
+from layerpath.tools.crops import crop_for_model, crop_window
+from layerpath.tools.device import RESIDENT, tool_device
 from layerpath.tools.hf import IMAGENET, TorchModelTool, load_pretrained, normalized
 from layerpath.tools.imaging import rgb
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
@@ -74,4 +76,41 @@ class SamSegment(TorchModelTool):
             return mask
 
         mask = self.on_device(params, lambda f, d: load_model(f, d), use)  # fixed input size
+        return ToolResult({ArtifactKind.MASK: mask})
+
+
+class SegmentAnythingSegment(Tool):
+    """A mask for each box from Meta's segment-anything package, the reference
+    implementation (PyTorch + torchvision: GPU machines), on the same windows."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        boxes: tuple[Box, ...] = tuple(inputs[ArtifactKind.BOXES])
+        if not boxes:
+            raise ToolFailed("There is no box to segment; select the object first.")
+        image = rgb(inputs[ArtifactKind.IMAGE])
+        path, device = str(self.model_file()), tool_device(params)
+
+        def load() -> Any:
+            import torch
+            from segment_anything import SamPredictor, sam_model_registry
+
+            model = sam_model_registry["vit_b"]()
+            checkpoint = str(self.checked_model_file())
+            model.load_state_dict(torch.load(checkpoint, map_location="cpu", weights_only=True))
+            return SamPredictor(model.to(device).eval())
+
+        predictor = RESIDENT.get((self.name, path, device), load)
+        mask = np.zeros(image.shape[:2], dtype=bool)
+        for box in boxes:
+            window = crop_window(image.shape, box, padding=float(params["padding"]))
+            predictor.set_image(
+                np.ascontiguousarray(image[window.y0 : window.y1, window.x0 : window.x1])
+            )
+            corners = np.array(
+                [box.x0 - window.x0, box.y0 - window.y0, box.x1 - window.x0, box.y1 - window.y0]
+            )
+            found, _, _ = predictor.predict(box=corners, multimask_output=False)
+            mask[window.y0 : window.y1, window.x0 : window.x1] |= found[0].astype(bool)
         return ToolResult({ArtifactKind.MASK: mask})

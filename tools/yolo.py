@@ -215,13 +215,7 @@ class UltralyticsDetect(Tool):
         def load() -> Any:
             from ultralytics import YOLO
 
-            problems = self.models.verify(self.spec.model or "")  # it is a pickle: re-hash
-            if problems:
-                raise ToolFailed(
-                    f"The YOLO checkpoint failed its check ({'; '.join(problems)}); download "
-                    f"it again: layerpath models download {self.spec.model}"
-                )
-            return YOLO(path, task="detect")
+            return YOLO(str(self.checked_model_file()), task="detect")  # a pickle: re-hashed
 
         model = RESIDENT.get((self.name, path, device), load)
         names = [str(model.names[i]) for i in sorted(model.names)]

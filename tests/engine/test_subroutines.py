@@ -84,6 +84,7 @@ def test_tool_graph_is_derived_from_ports() -> None:
         "lama_inpaint",
         "named_masks",
         "sam_segment",
+        "segment_anything_sam",
         "grounding_dino",
         "yolo_detector",
         "yolo_ultralytics",
