@@ -4,7 +4,8 @@ default) and the new margin is filled from the picture's edge, which is not chan
 `edge_outpaint` (offline) mirrors the edge into the margin, then lets it dissolve into
 an ever blurrier version of itself, so the extension carries the edge's colours and
 coarse texture without repeating its details sharply. It suits skies, walls, grass and
-water; a learned outpainter is for buildings and people. The tool reports where the old
+water. `lama_outpaint` lets LaMa, a learned inpainter, paint the margin from the whole
+picture (at its 512-pixel resolution: a soft but plausible continuation). The tool reports where the old
 picture now lies (PLACEMENT), so a step that grew the canvas on the left or top moves
 the other layers with it.
 """
@@ -18,7 +19,7 @@ import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
-from layerpath.tools.base import Tool
+from layerpath.tools.base import OnnxModelTool, Tool
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 SIDES = ("left", "right", "top", "bottom")
@@ -65,6 +66,41 @@ class EdgeOutpaint(Tool):
         out = grown.copy()
         out[..., :3] = np.clip(np.rint(colour), 0, 255).astype(np.uint8)
         out[pad["top"] : pad["top"] + h, pad["left"] : pad["left"] + w] = image  # untouched
+        return ToolResult(
+            {ArtifactKind.IMAGE: out, ArtifactKind.PLACEMENT: (pad["left"], pad["top"])}
+        )
+
+
+class LamaOutpaint(OnnxModelTool):
+    """Extend the canvas and let LaMa fill the margin: it sees the grown picture at its
+    resolution (the margin as its mask) and paints what continues the scene; its fill,
+    scaled up, goes into the margin only."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        from layerpath.tools.lama import inpaint
+
+        image = inputs[ArtifactKind.IMAGE]
+        pad = margins(ctx, image.shape, float(params["share"]))
+        if not any(pad.values()):
+            raise ToolFailed("There is nothing to extend.")
+        h, w = image.shape[:2]
+        grown = cv2.copyMakeBorder(
+            image, pad["top"], pad["bottom"], pad["left"], pad["right"], cv2.BORDER_REFLECT_101
+        )
+        grown[..., 3] = 255
+        margin = np.ones(grown.shape[:2], bool)
+        margin[pad["top"] : pad["top"] + h, pad["left"] : pad["left"] + w] = False
+        side = int(params["resolution"])
+        scale = side / max(grown.shape[:2])
+        size = (max(8, int(grown.shape[1] * scale)), max(8, int(grown.shape[0] * scale)))
+        small = cv2.resize(np.ascontiguousarray(grown[..., :3]), size, interpolation=cv2.INTER_AREA)
+        small_margin = cv2.resize(margin.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST)
+        filled = inpaint(self.session(params), small, small_margin > 0)
+        big = cv2.resize(filled, (grown.shape[1], grown.shape[0]), interpolation=cv2.INTER_CUBIC)
+        out = grown.copy()
+        out[..., :3][margin] = big[margin]
         return ToolResult(
             {ArtifactKind.IMAGE: out, ArtifactKind.PLACEMENT: (pad["left"], pad["top"])}
         )

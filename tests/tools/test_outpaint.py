@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from PIL import Image
 
 from layerpath.engine.cli import main
@@ -65,3 +66,26 @@ def test_extending_left_moves_the_other_layers_with_the_edge(scene: Scene, tmp_p
     assert np.array_equal(picture, grown.pixels)
     navy = picture[:, pad:][scene.masks["wall"]][:, :3].astype(int).mean(axis=0)
     assert navy[2] > navy[0] + 20  # the recolour is in the extended picture
+
+
+def test_lama_paints_the_margin_only(scene: Scene, tmp_path: Path) -> None:
+    """LaMa through ONNX Runtime with the tiny random-weight model tests/tools/test_lama
+    builds: the margin is its (scaled-up) fill, the picture is kept to the pixel."""
+    pytest.importorskip("onnx")
+    from tests.tools.installed import install_built
+    from tests.tools.test_lama import tiny_lama
+
+    folder = tmp_path / "models" / "lama-onnx"
+    folder.mkdir(parents=True)
+    tiny_lama(folder / "lama_fp32.onnx")
+    models = install_built(tmp_path / "models", "lama-onnx")
+    tool = Registry.from_catalogue(models=models).get("lama_outpaint")
+    assert tool.availability().ok
+    context = ToolContext(SubtaskKind.OUTPAINTING, subtask_params={"side": "right"})
+    out = tool.run(context, {A.IMAGE: scene.image}, tool.spec.param_schedule()[0]).outputs
+    grown, (x, y) = out[A.IMAGE], out[A.PLACEMENT]
+    h, w = scene.image.shape[:2]
+    assert grown.shape[:2] == (h, w + w // 4) and (x, y) == (0, 0)
+    assert np.array_equal(grown[:, :w], scene.image) and (grown[..., 3] == 255).all()
+    mirrored = scene.image[:, ::-1][:, 1 : w // 4 + 1, :3]  # what a plain mirror would give
+    assert not np.array_equal(grown[:, w:, :3], mirrored)  # the model painted the margin
