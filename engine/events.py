@@ -35,6 +35,15 @@ class ToolStarted:
 
 
 @dataclass(frozen=True)
+class ToolProgress:
+    """How far a long tool is (share 0..1): denoising steps, iterations."""
+
+    subtask: Subtask
+    tool: str
+    share: float
+
+
+@dataclass(frozen=True)
 class Retry:
     subtask: Subtask
     tool: str

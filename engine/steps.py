@@ -8,7 +8,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -144,7 +144,13 @@ class StepRunner:
         produced: dict[ArtifactKind, Artifact] = {}
         quality, reported = 0.0, None
         try:
-            out = tool.run(self.ctx, {k: state[k].value for k in tool.spec.inputs}, params)
+            ctx = replace(
+                self.ctx,
+                progress=lambda share: self.on_event(
+                    events.ToolProgress(self.subtask, tool.name, min(1.0, max(0.0, share)))
+                ),
+            )
+            out = tool.run(ctx, {k: state[k].value for k in tool.spec.inputs}, params)
             reported = out.cost
             produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in out.outputs.items()}
         except TargetNotFound as exc:

@@ -282,6 +282,8 @@ class Panel(QtWidgets.QWidget):
             self._set(event.subtask, How=route, Status="running")
         elif isinstance(event, events.ToolStarted):
             self._set(event.subtask, Status=f"running {event.tool}")
+        elif isinstance(event, events.ToolProgress):
+            self._set(event.subtask, Status=f"running {event.tool} {event.share:.0%}")
         elif isinstance(event, events.Retry):
             self._log(f"{event.subtask.id}: {event.tool} scored {event.quality:.2f}; retrying")
         elif isinstance(event, events.FallbackToSearch):

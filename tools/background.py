@@ -17,7 +17,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from layerpath.errors import ToolFailed
+from layerpath.errors import Cancelled, ToolFailed
 from layerpath.tools.base import OnnxModelTool, Tool
 from layerpath.tools.imaging import rgb
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
@@ -63,15 +63,14 @@ class GrabCutBackground(Tool):
         )
         labels = np.zeros((h, w), np.uint8)
         background, foreground = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
-        cv2.grabCut(
-            np.ascontiguousarray(small[..., ::-1]),
-            labels,
-            frame,
-            background,
-            foreground,
-            int(params["iterations"]),
-            cv2.GC_INIT_WITH_RECT,
-        )
+        bgr = np.ascontiguousarray(small[..., ::-1])
+        rounds = int(params["iterations"])
+        for done in range(rounds):  # one iteration at a time: progress, and a cancel point
+            if ctx.cancelled():
+                raise Cancelled("Background removal was cancelled.")
+            mode = cv2.GC_INIT_WITH_RECT if done == 0 else cv2.GC_EVAL
+            cv2.grabCut(bgr, labels, frame, background, foreground, 1, mode)
+            ctx.progress((done + 1) / rounds)
         subject = np.isin(labels, (cv2.GC_FGD, cv2.GC_PR_FGD)).astype(np.float32)
         soft = max(0.5, float(params["feather"]) * w / max(image.shape[1], 1))
         matte = cv2.GaussianBlur(subject, (0, 0), soft)

@@ -57,13 +57,16 @@ def load_pipeline(class_name: str, folder: str, device: str) -> Any:
 
 
 def run_pipeline(pipeline: Any, ctx: ToolContext, seed: int, **arguments: Any) -> np.ndarray:
-    """One call of the pipeline, stopped between steps when the run is cancelled; the
-    first image as RGB uint8."""
+    """One call of the pipeline, stopped between steps when the run is cancelled, its
+    progress reported after each step; the first image as RGB uint8."""
     import torch
+
+    steps = max(1, int(arguments.get("num_inference_steps", 1)))
 
     def step_end(pipe: Any, step: int, timestep: Any, tensors: dict[str, Any]) -> dict[str, Any]:
         if ctx.cancelled():
             raise Cancelled("The edit was cancelled.")
+        ctx.progress((step + 1) / steps)
         return tensors
 
     with torch.inference_mode():

@@ -165,6 +165,7 @@ class ToolContext:
     masks: Mapping[str, np.ndarray] = field(default_factory=dict)
     selection: np.ndarray | None = None
     cancelled: Callable[[], bool] = lambda: False
+    progress: Callable[[float], None] = lambda share: None  # a long tool: 0..1 done
 
 
 @dataclass(frozen=True)

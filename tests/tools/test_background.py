@@ -124,3 +124,26 @@ def test_isnet_matte_is_scaled_to_the_photo(isnet: ModelManager) -> None:
     # about 9 photo pixels)
     assert alpha[87:213, 112:288].min() == 255
     assert alpha[:63].max() == 0 and alpha[237:].max() == 0 and alpha[:, :88].max() == 0
+
+
+def test_grabcut_reports_progress_through_the_engine_and_stops_when_cancelled() -> None:
+    from layerpath.engine import events
+    from layerpath.engine.executor import Engine
+    from layerpath.engine.types import EditRequest, Snapshot
+
+    image, _ = portrait()
+    seen: list[object] = []
+    result = Engine(Registry.from_catalogue()).run(
+        EditRequest("remove the background", Snapshot(image, {})), on_event=seen.append
+    )
+    assert result.ok
+    shares = [e.share for e in seen if isinstance(e, events.ToolProgress)]
+    assert shares == [0.2, 0.4, 0.6, 0.8, 1.0]  # one per GrabCut iteration
+    assert all(e.tool == "grabcut_background" for e in seen if isinstance(e, events.ToolProgress))
+
+    from layerpath.errors import Cancelled
+
+    tool = Registry.from_catalogue().get("grabcut_background")
+    stop = ToolContext(SubtaskKind.BACKGROUND_REMOVAL, cancelled=lambda: True)
+    with pytest.raises(Cancelled):
+        tool.run(stop, {A.IMAGE: image}, tool.spec.param_schedule()[0])

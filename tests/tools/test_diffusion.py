@@ -143,6 +143,10 @@ def test_inpainting_words_errors_and_cancel(models: ModelManager, scene: Scene) 
     with pytest.raises(ToolFailed, match="empty"):
         empty = {A.IMAGE: scene.image, A.MASK: np.zeros(scene.image.shape[:2], bool)}
         tool.run(ToolContext(K.OBJECT_REMOVAL, target="ball"), empty, quick(tool))
+    shares: list[float] = []
+    watched = ToolContext(K.OBJECT_REMOVAL, target="ball", progress=shares.append)
+    tool.run(watched, inputs, quick(tool))
+    assert shares == [0.5, 1.0]  # after each of the 2 denoising steps
     stop = ToolContext(K.OBJECT_RECOLORATION, target="ball", to="blue", cancelled=lambda: True)
     with pytest.raises(Cancelled):
         tool.run(stop, inputs, quick(tool))
