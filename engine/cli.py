@@ -87,6 +87,7 @@ class _Progress:
 
     def __init__(self) -> None:
         self.steps: list[StepLayer] = []
+        self.shown = -1  # the last quarter of a long tool's progress printed
 
     def __call__(self, event: object) -> None:
         say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
@@ -99,6 +100,13 @@ class _Progress:
             )
         elif isinstance(event, events.SubtaskStarted):
             say(f"[{event.index + 1}/{event.total}] {event.subtask.describe()} via {event.route}")
+        elif isinstance(event, events.ToolStarted):
+            self.shown = -1
+        elif isinstance(event, events.ToolProgress):  # a long tool: each quarter, once
+            quarter = int(event.share * 4 + 1e-9)
+            if quarter > self.shown and quarter > 0:
+                self.shown = quarter
+                say(f"  {event.tool} {quarter * 25}%")
         elif isinstance(event, events.FallbackToSearch):
             say(f"  falling back to search: {event.reason}")
         elif isinstance(event, events.Retry):

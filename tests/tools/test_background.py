@@ -52,12 +52,16 @@ def test_grabcut_keeps_the_subject_and_clears_the_background() -> None:
     assert alpha[erode(disk, 8)].min() == 255 and alpha[~dilate(disk, 8)].max() == 0  # soft edge
 
 
-def test_remove_the_background_is_a_cut_out_layer_in_the_ora(tmp_path: Path) -> None:
+def test_remove_the_background_is_a_cut_out_layer_in_the_ora(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     image, disk = portrait()
     photo = tmp_path / "photo.png"
     Image.fromarray(image).save(photo)
     out, psd = tmp_path / "out.ora", tmp_path / "out.psd"
     assert main(["edit", str(photo), "remove the background", "-o", str(out)]) == 0
+    shown = [line.strip() for line in capsys.readouterr().err.splitlines() if "%" in line]
+    assert shown == [f"grabcut_background {p}%" for p in (25, 50, 75, 100)]  # each quarter
     doc = read_layered(out)
     original, group = doc.layers
     assert isinstance(original, PixelLayer) and np.array_equal(original.pixels, image)
