@@ -97,11 +97,13 @@ def cmd_models(args: argparse.Namespace) -> int:
             print(json.dumps({"cache": str(models.cache), "models": rows}, indent=2))
             return 0
         print(f"model folder: {models.cache}{'  (offline)' if models.offline else ''}")
+        name_w = max((len(row["name"]) for row in rows), default=0)
+        licence_w = max((len(row["licence"]) for row in rows), default=0)
         for row in rows:
             tools = ", ".join(row["tools"]) or "no tool yet"
             print(
-                f"{row['name']:<24} {human_size(row['size']):>9}  {row['licence']:<13} "
-                f"{row['state']:<8} {tools}"
+                f"{row['name']:<{name_w}}  {human_size(row['size']):>9}  "
+                f"{row['licence']:<{licence_w}}  {row['state']:<8} {tools}"
             )
         return 0
     names = _names(models, args)

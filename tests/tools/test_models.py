@@ -252,6 +252,10 @@ def test_the_models_command_lists_and_downloads_from_a_hub_mirror(
     assert main(["models", "verify", "depth-anything-small"]) == 0
     assert capsys.readouterr().out.strip() == "depth-anything-small: ok"
     assert main(["models", "list"]) == 0
-    assert "present" in capsys.readouterr().out.split("depth-anything-small")[1].splitlines()[0]
+    listed = capsys.readouterr().out
+    assert "present" in listed.split("depth-anything-small")[1].splitlines()[0]
+    rows = listed.splitlines()[1:]  # one column each, aligned even for a long licence
+    states = {max(row.find(" missing "), row.find(" present ")) for row in rows}
+    assert len(rows) == len(load_catalogue()) and len(states) == 1 and states != {-1}
     assert main(["models", "remove", "depth-anything-small"]) == 0
     assert main(["models", "download", "no-such-model"]) == 2
