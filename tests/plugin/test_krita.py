@@ -52,11 +52,14 @@ def install(tmp_path: Path) -> Path:
 
 def krita_env(tmp_path: Path, pythonpath: list[Path]) -> dict[str, str]:
     """Krita's Python finds layerpath in this test's own environment (as the env
-    installer would place it) and the plugin's pykrita folder. An activated virtual
-    environment leaves PATH: Krita's embedded Python would find its python3 there and
-    take its site-packages, hiding a missing environment."""
-    venv_bin = str(Path(sys.prefix) / "bin") if sys.prefix != sys.base_prefix else None
-    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p != venv_bin)
+    installer would place it) and the plugin's pykrita folder. Virtual environments leave
+    PATH: Krita's embedded Python would find a venv's python3 there and take its
+    site-packages, hiding a missing environment."""
+    path = os.pathsep.join(
+        p
+        for p in os.environ.get("PATH", "").split(os.pathsep)
+        if p and not (Path(p).parent / "pyvenv.cfg").exists()  # any virtual environment's bin
+    )
     return {
         **{k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"},
         "PATH": path,
