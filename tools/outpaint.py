@@ -37,6 +37,24 @@ def margins(ctx: ToolContext, shape: tuple[int, ...], share: float) -> dict[str,
     return {s: int(round(sizes[s] * share)) if s in chosen else 0 for s in SIDES}
 
 
+def mirrored_canvas(
+    ctx: ToolContext, image: np.ndarray, share: float
+) -> tuple[np.ndarray, np.ndarray, dict[str, int]]:
+    """The grown picture to paint on (opaque, the edge mirrored into the margin), the
+    margin as a mask, and the pixels added on each side."""
+    pad = margins(ctx, image.shape, share)
+    if not any(pad.values()):
+        raise ToolFailed("There is nothing to extend.")
+    h, w = image.shape[:2]
+    grown = cv2.copyMakeBorder(
+        image, pad["top"], pad["bottom"], pad["left"], pad["right"], cv2.BORDER_REFLECT_101
+    )
+    grown[..., 3] = 255
+    margin = np.ones(grown.shape[:2], bool)
+    margin[pad["top"] : pad["top"] + h, pad["left"] : pad["left"] + w] = False
+    return grown, margin, pad
+
+
 class EdgeOutpaint(Tool):
     """Extend the canvas and fill the margin from the mirrored, dissolving edge."""
 
@@ -44,18 +62,10 @@ class EdgeOutpaint(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
-        pad = margins(ctx, image.shape, float(params["share"]))
-        if not any(pad.values()):
-            raise ToolFailed("There is nothing to extend.")
+        grown, margin, pad = mirrored_canvas(ctx, image, float(params["share"]))
         h, w = image.shape[:2]
-        grown = cv2.copyMakeBorder(
-            image, pad["top"], pad["bottom"], pad["left"], pad["right"], cv2.BORDER_REFLECT_101
-        )
-        grown[..., 3] = 255
         # distance into the margin, 0 at the old edge: the further, the blurrier
-        inside = np.zeros(grown.shape[:2], np.uint8)
-        inside[pad["top"] : pad["top"] + h, pad["left"] : pad["left"] + w] = 1
-        distance = cv2.distanceTransform(1 - inside, cv2.DIST_L2, 5)
+        distance = cv2.distanceTransform(margin.astype(np.uint8), cv2.DIST_L2, 5)
         colour = grown[..., :3].astype(np.float32)
         reach = float(max(pad.values()))
         for level in (0.25, 0.5, 1.0):  # blend towards blurrier copies, step by step
@@ -82,16 +92,7 @@ class LamaOutpaint(OnnxModelTool):
         from layerpath.tools.lama import inpaint
 
         image = inputs[ArtifactKind.IMAGE]
-        pad = margins(ctx, image.shape, float(params["share"]))
-        if not any(pad.values()):
-            raise ToolFailed("There is nothing to extend.")
-        h, w = image.shape[:2]
-        grown = cv2.copyMakeBorder(
-            image, pad["top"], pad["bottom"], pad["left"], pad["right"], cv2.BORDER_REFLECT_101
-        )
-        grown[..., 3] = 255
-        margin = np.ones(grown.shape[:2], bool)
-        margin[pad["top"] : pad["top"] + h, pad["left"] : pad["left"] + w] = False
+        grown, margin, pad = mirrored_canvas(ctx, image, float(params["share"]))
         side = int(params["resolution"])
         scale = side / max(grown.shape[:2])
         size = (max(8, int(grown.shape[1] * scale)), max(8, int(grown.shape[0] * scale)))

@@ -9,7 +9,7 @@ normalisation as SAM's processor does), so nothing imports torchvision.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import cv2
@@ -57,23 +57,38 @@ def segment_box(model: Any, image_rgb: np.ndarray, box: Box, padding: float) -> 
     return window, mask
 
 
+def boxes_and_picture(inputs: Mapping[ArtifactKind, Any]) -> tuple[tuple[Box, ...], np.ndarray]:
+    """The boxes to segment (a clear error when there are none) and the RGB picture."""
+    boxes: tuple[Box, ...] = tuple(inputs[ArtifactKind.BOXES])
+    if not boxes:
+        raise ToolFailed("There is no box to segment; select the object first.")
+    return boxes, rgb(inputs[ArtifactKind.IMAGE])
+
+
+def union_of_windows(
+    shape: tuple[int, ...], boxes: tuple[Box, ...], segment: Callable[[Box], tuple[Box, Any]]
+) -> np.ndarray:
+    """The union of each box's mask, `segment(box)` giving its window and the mask in it."""
+    mask = np.zeros(shape[:2], dtype=bool)
+    for box in boxes:
+        window, found = segment(box)
+        mask[window.y0 : window.y1, window.x0 : window.x1] |= found
+    return mask
+
+
 class SamSegment(TorchModelTool):
     """A mask for each box from Segment Anything (their union)."""
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
-        boxes: tuple[Box, ...] = tuple(inputs[ArtifactKind.BOXES])
-        if not boxes:
-            raise ToolFailed("There is no box to segment; select the object first.")
-        image = rgb(inputs[ArtifactKind.IMAGE])
+        boxes, image = boxes_and_picture(inputs)
+        padding = float(params["padding"])
 
         def use(model: Any, scale: float) -> np.ndarray:
-            mask = np.zeros(image.shape[:2], dtype=bool)
-            for box in boxes:
-                window, window_mask = segment_box(model, image, box, float(params["padding"]))
-                mask[window.y0 : window.y1, window.x0 : window.x1] |= window_mask
-            return mask
+            return union_of_windows(
+                image.shape, boxes, lambda box: segment_box(model, image, box, padding)
+            )
 
         mask = self.on_device(params, lambda f, d: load_model(f, d), use)  # fixed input size
         return ToolResult({ArtifactKind.MASK: mask})
@@ -86,10 +101,7 @@ class SegmentAnythingSegment(Tool):
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
-        boxes: tuple[Box, ...] = tuple(inputs[ArtifactKind.BOXES])
-        if not boxes:
-            raise ToolFailed("There is no box to segment; select the object first.")
-        image = rgb(inputs[ArtifactKind.IMAGE])
+        boxes, image = boxes_and_picture(inputs)
         path, device = str(self.model_file()), tool_device(params)
 
         def load() -> Any:
@@ -102,8 +114,8 @@ class SegmentAnythingSegment(Tool):
             return SamPredictor(model.to(device).eval())
 
         predictor = RESIDENT.get((self.name, path, device), load)
-        mask = np.zeros(image.shape[:2], dtype=bool)
-        for box in boxes:
+
+        def segment(box: Box) -> tuple[Box, np.ndarray]:
             window = crop_window(image.shape, box, padding=float(params["padding"]))
             predictor.set_image(
                 np.ascontiguousarray(image[window.y0 : window.y1, window.x0 : window.x1])
@@ -112,5 +124,7 @@ class SegmentAnythingSegment(Tool):
                 [box.x0 - window.x0, box.y0 - window.y0, box.x1 - window.x0, box.y1 - window.y0]
             )
             found, _, _ = predictor.predict(box=corners, multimask_output=False)
-            mask[window.y0 : window.y1, window.x0 : window.x1] |= found[0].astype(bool)
+            return window, found[0].astype(bool)
+
+        mask = union_of_windows(image.shape, boxes, segment)
         return ToolResult({ArtifactKind.MASK: mask})

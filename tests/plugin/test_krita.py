@@ -12,6 +12,7 @@ import subprocess
 import sys
 import sysconfig
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -96,25 +97,18 @@ def test_install_and_package(tmp_path: Path) -> None:
     } <= set(names)
 
 
-@pytest.mark.krita
-@needs_krita
-def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path: Path) -> None:
+def edit_in_krita(
+    tmp_path: Path, photo: Path, instruction: str, masks: Sequence[str] = ()
+) -> dict[str, Any]:
+    """One instruction (with NAME=MASK.png selection masks) through the docker's code
+    path under kritarunner (the selftest), then the saved .kra as Krita reads it back
+    (kra_dump), the user's layer and Krita's projection decoded to RGBA arrays, and the
+    selftest's summary."""
     resource = install(tmp_path)
-    image, masks = scene.save(tmp_path / "in")
     out = tmp_path / "out.kra"
-    instruction = "detect the ball, remove the ball and recolor the wall to navy"
     env = krita_env(tmp_path, [resource / "pykrita", HERE])
     run = subprocess.run(
-        [
-            "kritarunner",
-            "-s",
-            "layerpath_selftest",
-            str(image),
-            instruction,
-            str(out),
-            f"ball={masks['ball']}",
-            f"wall={masks['wall']}",
-        ],
+        ["kritarunner", "-s", "layerpath_selftest", str(photo), instruction, str(out), *masks],
         env=env,
         capture_output=True,
         text=True,
@@ -122,8 +116,6 @@ def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path
     )
     summary = json.loads(Path(f"{out}.json").read_text())
     assert summary["ok"], (summary, run.stderr[-2000:])
-    assert summary["steps"] == 5
-
     dump_path = tmp_path / "dump.json"
     subprocess.run(
         ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
@@ -132,7 +124,27 @@ def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path
         text=True,
         timeout=300,
     )
-    dump = json.loads(dump_path.read_text())
+    dump: dict[str, Any] = json.loads(dump_path.read_text())
+    w, h = dump["size"]
+    for key in ("background", "projection"):
+        bgra = np.frombuffer(base64.b64decode(dump[key]), np.uint8).reshape(h, w, 4)
+        dump[key] = bgra[..., [2, 1, 0, 3]]
+    dump["summary"] = summary
+    return dump
+
+
+def engine_image(instruction: str, snapshot: Snapshot) -> np.ndarray:
+    return Engine(Registry.from_catalogue()).run(EditRequest(instruction, snapshot)).image
+
+
+@pytest.mark.krita
+@needs_krita
+def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path: Path) -> None:
+    image, masks = scene.save(tmp_path / "in")
+    instruction = "detect the ball, remove the ball and recolor the wall to navy"
+    named = [f"ball={masks['ball']}", f"wall={masks['wall']}"]
+    dump = edit_in_krita(tmp_path, image, instruction, named)
+    assert dump["summary"]["steps"] == 5
     w, h = dump["size"]
     nodes = dump["nodes"]
     group = next(n for n in nodes if n["type"] == "grouplayer")
@@ -161,15 +173,10 @@ def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path
     assert abs(bx - xs.min()) <= 3 and abs(by - ys.min()) <= 3
     assert abs(bw - (xs.max() + 1 - xs.min())) <= 6 and abs(bh - (ys.max() + 1 - ys.min())) <= 6
     # the user's layer is byte-identical to the input (BGRA on the wire)
-    background = np.frombuffer(base64.b64decode(dump["background"]), np.uint8).reshape(h, w, 4)
-    assert np.array_equal(background[..., [2, 1, 0, 3]], scene.image)
+    assert np.array_equal(dump["background"], scene.image)
     # Krita's own projection of the saved file is what the engine made
-    expected = (
-        Engine(Registry.from_catalogue()).run(EditRequest(instruction, scene.snapshot())).image
-    )
-    projection = np.frombuffer(base64.b64decode(dump["projection"]), np.uint8).reshape(h, w, 4)[
-        ..., [2, 1, 0, 3]
-    ]
+    expected = engine_image(instruction, scene.snapshot())
+    projection = dump["projection"]
     outline = np.zeros((h, w), dtype=bool)  # the visible detection rectangle
     outline[by - 2 : by + bh + 2, bx - 2 : bx + bw + 2] = True
     outline[by + 4 : by + bh - 4, bx + 4 : bx + bw - 4] = False
@@ -243,42 +250,6 @@ def test_docker_runs_an_instruction_in_kritas_window(tmp_path: Path) -> None:
     assert {"What should change?", "layerpath", "1/1 done in"} <= {
         box.text[:11] if box.text.startswith("1/1 done") else box.text for box in boxes
     }
-
-
-def edit_in_krita(tmp_path: Path, photo: Path, instruction: str) -> dict[str, Any]:
-    """One instruction through the docker's code path under kritarunner (the selftest),
-    then the saved .kra as Krita reads it back (kra_dump), the user's layer and Krita's
-    projection decoded to RGBA arrays."""
-    resource = install(tmp_path)
-    out = tmp_path / "out.kra"
-    env = krita_env(tmp_path, [resource / "pykrita", HERE])
-    run = subprocess.run(
-        ["kritarunner", "-s", "layerpath_selftest", str(photo), instruction, str(out)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    summary = json.loads(Path(f"{out}.json").read_text())
-    assert summary["ok"], (summary, run.stderr[-2000:])
-    dump_path = tmp_path / "dump.json"
-    subprocess.run(
-        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    dump: dict[str, Any] = json.loads(dump_path.read_text())
-    w, h = dump["size"]
-    for key in ("background", "projection"):
-        bgra = np.frombuffer(base64.b64decode(dump[key]), np.uint8).reshape(h, w, 4)
-        dump[key] = bgra[..., [2, 1, 0, 3]]
-    return dump
-
-
-def engine_image(instruction: str, snapshot: Snapshot) -> np.ndarray:
-    return Engine(Registry.from_catalogue()).run(EditRequest(instruction, snapshot)).image
 
 
 @pytest.mark.krita
