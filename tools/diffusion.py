@@ -1,12 +1,15 @@
 """Stable Diffusion edits through diffusers (PyTorch): inpainting in a mask (remove,
-replace or recolour an object) and instruction edits of the whole picture (add an
-object, change the scenery) with InstructPix2Pix.
+replace or recolour an object), instruction edits of the whole picture (add an object,
+change the scenery) with InstructPix2Pix, and two more uses of the inpainting model:
+outpainting (the grown margin is its mask) and scenery changes as image-to-image (the
+whole picture is its mask and denoising starts from the photo, half noised, so the
+layout stays: SDEdit).
 
 Inpainting sees a window around the mask at the model's resolution and is pasted back
-into the mask with a feathered edge, so pixels outside the grown mask never change. An
-instruction edit needs the whole picture: the model sees it at its resolution, and only
-the change it made (its output minus its input) is scaled up and added to the photo, so
-a 24-megapixel photo keeps its own detail and is never resized as a whole.
+into the mask with a feathered edge, so pixels outside the grown mask never change. A
+whole-picture edit (instruction, scenery) sees the picture at the model's resolution,
+and only the change it made (its output minus its input) is scaled up and added to the
+photo, so a 24-megapixel photo keeps its own detail and is never resized as a whole.
 
 Both load a diffusers pipeline folder (model_index.json and one folder per part, in
 safetensors), in fp16 on CUDA, once (shared residency); with the cpu_offload setting
@@ -16,7 +19,7 @@ run's cancel flag. A seed makes every call repeatable.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import cv2
@@ -27,7 +30,7 @@ from layerpath.errors import Cancelled, ToolFailed
 from layerpath.tools.crops import crop_for_model, paste_back
 from layerpath.tools.device import PLACEMENT
 from layerpath.tools.hf import TorchModelTool
-from layerpath.tools.imaging import paint_region, rgb, with_rgb
+from layerpath.tools.imaging import model_size, paint_region, rgb, with_rgb
 from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext, ToolResult
 
 K = SubtaskKind
@@ -61,11 +64,13 @@ def run_pipeline(pipeline: Any, ctx: ToolContext, seed: int, **arguments: Any) -
     progress reported after each step; the first image as RGB uint8."""
     import torch
 
-    steps = max(1, int(arguments.get("num_inference_steps", 1)))
+    asked = max(1, int(arguments.get("num_inference_steps", 1)))
 
     def step_end(pipe: Any, step: int, timestep: Any, tensors: dict[str, Any]) -> dict[str, Any]:
         if ctx.cancelled():
             raise Cancelled("The edit was cancelled.")
+        # the steps that run: fewer than asked when a strength below 1 skips the first
+        steps = max(1, int(getattr(pipe, "num_timesteps", asked) or asked))
         ctx.progress((step + 1) / steps)
         return tensors
 
@@ -119,12 +124,51 @@ def transfer_change(photo: np.ndarray, before: np.ndarray, after: np.ndarray) ->
     return np.clip(np.rint(photo.astype(np.float32) + delta), 0, 255).astype(np.uint8)
 
 
-def model_size(image_shape: tuple[int, ...], resolution: int) -> tuple[int, int]:
-    """(width, height) with the long side `resolution` (never larger than the photo),
-    both multiples of 8 as the VAE needs."""
-    h, w = image_shape[:2]
-    scale = min(1.0, resolution / max(h, w))
-    return max(8, int(round(w * scale / 8)) * 8), max(8, int(round(h * scale / 8)) * 8)
+def whole_picture_edit(
+    photo: np.ndarray, resolution: int, paint: Callable[[np.ndarray], np.ndarray]
+) -> np.ndarray:
+    """The photo with the change `paint` makes to it at the model's resolution (it gets
+    and returns RGB of the same small size) carried onto the full-resolution photo."""
+    width, height = model_size(photo.shape, resolution)
+    small = cv2.resize(photo, (width, height), interpolation=cv2.INTER_AREA)
+    edited = paint(small)
+    if edited.shape[:2] != small.shape[:2]:
+        edited = cv2.resize(edited, (width, height), interpolation=cv2.INTER_AREA)
+    return transfer_change(photo, small, edited)
+
+
+def inpaint_pipeline(folder: str, device: str) -> Any:
+    """The inpainting pipeline, which sd_inpaint, sd_outpaint and sd_scenery share."""
+    return load_pipeline("StableDiffusionInpaintPipeline", folder, device)
+
+
+def inpaint_all(
+    pipeline: Any,
+    ctx: ToolContext,
+    params: Mapping[str, Any],
+    picture: np.ndarray,
+    mask: np.ndarray,
+    prompt: str,
+    strength: float,
+    negative: str = NEGATIVE,
+) -> np.ndarray:
+    """One call of the inpainting pipeline on `picture` (RGB at the model's size), painting
+    where `mask` (bool) is set; a strength below 1 starts from the picture partly noised."""
+    h, w = picture.shape[:2]
+    return run_pipeline(
+        pipeline,
+        ctx,
+        int(params["seed"]),
+        prompt=prompt,
+        negative_prompt=negative,
+        image=Image.fromarray(picture),
+        mask_image=Image.fromarray(mask.astype(np.uint8) * 255),
+        height=h,
+        width=w,
+        num_inference_steps=int(params["steps"]),
+        guidance_scale=float(params["guidance"]),
+        strength=strength,
+    )
 
 
 class SdInpaint(TorchModelTool):
@@ -143,28 +187,24 @@ class SdInpaint(TorchModelTool):
             resolution = int(int(params["resolution"]) * scale) // 8 * 8
             crop = crop_for_model(photo, region, resolution, padding=float(params["padding"]))
             assert crop.mask is not None
-            h, w = crop.pixels.shape[:2]
-            painted = run_pipeline(
+            painted = inpaint_all(
                 pipeline,
                 ctx,
-                int(params["seed"]),
-                prompt=prompt,
-                negative_prompt=negative,
-                image=Image.fromarray(crop.pixels),
-                mask_image=Image.fromarray(crop.mask.astype(np.uint8) * 255),
-                height=h,
-                width=w,
-                num_inference_steps=int(params["steps"]),
-                guidance_scale=float(params["guidance"]),
+                params,
+                crop.pixels,
+                crop.mask,
+                prompt,
+                negative=negative,
                 strength=float(params["strength"]),
             )
             return paste_back(photo, crop, painted, region, feather=int(params["feather"]))
 
         out = self.on_device(
             params,
-            lambda folder, device: load_pipeline("StableDiffusionInpaintPipeline", folder, device),
+            inpaint_pipeline,
             use,
             scales=(1.0, 0.75),
+            shared_as="sd-inpainting",
         )
         return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
 
@@ -181,22 +221,21 @@ class InstructPix2Pix(TorchModelTool):
         words = instruction(ctx)
 
         def use(pipeline: Any, scale: float) -> np.ndarray:
-            width, height = model_size(photo.shape, int(int(params["resolution"]) * scale))
-            small = cv2.resize(photo, (width, height), interpolation=cv2.INTER_AREA)
-            edited = run_pipeline(
-                pipeline,
-                ctx,
-                int(params["seed"]),
-                prompt=words,
-                negative_prompt=NEGATIVE,
-                image=Image.fromarray(small),
-                num_inference_steps=int(params["steps"]),
-                guidance_scale=float(params["guidance"]),
-                image_guidance_scale=float(params["image_guidance"]),
+            return whole_picture_edit(
+                photo,
+                int(int(params["resolution"]) * scale),
+                lambda small: run_pipeline(
+                    pipeline,
+                    ctx,
+                    int(params["seed"]),
+                    prompt=words,
+                    negative_prompt=NEGATIVE,
+                    image=Image.fromarray(small),
+                    num_inference_steps=int(params["steps"]),
+                    guidance_scale=float(params["guidance"]),
+                    image_guidance_scale=float(params["image_guidance"]),
+                ),
             )
-            if edited.shape[:2] != small.shape[:2]:
-                edited = cv2.resize(edited, (width, height), interpolation=cv2.INTER_AREA)
-            return transfer_change(photo, small, edited)
 
         out = self.on_device(
             params,
@@ -205,5 +244,70 @@ class InstructPix2Pix(TorchModelTool):
             ),
             use,
             scales=(1.0, 0.75),
+        )
+        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
+
+
+class SdOutpaint(TorchModelTool):
+    """Extend the canvas and let Stable Diffusion inpainting paint the margin: it sees the
+    grown picture (the edge mirrored into the margin) at its resolution, the margin as
+    its mask; the picture itself is not changed."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        from layerpath.tools.outpaint import painted_margin
+
+        image = inputs[ArtifactKind.IMAGE]
+        prompt = str(params["prompt"])
+
+        def use(pipeline: Any, scale: float) -> ToolResult:
+            sized = {**params, "resolution": int(int(params["resolution"]) * scale) // 8 * 8}
+            return painted_margin(
+                ctx,
+                image,
+                sized,
+                lambda small, margin: inpaint_all(
+                    pipeline, ctx, params, small, margin, prompt, strength=1.0
+                ),
+            )
+
+        return self.on_device(
+            params, inpaint_pipeline, use, scales=(1.0, 0.75), shared_as="sd-inpainting"
+        )
+
+
+class SdScenery(TorchModelTool):
+    """Change the scenery ('at night', 'in winter') with the Stable Diffusion inpainting
+    model as image-to-image: the whole picture is the mask and denoising starts from the
+    photo noised to `strength`, so the layout stays; the change is carried onto the
+    full-resolution photo."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        if ctx.subtask != K.CHANGING_SCENERY or not ctx.to:
+            raise ToolFailed("Say what the scenery should become, e.g. 'make it night'.")
+        image = inputs[ArtifactKind.IMAGE]
+        photo = rgb(image)
+        prompt = f"the same photo, {ctx.to}, {ctx.to} scene"
+
+        def use(pipeline: Any, scale: float) -> np.ndarray:
+            return whole_picture_edit(
+                photo,
+                int(int(params["resolution"]) * scale),
+                lambda small: inpaint_all(
+                    pipeline,
+                    ctx,
+                    params,
+                    small,
+                    np.ones(small.shape[:2], bool),
+                    prompt,
+                    strength=float(params["strength"]),
+                ),
+            )
+
+        out = self.on_device(
+            params, inpaint_pipeline, use, scales=(1.0, 0.75), shared_as="sd-inpainting"
         )
         return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})

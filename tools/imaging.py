@@ -117,3 +117,11 @@ def from_lab(lab: np.ndarray) -> np.ndarray:
 
 def color_lab(color: tuple[int, int, int]) -> np.ndarray:
     return to_lab(np.array([[color]], dtype=np.uint8))[0, 0]
+
+
+def model_size(image_shape: tuple[int, ...], resolution: int) -> tuple[int, int]:
+    """(width, height) with the long side `resolution` (never larger than the photo),
+    both multiples of 8 as Stable Diffusion's VAE and LaMa need."""
+    h, w = image_shape[:2]
+    scale = min(1.0, resolution / max(h, w))
+    return max(8, int(round(w * scale / 8)) * 8), max(8, int(round(h * scale / 8)) * 8)

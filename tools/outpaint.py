@@ -5,14 +5,15 @@ default) and the new margin is filled from the picture's edge, which is not chan
 an ever blurrier version of itself, so the extension carries the edge's colours and
 coarse texture without repeating its details sharply. It suits skies, walls, grass and
 water. `lama_outpaint` lets LaMa, a learned inpainter, paint the margin from the whole
-picture (at its 512-pixel resolution: a soft but plausible continuation). The tool reports where the old
-picture now lies (PLACEMENT), so a step that grew the canvas on the left or top moves
-the other layers with it.
+picture (at its 512-pixel resolution: a soft but plausible continuation), and
+`sd_outpaint` lets Stable Diffusion's inpainting model do it (GPU; sharper, invents more).
+Each tool reports where the old picture now lies (PLACEMENT), so a step that grew the
+canvas on the left or top moves the other layers with it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import cv2
@@ -20,6 +21,7 @@ import numpy as np
 
 from layerpath.errors import ToolFailed
 from layerpath.tools.base import OnnxModelTool, Tool
+from layerpath.tools.imaging import model_size
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 SIDES = ("left", "right", "top", "bottom")
@@ -81,6 +83,26 @@ class EdgeOutpaint(Tool):
         )
 
 
+def painted_margin(
+    ctx: ToolContext,
+    image: np.ndarray,
+    params: Mapping[str, Any],
+    paint: Callable[[np.ndarray, np.ndarray], np.ndarray],
+) -> ToolResult:
+    """Grow the canvas and fill its margin with what a model paints: `paint` gets the
+    grown picture at the model's resolution (RGB) and the margin there (bool), and
+    returns its RGB picture of that size; scaled up, only its margin is used."""
+    grown, margin, pad = mirrored_canvas(ctx, image, float(params["share"]))
+    size = model_size(grown.shape, int(params["resolution"]))
+    small = cv2.resize(np.ascontiguousarray(grown[..., :3]), size, interpolation=cv2.INTER_AREA)
+    small_margin = cv2.resize(margin.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST)
+    filled = paint(small, small_margin > 0)
+    big = cv2.resize(filled, (grown.shape[1], grown.shape[0]), interpolation=cv2.INTER_CUBIC)
+    out = grown.copy()
+    out[..., :3][margin] = big[margin]
+    return ToolResult({ArtifactKind.IMAGE: out, ArtifactKind.PLACEMENT: (pad["left"], pad["top"])})
+
+
 class LamaOutpaint(OnnxModelTool):
     """Extend the canvas and let LaMa fill the margin: it sees the grown picture at its
     resolution (the margin as its mask) and paints what continues the scene; its fill,
@@ -91,17 +113,10 @@ class LamaOutpaint(OnnxModelTool):
     ) -> ToolResult:
         from layerpath.tools.lama import inpaint
 
-        image = inputs[ArtifactKind.IMAGE]
-        grown, margin, pad = mirrored_canvas(ctx, image, float(params["share"]))
-        side = int(params["resolution"])
-        scale = side / max(grown.shape[:2])
-        size = (max(8, int(grown.shape[1] * scale)), max(8, int(grown.shape[0] * scale)))
-        small = cv2.resize(np.ascontiguousarray(grown[..., :3]), size, interpolation=cv2.INTER_AREA)
-        small_margin = cv2.resize(margin.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST)
-        filled = inpaint(self.session(params), small, small_margin > 0)
-        big = cv2.resize(filled, (grown.shape[1], grown.shape[0]), interpolation=cv2.INTER_CUBIC)
-        out = grown.copy()
-        out[..., :3][margin] = big[margin]
-        return ToolResult(
-            {ArtifactKind.IMAGE: out, ArtifactKind.PLACEMENT: (pad["left"], pad["top"])}
+        session = self.session(params)
+        return painted_margin(
+            ctx,
+            inputs[ArtifactKind.IMAGE],
+            params,
+            lambda small, margin: inpaint(session, small, margin),
         )

@@ -1,4 +1,5 @@
-"""Stable Diffusion inpainting and InstructPix2Pix through diffusers + PyTorch on the CPU,
+"""Stable Diffusion inpainting (and its outpainting and image-to-image uses) and
+InstructPix2Pix through diffusers + PyTorch on the CPU,
 with tiny pipelines this test builds (random weights: a two-block UNet, a two-block VAE,
 a two-layer CLIP text encoder and a word-level tokenizer) and saves with
 save_pretrained; the tools load them through diffusers' real from_pretrained path from
@@ -182,6 +183,51 @@ def test_instruct_pix2pix_carries_a_low_resolution_change_onto_the_full_photo(
     )
 
 
+def test_sd_outpaint_paints_only_the_grown_margin(models: ModelManager, scene: Scene) -> None:
+    tool = Registry.from_catalogue(models=models).get("sd_outpaint")
+    context = ToolContext(K.OUTPAINTING, subtask_params={"side": "left"})
+    out = tool.run(context, {A.IMAGE: scene.image}, quick(tool)).outputs
+    grown, (x, y) = out[A.IMAGE], out[A.PLACEMENT]
+    h, w = scene.image.shape[:2]
+    pad = round(w * 0.25)
+    assert grown.shape[:2] == (h, w + pad) and (x, y) == (pad, 0)
+    assert np.array_equal(grown[:, pad:], scene.image)  # the picture itself is untouched
+    mirrored = scene.image[:, 1 : pad + 1][:, ::-1, :3]  # what a plain mirror would give
+    assert np.abs(grown[:, :pad, :3].astype(int) - mirrored).mean() > 1.0  # painted
+
+
+def test_sd_scenery_repaints_the_whole_picture_from_the_shared_pipeline(
+    models: ModelManager, scene: Scene
+) -> None:
+    """Image-to-image with the inpainting model: a smooth change over the whole photo; it
+    runs on the pipeline sd_inpaint already loaded (one resident copy)."""
+    from layerpath.tools.device import RESIDENT
+
+    registry = Registry.from_catalogue(models=models)
+    RESIDENT.clear()
+    registry.get("sd_inpaint").run(
+        ToolContext(K.OBJECT_REMOVAL, target="ball"),
+        {A.IMAGE: scene.image, A.MASK: scene.masks["ball"]},
+        quick(registry.get("sd_inpaint")),
+    )
+    tool = registry.get("sd_scenery")
+    image, _ = large_photo(scene)
+    context = ToolContext(K.CHANGING_SCENERY, target="scenery", to="night")
+    shares: list[float] = []
+    watched = ToolContext(K.CHANGING_SCENERY, target="scenery", to="night", progress=shares.append)
+    out = tool.run(watched, {A.IMAGE: image}, quick(tool, steps=4)).outputs[A.IMAGE]
+    assert len(RESIDENT.keys()) == 1  # the same pipeline, not a second copy
+    assert shares[-1] == 1.0 and len(shares) == 2  # strength 0.6 of 4 steps: 2 run
+    assert out.shape == image.shape
+    change = out[..., :3].astype(np.float32) - image[..., :3]
+    assert np.abs(change).mean() > 1.0  # every part may change, unlike inpainting
+    assert (np.abs(change).max(axis=2) > 0).mean() > 0.5
+    again = tool.run(context, {A.IMAGE: image}, quick(tool, steps=4)).outputs[A.IMAGE]
+    assert np.array_equal(out, again)
+    with pytest.raises(ToolFailed, match="scenery should become"):
+        tool.run(ToolContext(K.CHANGING_SCENERY, target="scenery"), {A.IMAGE: image}, quick(tool))
+
+
 def test_transfer_change_keeps_the_photo_where_nothing_changed() -> None:
     photo = np.random.default_rng(1).integers(0, 256, (301, 403, 3), dtype=np.uint8)
     small = cv2.resize(photo, (96, 72), interpolation=cv2.INTER_AREA)
@@ -197,7 +243,7 @@ def test_diffusion_tools_need_a_gpu_here(models: ModelManager) -> None:
     from layerpath.tools.device import accelerators
 
     registry = Registry.from_catalogue(models=models)
-    for name in ("sd_inpaint", "instruct_pix2pix"):
+    for name in ("sd_inpaint", "instruct_pix2pix", "sd_outpaint", "sd_scenery"):
         found = registry.get(name).availability()
         if accelerators():
             assert found.ok
