@@ -64,7 +64,7 @@ class StepResult:
 class RunLedger:
     """What a whole run shares across subtasks: the memo, the call log, the budget."""
 
-    memo: dict[tuple[str, tuple[tuple[str, str], ...], str], StepResult] = field(
+    memo: dict[tuple[str, tuple[tuple[str, str], ...], str, str], StepResult] = field(
         default_factory=dict
     )
     calls: list[ToolCall] = field(default_factory=list)
@@ -72,10 +72,20 @@ class RunLedger:
 
 
 def memo_key(
-    tool: Tool, state: State, params: Mapping[str, Any]
-) -> tuple[str, tuple[tuple[str, str], ...], str]:
+    tool: Tool, state: State, params: Mapping[str, Any], ctx: ToolContext
+) -> tuple[str, tuple[tuple[str, str], ...], str, str]:
+    """What makes a tool call the same call: the tool, its input artifacts, its params
+    and the subtask's words (a tool reads its target from them: 'ball' and 'wall' are
+    different masks from the same inputs; and a result's quality is judged for its
+    subtask's kind)."""
     inputs = tuple(sorted((k.value, state[k].id) for k in tool.spec.inputs))
-    return tool.name, inputs, json.dumps(params, sort_keys=True, default=str)
+    words = (ctx.subtask.value, ctx.target, ctx.to, dict(ctx.subtask_params))
+    return (
+        tool.name,
+        inputs,
+        json.dumps(params, sort_keys=True, default=str),
+        json.dumps(words, sort_keys=True, default=str),
+    )
 
 
 def _artifact_id(key: tuple[Any, ...], kind: ArtifactKind) -> str:
@@ -128,7 +138,7 @@ class StepRunner:
         return result
 
     def _run_once(self, tool: Tool, state: State, params: Mapping[str, Any]) -> StepResult:
-        key = memo_key(tool, state, params)
+        key = memo_key(tool, state, params, self.ctx)
         if key in self.ledger.memo:
             return self.ledger.memo[key]
         if self.cancelled():

@@ -247,3 +247,20 @@ def test_rerun_a_step_with_another_tool(registry: Registry, scene: Scene) -> Non
     assert again.ok and again.tools == ("named_masks", "opencv_ns")
     assert [s.tool for s in steps_of(seen)] == ["named_masks", "opencv_ns"]
     assert not np.array_equal(again.steps[-1].pixels, outcome.steps[-1].pixels)
+
+
+def test_one_tool_on_two_targets_gives_each_its_own_result(
+    registry: Registry, scene: Scene
+) -> None:
+    """The run's memo tells calls apart by the subtask's words: the wall's segmentation
+    is not the ball's detection replayed (same tool, same picture, same params)."""
+    result, _ = run(Engine(registry), scene, "detect the ball and segment the wall")
+    ball, wall = (o.steps[-1] for o in result.outcomes)
+    assert ball.boxes and ball.boxes[0].label == "ball"
+    assert wall.pixels is not None
+    x, y = wall.offset
+    h, w = wall.pixels.shape[:2]
+    painted = np.zeros(scene.image.shape[:2], bool)
+    painted[y : y + h, x : x + w] = wall.pixels[..., 3] > 0
+    overlap = (painted & scene.masks["wall"]).sum() / (painted | scene.masks["wall"]).sum()
+    assert overlap > 0.95
