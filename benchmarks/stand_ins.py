@@ -4,7 +4,7 @@ the model's folder the way its download would be. Their time per call and memory
 the real model's (the same arithmetic on the same shapes); their output is noise, so
 they measure cost, never quality. For machines that cannot reach the model hub.
 
-    python -m benchmarks.tools --stand-ins
+    python -m layerpath.benchmarks.tools --stand-ins
 """
 
 from __future__ import annotations

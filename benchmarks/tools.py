@@ -1,7 +1,7 @@
 """Per tool: load time, seconds per call and peak memory at 1 and 24 megapixels, on the
 current device.
 
-    python -m benchmarks.tools [--sizes 1,24] [--tools lama_inpaint,opencv_telea] [--stand-ins]
+    python -m layerpath.benchmarks.tools [--sizes 1,24] [--tools lama_inpaint,opencv_telea] [--stand-ins]
 
 Every tool that can run here is measured (model tools once their weights are downloaded:
 `layerpath models download NAME`; with --stand-ins, on each model's real architecture
@@ -26,7 +26,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from benchmarks.scenes import Scene, make_scene
+from layerpath.benchmarks.scenes import Scene, make_scene
 from layerpath.tools.base import Tool
 from layerpath.tools.device import RESIDENT, accelerators
 from layerpath.tools.imaging import mask_box
@@ -136,7 +136,7 @@ def main() -> None:
     wanted = {t for t in args.tools.split(",") if t}
     models = None
     if args.stand_ins:
-        from benchmarks.stand_ins import BUILDERS, install_stand_ins
+        from layerpath.benchmarks.stand_ins import BUILDERS, install_stand_ins
 
         wanted_models = {
             t.spec.model for t in Registry.from_catalogue() if not wanted or t.name in wanted

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -69,6 +70,35 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument("action", nargs="?", choices=["list"], default="list")
     tools.add_argument("--json", action="store_true", help="every field, as JSON")
     cli_models.add_parser(sub)
+
+    bench = sub.add_parser(
+        "bench",
+        help="measure cost and quality of the modes on a scene suite with ground truth",
+    )
+    bench.add_argument("suite", nargs="?", default="scenes", help="the suite (default: scenes)")
+    bench.add_argument(
+        "--modes",
+        default=",".join(m.value for m in Mode),
+        help="comma separated (default: fast-slow,slow,slow-eager,fast)",
+    )
+    bench.add_argument(
+        "--alpha",
+        default="0,1,2",
+        help="comma separated, each 0..2 (default 0,1,2; 0 = best quality, 2 = cheapest)",
+    )
+    bench.add_argument("--seed", type=int, default=0, help="the suite's seed (default 0)")
+    bench.add_argument("--tasks", type=int, default=120, help="how many tasks (default 120)")
+    bench.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: cores)"
+    )
+    bench.add_argument(
+        "--out", type=Path, default=Path("bench-out"), help="folder for the JSON and the plot"
+    )
+    bench.add_argument(
+        "--warm-up",
+        action="store_true",
+        help="also the warm-up curve: fast path and cost after 0, 40, ... 200 tasks",
+    )
     return parser
 
 
@@ -209,6 +239,22 @@ def cmd_tools(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from layerpath.benchmarks import bench
+
+    bench.bench(
+        args.suite,
+        bench.parse_modes(args.modes),
+        bench.parse_alphas(args.alpha),
+        seed=args.seed,
+        tasks=args.tasks,
+        jobs=max(1, args.jobs),
+        out=args.out,
+        warm_up_curve=args.warm_up,
+    )
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
@@ -220,6 +266,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "edit": cmd_edit,
         "tools": cmd_tools,
         "models": cli_models.cmd_models,
+        "bench": cmd_bench,
     }
     try:
         return commands[args.command](args)

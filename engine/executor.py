@@ -32,6 +32,7 @@ from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import (
     Artifact,
     ArtifactKind,
+    CostBasis,
     EditRequest,
     Mode,
     RunResult,
@@ -43,6 +44,7 @@ from layerpath.engine.types import (
     ToolContext,
 )
 from layerpath.errors import BadInput, Cancelled, ToolUnavailable
+from layerpath.tools.base import Tool
 from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -75,6 +77,7 @@ class Engine:
         traces: TraceStore | None = None,
         planner: Planner = offline_planner,
         critic: Critic | None = None,
+        costs: CostBasis = CostBasis.MEASURED,
     ) -> None:
         self.registry = registry
         self.critic = critic
@@ -82,6 +85,7 @@ class Engine:
         self.table = table or BenchmarkTable.from_tools(registry)
         self.traces = traces
         self.planner = planner
+        self.costs = costs
         if traces is not None:
             self.table.load_observed(traces.tool_stats())
 
@@ -102,8 +106,10 @@ class Engine:
             raise BadInput(
                 f"alpha {request.alpha} is outside 0..2 (0 = best quality, 2 = cheapest)."
             )
-        emit: OnEvent = on_event or (lambda e: None)
-        cancelled: Callable[[], bool] = cancel or (lambda: False)
+        with self.registry.settled():  # which tools can run is asked once per run
+            return self._run(request, on_event or (lambda e: None), cancel or (lambda: False))
+
+    def _run(self, request: EditRequest, emit: OnEvent, cancelled: Callable[[], bool]) -> RunResult:
         started = time.perf_counter()
         run_id = uuid.uuid4().hex[:12]
 
@@ -272,14 +278,21 @@ class Engine:
             cancelled,
             request.max_retries,
             target_fatal=len(finders) <= 1,
+            charge=self._charge(subtask.kind),
         )
+
+    def _charge(self, kind: SubtaskKind) -> Callable[[Tool, float], float] | None:
+        """What the search is charged for a call (None: its measured seconds)."""
+        if self.costs == CostBasis.MEASURED:
+            return None
+        return lambda tool, seconds: self.table.prior(tool, kind).cost
 
     def _text_reader(
         self, runner: StepRunner, start: State
     ) -> Callable[[], tuple[TextBox, ...]] | None:
         """OCR for probing text features, through the runner so the rule or search that
         follows reuses the memoised result instead of reading the text again."""
-        if "rapidocr" not in self.registry or self.registry.get("rapidocr").available():
+        if "rapidocr" not in self.registry or self.registry.why_unavailable("rapidocr"):
             return None
 
         def read() -> tuple[TextBox, ...]:
@@ -359,7 +372,7 @@ class Engine:
             emit(events.StepDone(subtask, step))
         own_calls = [c for c in ledger.calls if c.subtask_id == subtask.id]
         for call in own_calls:
-            if call.error is None:
+            if call.error is None and self.costs == CostBasis.MEASURED:
                 self.table.observe(call.tool, subtask.kind, call.seconds, call.quality)
                 if self.traces is not None:
                     self.traces.record_tool(call.tool, subtask.kind, call.seconds, call.quality)
@@ -416,7 +429,7 @@ def raise_unavailable(subtask: Subtask, registry: Registry) -> None:
     """A typed error naming the tools that could do the subtask and why they cannot."""
     candidates = [t for t in registry if subtask.kind in t.spec.subtasks]
     if candidates:
-        reasons = "; ".join(f"{t.name}: {t.available()}" for t in candidates)
+        reasons = "; ".join(f"{t.name}: {registry.why_unavailable(t.name)}" for t in candidates)
         raise ToolUnavailable(f"No tool for {subtask.kind.label} can run here ({reasons}).")
     raise ToolUnavailable(
         f"{subtask.kind.label} needs a model-based tool that this install does not have yet; "

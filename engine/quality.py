@@ -27,7 +27,7 @@ from layerpath.tools.imaging import (
     ring,
     to_lab,
 )
-from layerpath.tools.ocr import read_text
+from layerpath.tools.ocr import read_text_again
 from layerpath.tools.text import select_text_boxes, text_matches
 
 if TYPE_CHECKING:
@@ -109,7 +109,7 @@ def _region_lines(image: np.ndarray, boxes: list[TextBox], pad: int = 12) -> lis
     if region is None:
         return []
     crop = image[region.y0 : region.y1, region.x0 : region.x1]
-    return [tb.text for tb in read_text(crop, 0.3)]
+    return [tb.text for tb in read_text_again(crop, 0.3)]
 
 
 def _similarity(a: str, b: str) -> float:
@@ -140,7 +140,7 @@ def check_text_gone(before: np.ndarray, after: np.ndarray, boxes: list[TextBox])
 
 
 def check_text_added(after: np.ndarray, new: str) -> float:
-    lines = [tb.text for tb in read_text(after, 0.3)]
+    lines = [tb.text for tb in read_text_again(after, 0.3)]
     return max((_similarity(line, new) for line in lines), default=0.0)
 
 

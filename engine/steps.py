@@ -106,6 +106,7 @@ class StepRunner:
         cancelled: Callable[[], bool] = lambda: False,
         max_retries: int = 5,
         target_fatal: bool = True,
+        charge: Callable[[Tool, float], float] | None = None,
     ) -> None:
         self.subtask = subtask
         self.ctx = ctx
@@ -118,6 +119,8 @@ class StepRunner:
         # a target one tool cannot find ends the subtask, unless another tool may find it
         self.target_fatal = target_fatal
         self.executed = 0  # tool executions for this subtask (memo hits excluded)
+        # the cost the search is charged for a call that took these seconds
+        self.charge = charge or (lambda tool, seconds: seconds)
 
     def run(self, tool: Tool, state: State) -> StepResult:
         """Run the tool on the state with each entry of its parameter schedule until one
@@ -185,12 +188,14 @@ class StepRunner:
             quality = self.scorer(
                 self.subtask, {k: a.value for k, a in produced.items()}, values, before, judge_as
             )
-        cost = reported if reported is not None else seconds
+        if reported is not None:  # the tool knows better than the clock (a replayed call)
+            seconds = reported
         passed = error is None and quality >= self.threshold
+        cost = self.charge(tool, seconds)
         result = StepResult(tool.name, dict(params), produced, cost, quality, passed, error)
         self.ledger.memo[key] = result
         self.ledger.calls.append(
-            ToolCall(tool.name, self.subtask.id, cost, quality, passed, dict(params), error)
+            ToolCall(tool.name, self.subtask.id, seconds, quality, passed, dict(params), error)
         )
         self.executed += 1
         log.info(
@@ -199,6 +204,6 @@ class StepRunner:
             self.subtask.id,
             quality,
             "ok" if passed else "fail",
-            cost,
+            seconds,
         )
         return result

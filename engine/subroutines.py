@@ -81,7 +81,7 @@ class RuleTable:
         for name in rule.tools:
             if name not in self.registry:
                 return f"tool {name} is not installed"
-            reason = self.registry.get(name).available()
+            reason = self.registry.why_unavailable(name)
             if reason:
                 return f"{name}: {reason}"
         return None

@@ -57,6 +57,15 @@ class Mode(str, Enum):
     FAST = "fast"
 
 
+class CostBasis(str, Enum):
+    """What the search charges a tool call: its measured seconds (the default; the
+    benchmark table learns them), or the table's expected cost for that tool, which
+    makes runs repeatable (benchmarks) and learns nothing."""
+
+    MEASURED = "measured"
+    TABLE = "table"
+
+
 class LayerKind(str, Enum):
     PIXELS = "pixels"
     MASK = "mask"

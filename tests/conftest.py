@@ -9,7 +9,7 @@ import keyring
 import pytest
 from keyrings.alt.file import PlaintextKeyring
 
-from benchmarks.scenes import Scene, make_scene
+from layerpath.benchmarks.scenes import Scene, make_scene
 
 __all__ = ["Scene", "make_scene"]
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ class Registry:
 
     def __init__(self, tools: Iterable[Tool]) -> None:
         self._tools = {t.name: t for t in tools}
+        self._settled: dict[str, str | None] | None = None
 
     @classmethod
     def from_catalogue(
@@ -82,4 +84,23 @@ class Registry:
 
     def available(self) -> list[Tool]:
         """Tools that can run here now (the planner and search use only these)."""
-        return [t for t in self._tools.values() if t.available() is None]
+        return [t for t in self._tools.values() if self.why_unavailable(t.name) is None]
+
+    def why_unavailable(self, name: str) -> str | None:
+        """None when the tool can run here, else why not and the fix."""
+        if self._settled is not None:
+            return self._settled[name]
+        return self._tools[name].available()
+
+    @contextmanager
+    def settled(self) -> Iterator[None]:
+        """Each tool's availability asked once for the whole block (a run asks it
+        thousands of times; a model downloaded meanwhile counts from the next block)."""
+        if self._settled is not None:  # already inside one
+            yield
+            return
+        self._settled = {name: tool.available() for name, tool in self._tools.items()}
+        try:
+            yield
+        finally:
+            self._settled = None

@@ -170,7 +170,8 @@ class ToolContext:
 
 @dataclass(frozen=True)
 class ToolResult:
-    """A tool's outputs; `cost` lets a tool report a billed cost instead of wall seconds."""
+    """A tool's outputs; `cost`: the seconds the work took, when the tool knows better
+    than the clock around its call (a result replayed from a benchmark's cache)."""
 
     outputs: Mapping[ArtifactKind, Any]
     cost: float | None = None

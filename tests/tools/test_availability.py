@@ -152,3 +152,27 @@ def test_tools_list_json_has_every_tool_with_its_state(capsys) -> None:  # type:
         "text_boxes",
         "text",
     ]
+
+
+def test_a_run_asks_each_tools_availability_once(
+    scene: Scene, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run settles which tools can run once (it asked thousands of times: a third of a
+    benchmark's time went to probing packages and model files); the next run asks again."""
+    from layerpath.tools.base import Tool
+
+    asked: list[str] = []
+    real = Tool.availability
+
+    def counted(self: Tool) -> object:
+        asked.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Tool, "availability", counted)
+    registry = Registry.from_catalogue()
+    instruction = "remove the ball, recolor the wall to yellow and replace the sign text with OPEN"
+    result = Engine(registry).run(EditRequest(instruction, scene.snapshot(), mode=Mode.SLOW))
+    assert result.ok
+    assert sorted(asked) == sorted(t.name for t in registry)  # once each
+    Engine(registry).run(EditRequest("remove the ball", scene.snapshot()))
+    assert len(asked) == 2 * len(registry)

@@ -1,0 +1,114 @@
+"""`layerpath bench` end to end on a few tasks: the tables, the JSON and the plot come out,
+a seed gives the same scores and tool calls twice, bad options are clear errors, and a
+replayed tool call reports the seconds of the call it replays."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from layerpath.benchmarks.bench import ReplayedTool, pareto_front, parse_alphas, parse_modes
+from layerpath.engine.cli import main
+from layerpath.engine.executor import Engine
+from layerpath.engine.types import CostBasis, EditRequest, Mode
+from layerpath.errors import BadInput
+from layerpath.tools.registry import Registry
+from tests.conftest import Scene
+
+pytest.importorskip("matplotlib")
+
+
+def bench(out: Path, capsys: pytest.CaptureFixture[str]) -> tuple[dict[str, Any], str]:
+    code = main(
+        [
+            "bench",
+            "--tasks",
+            "4",
+            "--modes",
+            "fast-slow,fast",
+            "--alpha",
+            "0,2",
+            "--jobs",
+            "1",
+            "--out",
+            str(out),
+        ]
+    )
+    assert code == 0
+    data = json.loads((out / "bench-scenes.json").read_text())
+    return data, capsys.readouterr().out
+
+
+def test_bench_writes_tables_json_and_plot_and_repeats_for_a_seed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data, printed = bench(tmp_path / "a", capsys)
+    assert "| fast-slow | 0 |" in printed and "| fast | 2 |" in printed
+    assert "Per complexity bucket" in printed and "Per subtask kind" in printed
+    assert len(data["runs"]) == 4 * 2 * 2 and len(data["tasks"]) == 4
+    rows = {(r["mode"], r["alpha"]): r for r in data["by_setting"]}
+    assert set(rows) == {("fast-slow", 0.0), ("fast-slow", 2.0), ("fast", 0.0), ("fast", 2.0)}
+    for row in rows.values():
+        assert 0.0 <= row["accuracy"] <= 1.0 and row["calls_per_task"] > 0
+    # fast-only never searches, so it can only do as well as fast-slow or worse
+    assert rows[("fast", 0.0)]["accuracy"] <= rows[("fast-slow", 0.0)]["accuracy"]
+    assert rows[("fast", 0.0)]["fallback_rate"] == 0.0
+    plot = Image.open(tmp_path / "a" / "bench-scenes.png")
+    assert plot.size[0] > 400 and np.asarray(plot).std() > 10  # a drawn figure
+    again, _ = bench(tmp_path / "b", capsys)
+    scores = [(r["task_id"], r["mode"], r["alpha"], r["scores"], r["calls"]) for r in data["runs"]]
+    assert scores == [
+        (r["task_id"], r["mode"], r["alpha"], r["scores"], r["calls"]) for r in again["runs"]
+    ]
+
+
+def test_bad_options_are_clear_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(BadInput, match="modes are"):
+        parse_modes("fast,quick")
+    with pytest.raises(BadInput, match="between 0 and 2"):
+        parse_alphas("0,3")
+    assert main(["bench", "nosuch", "--out", str(tmp_path)]) == 2
+    assert "Unknown suite" in capsys.readouterr().err
+
+
+def test_pareto_front_keeps_only_points_nothing_beats() -> None:
+    points = [(1.0, 0.5), (2.0, 0.9), (1.5, 0.4), (3.0, 0.9), (0.5, 0.2)]
+    assert pareto_front(points) == [(0.5, 0.2), (1.0, 0.5), (2.0, 0.9)]
+
+
+def test_a_replayed_call_reports_the_first_calls_seconds(scene: Scene) -> None:
+    """The same call on the same inputs under another setting is not run again; the run
+    still charges the seconds the first call took. Table costs learn nothing."""
+    kept: dict[str, Any] = {}
+    registry = Registry(ReplayedTool(t, kept) for t in Registry.from_catalogue())
+    engine = Engine(registry, costs=CostBasis.TABLE)
+    first = engine.run(EditRequest("remove the ball", scene.snapshot(), mode=Mode.SLOW))
+    assert kept and first.ok
+    second = engine.run(EditRequest("remove the ball", scene.snapshot(), mode=Mode.FAST_SLOW))
+    replayed = {c.tool: c.seconds for c in second.calls}
+    for call in first.calls:
+        if call.tool in replayed:
+            assert replayed[call.tool] == call.seconds
+    assert np.array_equal(first.image, second.image)
+    assert engine.table.observed == {}  # nothing learnt from table-cost runs
+    learning = Engine(Registry.from_catalogue())
+    learning.run(EditRequest("remove the ball", scene.snapshot()))
+    assert learning.table.observed  # the default engine learns the measured costs
+
+
+def test_the_warm_up_curve_calls_the_learner_at_each_point() -> None:
+    """The hook the rule induction will use: called after 0 and after 2 tasks of
+    experience, with the engine that has been learning (measured costs observed)."""
+    from layerpath.benchmarks.bench import warm_up
+
+    learnt: list[int] = []
+    curve = warm_up(0, lambda engine: learnt.append(len(engine.table.observed)), (0, 2), 2)
+    assert [p["after"] for p in curve] == [0, 2]
+    assert learnt[0] == 0 and learnt[1] > 0
+    for point in curve:
+        assert 0.0 <= point["fast_share"] <= 1.0 and point["seconds_per_task"] > 0
