@@ -424,9 +424,14 @@ def plot(data: dict[str, Any], path: Path) -> None:
         xs = [r["seconds_per_task"] for r in mine]
         ys = [r["accuracy"] for r in mine]
         axes.plot(xs, ys, marker="o", label=mode)
-        for r, x, y in zip(mine, xs, ys, strict=True):
+        # the line runs from the smallest alpha to the largest: label its two ends
+        for r, x, y, below in ((mine[0], xs[0], ys[0], False), (mine[-1], xs[-1], ys[-1], True)):
             axes.annotate(
-                f"α={r['alpha']:g}", (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points"
+                f"α={r['alpha']:g}",
+                (x, y),
+                fontsize=7,
+                xytext=(4, -10 if below else 4),
+                textcoords="offset points",
             )
     front = pareto_front([(r["seconds_per_task"], r["accuracy"]) for r in rows])
     axes.plot(*zip(*front, strict=True), color="black", linestyle=":", label="Pareto front")
