@@ -7,17 +7,20 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from layerpath.tools.base import Tool
+from layerpath.tools.fonts import match_font
 from layerpath.tools.imaging import mask_box, rgb
 from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
+FONT_LINES = 8  # the lines whose font is recognised, largest first
 
 
 @lru_cache(maxsize=1)
@@ -102,12 +105,32 @@ def read_text_again(image: np.ndarray, min_score: float = 0.5) -> tuple[TextBox,
     return found
 
 
+def with_fonts(
+    image: np.ndarray, boxes: tuple[TextBox, ...], min_likeness: float
+) -> tuple[TextBox, ...]:
+    """The boxes with the font each looks set in (font style recognition), where one of
+    the installed fonts is alike enough."""
+    pixels = np.ascontiguousarray(rgb(image))
+    largest = sorted(boxes, key=lambda tb: -tb.box.width * tb.box.height)[:FONT_LINES]
+    out = []
+    for tb in boxes:
+        if tb not in largest:  # a page of small print: only its largest lines
+            out.append(tb)
+            continue
+        path, likeness = match_font(pixels, tb.text, tb.ink, tb.background, tb.color)
+        out.append(replace(tb, font=path) if path and likeness >= min_likeness else tb)
+    return tuple(out)
+
+
 class RapidOcrText(Tool):
-    """Finds and reads text lines (PP-OCR det + rec via ONNX Runtime, CPU)."""
+    """Finds and reads text lines (PP-OCR det + rec via ONNX Runtime, CPU), and tells the
+    font each line looks set in, for a replacement to match."""
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         boxes = read_text(inputs[ArtifactKind.IMAGE], float(params["min_score"]))
+        if float(params.get("font_likeness", 0)) > 0:
+            boxes = with_fonts(inputs[ArtifactKind.IMAGE], boxes, float(params["font_likeness"]))
         text = "\n".join(b.text for b in boxes)
         return ToolResult({ArtifactKind.TEXT_BOXES: boxes, ArtifactKind.TEXT: text})

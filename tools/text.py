@@ -100,34 +100,44 @@ def layout_engine(path: str) -> ImageFont.Layout:
     return ImageFont.Layout.RAQM if sane else ImageFont.Layout.BASIC
 
 
-@lru_cache(maxsize=32)
-def load_font(size: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    """A bold sans at the given pixel size: DejaVu when installed, else Pillow's own."""
-    for path in _FONT_FILES:
-        if Path(path).exists():
-            return ImageFont.truetype(path, size, layout_engine=layout_engine(path))
+@lru_cache(maxsize=64)
+def load_font(size: int, path: str | None = None) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """The font file `path` at the given pixel size; without one (or when it cannot be
+    read) a bold sans: DejaVu when installed, else Pillow's own."""
+    for candidate in ((path,) if path else ()) + _FONT_FILES:
+        if Path(candidate).exists():
+            try:
+                return ImageFont.truetype(candidate, size, layout_engine=layout_engine(candidate))
+            except OSError:
+                continue
     return ImageFont.load_default(size=size)
 
 
 def _fit_font(
-    text: str, height: int, max_width: int
+    text: str, height: int, max_width: int, path: str | None = None
 ) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     """The largest font whose ink is at most `height` tall and `max_width` wide."""
     size = max(6, height)
     while size > 6:
-        font = load_font(size)
+        font = load_font(size, path)
         x0, y0, x1, y1 = font.getbbox(text)
         if y1 - y0 <= height and x1 - x0 <= max_width:
             return font
         size -= 1
-    return load_font(6)
+    return load_font(6, path)
 
 
 def draw_text(
-    image: np.ndarray, text: str, area: Box, color: tuple[int, int, int], max_width: int
+    image: np.ndarray,
+    text: str,
+    area: Box,
+    color: tuple[int, int, int],
+    max_width: int,
+    font_path: str | None = None,
 ) -> np.ndarray:
-    """Draw text centred on `area`, sized to its height (wider text is shrunk)."""
-    font = _fit_font(text, area.height, max_width)
+    """Draw text centred on `area`, sized to its height (wider text is shrunk), in the
+    font file `font_path` (default: a bold sans)."""
+    font = _fit_font(text, area.height, max_width, font_path)
     canvas = Image.fromarray(np.ascontiguousarray(rgb(image)))
     draw = ImageDraw.Draw(canvas)
     x0, y0, x1, y1 = draw.textbbox((0, 0), text, font=font)
@@ -164,7 +174,8 @@ class TextFillErase(Tool):
 
 
 class PillowTextWrite(Tool):
-    """Write the new text where the old text was, matching its size and colour."""
+    """Write the new text where the old text was, matching its size, colour and (when
+    OCR recognised it) its font."""
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
@@ -185,7 +196,8 @@ class PillowTextWrite(Tool):
             area.x0, (area.y0 + area.y1 - height) // 2, area.x1, (area.y0 + area.y1 + height) // 2
         )
         max_width = int(min(image.shape[1] * 0.95, max(area.width * 1.6, area.height * 2)))
-        out = draw_text(image, ctx.to, area, chosen[0].color, max_width)
+        font = chosen[0].font if params.get("match_font", True) else None
+        out = draw_text(image, ctx.to, area, chosen[0].color, max_width, font)
         return ToolResult({ArtifactKind.IMAGE: out})
 
 

@@ -87,7 +87,8 @@ class Box:
 @dataclass(frozen=True)
 class TextBox:
     """A line of text found in the image: its box, what it reads, how sure OCR is, and
-    the style a writer needs to match it (ink bounds, ink and background colours)."""
+    the style a writer needs to match it (ink bounds, ink and background colours, and
+    the installed font file it looks set in, when that was recognised)."""
 
     box: Box
     text: str
@@ -95,6 +96,7 @@ class TextBox:
     ink: Box | None = None
     color: tuple[int, int, int] = (0, 0, 0)
     background: tuple[int, int, int] = (255, 255, 255)
+    font: str | None = None
 
 
 @dataclass(frozen=True, eq=False)

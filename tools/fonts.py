@@ -1,0 +1,136 @@
+"""Font style recognition: which installed typeface a line of text in the photo is set in,
+so a replacement is written in the same style (serif or sans, bold or regular, mono).
+
+The text OCR read is rendered in each candidate font at the height of the line's ink and
+compared with the ink itself: the shapes' overlap once both are scaled to the same box,
+and how wide the font sets the same words at that height. No model; the candidates are
+the fonts installed on the machine (the common families first, at most `LIMIT`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from functools import lru_cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from layerpath.tools.types import Box
+
+FOLDERS = (
+    "/usr/share/fonts",
+    "/usr/local/share/fonts",
+    "~/.fonts",
+    "~/.local/share/fonts",
+    "/Library/Fonts",
+    "/System/Library/Fonts",
+    "~/Library/Fonts",
+    "C:/Windows/Fonts",
+)
+# families a sign is likely set in come first when a machine has hundreds of fonts
+COMMON = ("dejavu", "liberation", "noto", "arial", "helvetica", "times", "courier", "roboto")
+LIMIT = 48
+MATCH_SIZE = 48  # pixels: the ink is compared at this height
+
+
+@lru_cache(maxsize=1)
+def installed_fonts() -> tuple[str, ...]:
+    """TrueType/OpenType files on this machine, common families first, at most LIMIT."""
+    found: list[Path] = []
+    for folder in FOLDERS:
+        root = Path(os.path.expanduser(folder))
+        if root.is_dir():
+            found += [
+                p
+                for p in root.rglob("*")
+                if p.suffix.lower() in (".ttf", ".otf")
+                and not any(w in p.name.lower() for w in ("math", "symbol", "emoji", "icon"))
+            ]
+
+    def rank(path: Path) -> tuple[int, str]:
+        name = path.name.lower()
+        common = next((i for i, family in enumerate(COMMON) if family in name), len(COMMON))
+        return common, name
+
+    return tuple(str(p) for p in sorted(set(found), key=rank)[:LIMIT])
+
+
+def ink_mask(
+    pixels_rgb: np.ndarray,
+    ink: Box,
+    background: tuple[int, int, int],
+    color: tuple[int, int, int],
+) -> np.ndarray:
+    """The glyph pixels inside the ink box: those nearer the ink colour than the
+    background (half-covered edge pixels count half way, as a renderer draws them)."""
+    crop = pixels_rgb[ink.y0 : ink.y1, ink.x0 : ink.x1].astype(np.int16)
+    distance = np.abs(crop - np.array(background, np.int16)).sum(axis=2)
+    full = max(60, int(np.abs(np.array(color, np.int16) - np.array(background, np.int16)).sum()))
+    return np.asarray(distance > full / 2)
+
+
+@lru_cache(maxsize=LIMIT)
+def _font(path: str) -> ImageFont.FreeTypeFont | None:
+    try:
+        return ImageFont.truetype(path, MATCH_SIZE)
+    except OSError:
+        return None
+
+
+def rendered(text: str, path: str) -> np.ndarray | None:
+    """The text's ink in this font at MATCH_SIZE pixels tall (cropped to the ink)."""
+    font = _font(path)
+    if font is None:
+        return None
+    x0, y0, x1, y1 = (int(v) for v in font.getbbox(text))
+    if x1 <= x0 or y1 <= y0:
+        return None
+    canvas = Image.new("L", (x1 - x0 + 2, y1 - y0 + 2))
+    ImageDraw.Draw(canvas).text((1 - x0, 1 - y0), text, fill=255, font=font)
+    glyphs = np.asarray(canvas) > 127
+    ys, xs = np.nonzero(glyphs)
+    if not len(xs):
+        return None
+    return glyphs[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+
+
+def likeness(ink: np.ndarray, candidate: np.ndarray) -> float:
+    """0..1: how alike the photo's glyphs and a font's are, in shape and in width."""
+    h, w = ink.shape
+    if h < 4 or w < 4:
+        return 0.0
+    coverage = cv2.resize(candidate.astype(np.float32), (w, h), interpolation=cv2.INTER_AREA)
+    scaled = coverage > 0.5
+    union = (scaled | ink).sum()
+    overlap = float((scaled & ink).sum() / union) if union else 0.0
+    # the same words set in this font at the ink's height would be this much wider
+    width_ratio = (candidate.shape[1] / candidate.shape[0]) / (w / h)
+    return overlap * math.exp(-2.0 * abs(math.log(width_ratio)))
+
+
+def match_font(
+    pixels_rgb: np.ndarray,
+    text: str,
+    ink: Box | None,
+    background: tuple[int, int, int],
+    color: tuple[int, int, int],
+    candidates: tuple[str, ...] | None = None,
+) -> tuple[str | None, float]:
+    """The installed font most like the text's glyphs, and how alike (0..1); None when
+    there is nothing to compare (no ink, no text, no fonts)."""
+    words = text.strip()
+    if ink is None or not words or ink.height < 6:
+        return None, 0.0
+    glyphs = ink_mask(pixels_rgb, ink, background, color)
+    best: tuple[str | None, float] = (None, 0.0)
+    for path in candidates if candidates is not None else installed_fonts():
+        shape = rendered(words, path)
+        if shape is None:
+            continue
+        score = likeness(glyphs, shape)
+        if score > best[1]:
+            best = (path, score)
+    return best
