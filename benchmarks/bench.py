@@ -63,6 +63,7 @@ class TaskRun:
     calls: int
     fast: int  # subtasks solved by a rule (the fast path)
     fallbacks: dict[str, int] = field(default_factory=dict)  # why fast-slow searched
+    kind_seconds: dict[str, float] = field(default_factory=dict)  # tool seconds per kind
     error: str | None = None
 
 
@@ -170,6 +171,11 @@ def run_task(task: Task, engine: Engine, mode: Mode, alpha: float) -> TaskRun:
 
 def task_run(task: Task, mode: Mode, alpha: float, result: RunResult, scored: TaskScore) -> TaskRun:
     fallbacks = Counter(o.fallback_reason for o in result.outcomes if o.fallback_reason)
+    kind_of = {o.subtask.id: o.subtask.kind.value for o in result.outcomes}
+    kind_seconds: dict[str, float] = defaultdict(float)
+    for call in result.calls:
+        if call.subtask_id in kind_of:
+            kind_seconds[kind_of[call.subtask_id]] += call.seconds
     return TaskRun(
         task.id,
         task.bucket,
@@ -183,6 +189,7 @@ def task_run(task: Task, mode: Mode, alpha: float, result: RunResult, scored: Ta
         len(result.calls),
         sum(1 for o in result.outcomes if o.solved_by.startswith("rule")),
         dict(fallbacks),
+        dict(kind_seconds),
     )
 
 
@@ -300,14 +307,18 @@ def summary(runs: Sequence[TaskRun]) -> dict[str, Any]:
 def report(runs: Sequence[TaskRun], settings: Settings) -> dict[str, Any]:
     """Every aggregate the tables show, as data."""
     by_setting = _rows(runs, lambda r: (r.mode, r.alpha))
-    kinds: dict[str, dict[str, float]] = defaultdict(dict)
+    kinds: dict[str, dict[str, list[float]]] = defaultdict(dict)  # [accuracy, seconds]
     for (mode, alpha), group in by_setting.items():
         scores: dict[str, list[float]] = defaultdict(list)
+        seconds: dict[str, float] = defaultdict(float)
         for r in group:
             for kind, score in zip(r.kinds, r.scores, strict=True):
                 scores[kind].append(score)
+            for kind, spent in r.kind_seconds.items():
+                seconds[kind] += spent
         for kind, values in scores.items():
-            kinds[kind][f"{mode} a={alpha:g}"] = float(np.mean(values))
+            per_subtask = seconds[kind] / len(values)
+            kinds[kind][f"{mode} a={alpha:g}"] = [float(np.mean(values)), per_subtask]
     return {
         "settings": {
             "suite": settings.suite,
@@ -377,14 +388,15 @@ def markdown(data: dict[str, Any]) -> str:
     columns = list(next(iter(data["by_kind"].values())).keys()) if data["by_kind"] else []
     lines += [
         "",
-        "Per subtask kind: accuracy",
+        "Per subtask kind: accuracy / tool seconds per subtask",
         "",
         "| subtask | " + " | ".join(columns) + " |",
         "| --- | " + " | ".join("---" for _ in columns) + " |",
     ]
     for kind in sorted(data["by_kind"]):
         row = data["by_kind"][kind]
-        lines.append(f"| {kind} | " + " | ".join(f"{row.get(c, 0):.2f}" for c in columns) + " |")
+        cell = [f"{row[c][0]:.2f} / {row[c][1]:.2f}" if c in row else "-" for c in columns]
+        lines.append(f"| {kind} | " + " | ".join(cell) + " |")
     if data.get("warm_up"):
         lines += [
             "",

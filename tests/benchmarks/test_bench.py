@@ -50,6 +50,12 @@ def test_bench_writes_tables_json_and_plot_and_repeats_for_a_seed(
     data, printed = bench(tmp_path / "a", capsys)
     assert "| fast-slow | 0 |" in printed and "| fast | 2 |" in printed
     assert "Per complexity bucket" in printed and "Per subtask kind" in printed
+    for per_setting in data["by_kind"].values():  # accuracy and tool seconds per subtask
+        for accuracy, seconds in per_setting.values():
+            assert 0.0 <= accuracy <= 1.0 and seconds >= 0.0
+    assert sum(sum(r["kind_seconds"].values()) for r in data["runs"]) == pytest.approx(
+        sum(r["seconds"] for r in data["runs"])
+    )
     assert len(data["runs"]) == 4 * 2 * 2 and len(data["tasks"]) == 4
     rows = {(r["mode"], r["alpha"]): r for r in data["by_setting"]}
     assert set(rows) == {("fast-slow", 0.0), ("fast-slow", 2.0), ("fast", 0.0), ("fast", 2.0)}
