@@ -24,7 +24,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
@@ -131,8 +131,8 @@ _WORKER: dict[str, Any] = {}
 
 def _worker_setup(settings: Settings) -> None:
     """Each worker process: the suite (rebuilt from the seed: cheaper than sending it),
-    the registry with replayed tools, one engine per mode (the alpha is per request)."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    the registry with replayed tools, and one engine (it learns nothing, so every mode
+    and alpha can share it; they are per request)."""
     kept: dict[str, tuple[Mapping[ArtifactKind, Any], float]] = {}
     registry = Registry(ReplayedTool(t, kept) for t in Registry.from_catalogue())
     _WORKER.update(
@@ -221,8 +221,6 @@ def run_bench(
     else:
         with ProcessPoolExecutor(jobs, initializer=_worker_setup, initargs=(settings,)) as pool:
             futures = {pool.submit(_run_index, i): i for i in range(count)}
-            from concurrent.futures import as_completed
-
             for future in as_completed(futures):
                 out[futures[future]] = future.result()
                 done += 1

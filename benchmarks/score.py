@@ -136,7 +136,6 @@ def step_mask(step: StepLayer, shape: tuple[int, ...]) -> np.ndarray:
 def read(image: np.ndarray, box: Box | None = None, pad: int = 6) -> str:
     """The text OCR reads in the picture (or in a box of it), lines joined."""
     if box is not None:
-        h, w = image.shape[:2]
         image = image[max(0, box.y0 - pad) : box.y1 + pad, max(0, box.x0 - pad) : box.x1 + pad]
     flat = np.ascontiguousarray(image[..., :3])
     return " ".join(

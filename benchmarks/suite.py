@@ -342,6 +342,9 @@ def make_task(seed: int, size: int) -> Task | None:
     pool = _object_truths(scene, pick) + _text_truths(scene, pick)
     background = pick.random() < 0.3
     if background:
+        # what stays in front is every object and the sign: none of them is removed (a
+        # removal before the cut-out would make its object background, one after not)
+        pool = [t for t in pool if t.kind != K.OBJECT_REMOVAL]
         pool.append(Truth(K.BACKGROUND_REMOVAL, "remove the background", "background"))
     pool += _picture_truths(pick, background)
     if len(pool) < size:

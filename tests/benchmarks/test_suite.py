@@ -99,6 +99,8 @@ def test_the_sign_reads_as_its_truth_and_reads_expect_the_edited_text(
         kinds = {t.kind for t in task.truths}
         if kinds & {K.TEXT_REMOVAL, K.TEXT_REDACTION}:
             assert not kinds & TEXT_READS  # nothing left to read
+        if K.BACKGROUND_REMOVAL in kinds:  # every object stays in front of it
+            assert K.OBJECT_REMOVAL not in kinds
         replaced = next((t.text for t in task.truths if t.kind == K.TEXT_REPLACEMENT), None)
         final = replaced or task.scene.sign_text
         for truth in task.truths:
