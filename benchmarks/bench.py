@@ -345,70 +345,89 @@ def machine() -> str:
     return f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()}"
 
 
+def table(title: str, header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """A markdown table under a title line (none when the title is empty)."""
+    lines = [title, ""] if title else []
+    lines += ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows] + [""]
+
+
 def markdown(data: dict[str, Any]) -> str:
     """The comparison tables."""
+    settings = data["settings"]
     lines = [
-        f"Suite `{data['settings']['suite']}`, seed {data['settings']['seed']}, "
-        f"{data['settings']['tasks']} tasks; {data['machine']}; {data['date']}.",
+        f"Suite `{settings['suite']}`, seed {settings['seed']}, {settings['tasks']} tasks; "
+        f"{data['machine']}; {data['date']}.",
         "",
-        "| mode | alpha | accuracy | tool s / task | calls / task | fast path | fallback (no rule / rule failed) |",
-        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for row in data["by_setting"]:
+
+    def fallback(row: dict[str, Any]) -> str:
+        if row["mode"] != Mode.FAST_SLOW.value:
+            return "-"
         reasons = row["fallback_reasons"]
-        fallback = (
-            f"{row['fallback_rate']:.0%} ({reasons['no rule']} / {reasons['rule failed']})"
-            if row["mode"] == Mode.FAST_SLOW.value
-            else "-"
-        )
-        lines.append(
-            f"| {row['mode']} | {row['alpha']:g} | {row['accuracy']:.3f} | "
-            f"{row['seconds_per_task']:.2f} | {row['calls_per_task']:.1f} | "
-            f"{row['fast_share']:.0%} | {fallback} |"
-        )
+        return f"{row['fallback_rate']:.0%} ({reasons['no rule']} / {reasons['rule failed']})"
+
+    lines += table(
+        "",
+        ("mode", "alpha", "accuracy", "tool s / task", "calls / task", "fast path")
+        + ("fallback (no rule / rule failed)",),
+        (
+            (
+                row["mode"],
+                f"{row['alpha']:g}",
+                f"{row['accuracy']:.3f}",
+                f"{row['seconds_per_task']:.2f}",
+                f"{row['calls_per_task']:.1f}",
+                f"{row['fast_share']:.0%}",
+                fallback(row),
+            )
+            for row in data["by_setting"]
+        ),
+    )
     buckets = [f"{lo}-{hi}" for lo, hi in BUCKETS]
-    lines += [
-        "",
-        "Per complexity bucket (subtasks per task): accuracy / tool seconds per task",
-        "",
-        "| mode | alpha | " + " | ".join(buckets) + " |",
-        "| --- | --- | " + " | ".join("---" for _ in buckets) + " |",
-    ]
     cells: dict[tuple[str, float], dict[str, str]] = defaultdict(dict)
     for row in data["by_bucket"]:
         cells[(row["mode"], row["alpha"])][row["bucket"]] = (
             f"{row['accuracy']:.2f} / {row['seconds_per_task']:.2f}"
         )
-    for (mode, alpha), by in cells.items():
-        lines.append(
-            f"| {mode} | {alpha:g} | " + " | ".join(by.get(b, "-") for b in buckets) + " |"
-        )
+    lines += table(
+        "Per complexity bucket (subtasks per task): accuracy / tool seconds per task",
+        ["mode", "alpha", *buckets],
+        (
+            [mode, f"{alpha:g}", *(by.get(b, "-") for b in buckets)]
+            for (mode, alpha), by in cells.items()
+        ),
+    )
     columns = list(next(iter(data["by_kind"].values())).keys()) if data["by_kind"] else []
-    lines += [
-        "",
+    lines += table(
         "Per subtask kind: accuracy / tool seconds per subtask",
-        "",
-        "| subtask | " + " | ".join(columns) + " |",
-        "| --- | " + " | ".join("---" for _ in columns) + " |",
-    ]
-    for kind in sorted(data["by_kind"]):
-        row = data["by_kind"][kind]
-        cell = [f"{row[c][0]:.2f} / {row[c][1]:.2f}" if c in row else "-" for c in columns]
-        lines.append(f"| {kind} | " + " | ".join(cell) + " |")
+        ["subtask", *columns],
+        (
+            [kind]
+            + [
+                f"{data['by_kind'][kind][c][0]:.2f} / {data['by_kind'][kind][c][1]:.2f}"
+                if c in data["by_kind"][kind]
+                else "-"
+                for c in columns
+            ]
+            for kind in sorted(data["by_kind"])
+        ),
+    )
     if data.get("warm_up"):
-        lines += [
-            "",
+        lines += table(
             "Warm-up (fast-slow, alpha 1, on held-out tasks)",
-            "",
-            "| after tasks | fast path | tool s / task | accuracy |",
-            "| --- | --- | --- | --- |",
-        ]
-        for p in data["warm_up"]:
-            lines.append(
-                f"| {p['after']} | {p['fast_share']:.0%} | {p['seconds_per_task']:.2f} | "
-                f"{p['accuracy']:.3f} |"
-            )
-    return "\n".join(lines)
+            ("after tasks", "fast path", "tool s / task", "accuracy"),
+            (
+                (
+                    str(p["after"]),
+                    f"{p['fast_share']:.0%}",
+                    f"{p['seconds_per_task']:.2f}",
+                    f"{p['accuracy']:.3f}",
+                )
+                for p in data["warm_up"]
+            ),
+        )
+    return "\n".join(lines).rstrip()
 
 
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
