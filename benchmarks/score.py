@@ -22,7 +22,7 @@ from layerpath.benchmarks.suite import Task, Truth
 from layerpath.engine.types import LayerKind, RunResult, StepLayer, SubtaskOutcome
 from layerpath.tools.imaging import color_lab, dilate, erode, mask_box, parse_color, to_lab
 from layerpath.tools.ocr import read_text_again
-from layerpath.tools.types import Box, SubtaskKind
+from layerpath.tools.types import Box, SubtaskKind, TextBox
 
 K = SubtaskKind
 PARTIAL = 0.5
@@ -133,14 +133,23 @@ def step_mask(step: StepLayer, shape: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-def read(image: np.ndarray, box: Box | None = None, pad: int = 6) -> str:
-    """The text OCR reads in the picture (or in a box of it), lines joined."""
+def read(image: np.ndarray, box: Box | None = None) -> str:
+    """The text OCR reads in the picture (or around a box of it, with a margin of at
+    least its height: on a tight crop the detector misses short words), lines joined."""
     if box is not None:
+        pad = max(24, box.height)
         image = image[max(0, box.y0 - pad) : box.y1 + pad, max(0, box.x0 - pad) : box.x1 + pad]
     flat = np.ascontiguousarray(image[..., :3])
-    return " ".join(
-        t.text for t in sorted(read_text_again(flat), key=lambda t: (t.box.y0, t.box.x0))
-    )
+    lines = sorted(read_text_again(flat), key=lambda t: t.box.y0 + t.box.y1)
+    rows: list[list[TextBox]] = []  # boxes whose middles lie within each other's height
+    for t in lines:
+        last = rows[-1][-1] if rows else None
+        middle = abs((t.box.y0 + t.box.y1) - (last.box.y0 + last.box.y1)) / 2 if last else 0.0
+        if last is not None and middle < last.box.height / 2:
+            rows[-1].append(t)
+        else:
+            rows.append([t])
+    return " ".join(t.text for row in rows for t in sorted(row, key=lambda t: t.box.x0))
 
 
 # --- per subtask ----------------------------------------------------------------------

@@ -103,8 +103,11 @@ def check_removal(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> fl
     return consistency * (0.6 + 0.4 * seam) * untouched_outside(before, after, dilate(mask, 24))
 
 
-def _region_lines(image: np.ndarray, boxes: list[TextBox], pad: int = 12) -> list[str]:
-    """OCR only around the edited boxes (cheaper, and other text does not interfere)."""
+def _region_lines(image: np.ndarray, boxes: list[TextBox]) -> list[str]:
+    """OCR only around the edited boxes (cheaper, and other text does not interfere),
+    with a margin of at least the text's height: on a tight crop the detector misses
+    short words altogether."""
+    pad = max(24, max(b.box.height for b in boxes)) if boxes else 24
     region = mask_box(boxes_mask(image.shape[:2], [b.box for b in boxes]), pad=pad)
     if region is None:
         return []

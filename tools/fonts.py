@@ -34,6 +34,7 @@ FOLDERS = (
 COMMON = ("dejavu", "liberation", "noto", "arial", "helvetica", "times", "courier", "roboto")
 LIMIT = 48
 MATCH_SIZE = 48  # pixels: the ink is compared at this height
+SLANTED = 0.85  # what an oblique or italic font's likeness counts
 
 
 @lru_cache(maxsize=1)
@@ -131,6 +132,8 @@ def match_font(
         if shape is None:
             continue
         score = likeness(glyphs, shape)
+        if any(w in Path(path).stem.lower() for w in ("oblique", "italic")):
+            score *= SLANTED  # signs are rarely slanted: a slanted font must win clearly
         if score > best[1]:
             best = (path, score)
     return best

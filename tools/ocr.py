@@ -67,8 +67,10 @@ def read_text(image: np.ndarray, min_score: float = 0.5) -> tuple[TextBox, ...]:
     h, w = pixels.shape[:2]
     found = []
     for quad, text, score in zip(result.boxes, result.txts, result.scores, strict=True):
-        if float(score) < min_score or not str(text).strip():
-            continue
+        letters = sum(c.isalnum() for c in str(text))
+        if float(score) < min_score or not letters or (letters == 1 and float(score) < 0.8):
+            continue  # no letter at all, or one unsure glyph: a ball read as 'O'
+
         xs, ys = np.asarray(quad)[:, 0], np.asarray(quad)[:, 1]
         box = Box(
             max(0, int(xs.min())),

@@ -173,6 +173,21 @@ class TextFillErase(Tool):
         return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
 
 
+def panel_span(
+    image_rgb: np.ndarray, area: Box, background: tuple[int, int, int]
+) -> tuple[int, int]:
+    """How far left and right of `area` the plain background behind the text (a sign's
+    panel) goes on the text's rows: columns where nearly every pixel is that colour."""
+    band = image_rgb[area.y0 : area.y1].astype(np.int16)
+    plain = (np.abs(band - np.array(background, np.int16)).sum(axis=2) < 60).mean(axis=0) > 0.8
+    left, right = area.x0, area.x1
+    while left > 0 and plain[left - 1]:
+        left -= 1
+    while right < len(plain) and plain[right]:
+        right += 1
+    return left, right
+
+
 class PillowTextWrite(Tool):
     """Write the new text where the old text was, matching its size, colour and (when
     OCR recognised it) its font."""
@@ -196,6 +211,12 @@ class PillowTextWrite(Tool):
             area.x0, (area.y0 + area.y1 - height) // 2, area.x1, (area.y0 + area.y1 + height) // 2
         )
         max_width = int(min(image.shape[1] * 0.95, max(area.width * 1.6, area.height * 2)))
+        # a longer text stays on the sign: no wider than the plain panel around the old
+        # text reaches on both sides of its centre
+        left, right = panel_span(rgb(image), area, chosen[0].background)
+        centre = (area.x0 + area.x1) / 2
+        room = int(2 * min(centre - left, right - centre)) - 2 * max(2, area.height // 6)
+        max_width = max(area.width, min(max_width, room))
         font = chosen[0].font if params.get("match_font", True) else None
         out = draw_text(image, ctx.to, area, chosen[0].color, max_width, font)
         return ToolResult({ArtifactKind.IMAGE: out})
