@@ -96,11 +96,7 @@ class ReplayedTool(Tool):
             [
                 self.name,
                 json.dumps(params, sort_keys=True, default=str),
-                json.dumps(
-                    [ctx.subtask.value, ctx.target, ctx.to, dict(ctx.subtask_params)],
-                    sort_keys=True,
-                    default=str,
-                ),
+                ctx.words(),
                 *(f"{k.value}={_fingerprint(v)}" for k, v in sorted(inputs.items())),
             ]
         )
@@ -259,15 +255,9 @@ def warm_up(
             table=BenchmarkTable(dict(learning.table.priors), dict(learning.table.observed)),
             costs=CostBasis.TABLE,
         )
-        runs = [run_task(t, frozen, Mode.FAST_SLOW, 1.0) for t in held_out]
-        subtasks = sum(len(r.kinds) for r in runs)
+        seen = summary([run_task(t, frozen, Mode.FAST_SLOW, 1.0) for t in held_out])
         curve.append(
-            {
-                "after": point,
-                "fast_share": sum(r.fast for r in runs) / subtasks,
-                "seconds_per_task": float(np.mean([r.seconds for r in runs])),
-                "accuracy": float(np.mean([r.accuracy for r in runs])),
-            }
+            {"after": point, **{k: seen[k] for k in ("fast_share", "seconds_per_task", "accuracy")}}
         )
     return curve
 

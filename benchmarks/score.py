@@ -405,12 +405,8 @@ def changeable(
     for truth in task.truths:
         if truth.kind == K.IMAGE_DEBLURRING and include_picture:
             out[:] = True
-        elif truth.kind == K.OBJECT_REMOVAL and truth.region is not None:
-            out |= dilate(truth.region, 24)
-        elif truth.kind == K.OBJECT_RECOLORATION and truth.region is not None:
-            out |= dilate(truth.region, 6)
-        elif truth.region is not None:
-            out |= dilate(truth.region, 6)
+        elif truth.region is not None:  # an inpainted fill feathers further out
+            out |= dilate(truth.region, 24 if truth.kind == K.OBJECT_REMOVAL else 6)
     for step in result_steps:
         out |= dilate(step_mask(step, out.shape), 4)
     return out

@@ -79,13 +79,7 @@ def memo_key(
     different masks from the same inputs; and a result's quality is judged for its
     subtask's kind)."""
     inputs = tuple(sorted((k.value, state[k].id) for k in tool.spec.inputs))
-    words = (ctx.subtask.value, ctx.target, ctx.to, dict(ctx.subtask_params))
-    return (
-        tool.name,
-        inputs,
-        json.dumps(params, sort_keys=True, default=str),
-        json.dumps(words, sort_keys=True, default=str),
-    )
+    return tool.name, inputs, json.dumps(params, sort_keys=True, default=str), ctx.words()
 
 
 def _artifact_id(key: tuple[Any, ...], kind: ArtifactKind) -> str:

@@ -6,6 +6,7 @@ It lives in tools/ because tools sit below the engine and both need it;
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
@@ -168,6 +169,12 @@ class ToolContext:
     selection: np.ndarray | None = None
     cancelled: Callable[[], bool] = lambda: False
     progress: Callable[[float], None] = lambda share: None  # a long tool: 0..1 done
+
+    def words(self) -> str:
+        """The subtask's words as one string (kind, target, to, params): what besides its
+        inputs and params makes two calls of a tool the same call."""
+        wording = [self.subtask.value, self.target, self.to, dict(self.subtask_params)]
+        return json.dumps(wording, sort_keys=True, default=str)
 
 
 @dataclass(frozen=True)
