@@ -43,7 +43,10 @@ from layerpath.tools.base import Tool
 from layerpath.tools.registry import Registry
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
-SUITES = {"scenes": "generated scenes (walls, skies, grass, patterns; objects; signs)"}
+SUITES = {
+    "scenes": "generated scenes (walls, skies, grass, patterns; objects; signs)",
+    "sizes": "the demo edit at camera sizes (wall, tool seconds, peak memory)",
+}
 WARM_UP_POINTS = (0, 40, 80, 120, 160, 200)
 
 

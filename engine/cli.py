@@ -75,7 +75,19 @@ def _parser() -> argparse.ArgumentParser:
         "bench",
         help="measure cost and quality of the modes on a scene suite with ground truth",
     )
-    bench.add_argument("suite", nargs="?", default="scenes", help="the suite (default: scenes)")
+    bench.add_argument(
+        "suite",
+        nargs="?",
+        default=None,
+        help="scenes (default: modes x alpha on generated tasks) or sizes (the demo edit "
+        "at camera sizes: wall, tool seconds, peak memory)",
+    )
+    bench.add_argument("--suite", dest="suite_option", metavar="SUITE", help="the same")
+    bench.add_argument(
+        "--sizes",
+        default="1,6,12,24,48",
+        help="sizes suite: megapixels, comma separated (default 1,6,12,24,48)",
+    )
     bench.add_argument(
         "--modes",
         default=",".join(m.value for m in Mode),
@@ -242,8 +254,14 @@ def cmd_tools(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from layerpath.benchmarks import bench
 
+    suite = args.suite_option or args.suite or "scenes"
+    if suite == "sizes":
+        from layerpath.benchmarks import sizes
+
+        sizes.bench_sizes(sizes.parse_sizes(args.sizes), args.out)
+        return 0
     bench.bench(
-        args.suite,
+        suite,
         bench.parse_modes(args.modes),
         bench.parse_alphas(args.alpha),
         seed=args.seed,

@@ -21,12 +21,19 @@ from typing import Any
 from layerpath.engine import events
 from layerpath.engine.critics import Critic
 from layerpath.engine.knowledge import BenchmarkTable, subtask_tools
-from layerpath.engine.layers import step_layers
+from layerpath.engine.layers import rejected_layer, step_layers
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
 from layerpath.engine.probe import probe, regions_touch
 from layerpath.engine.quality import score
 from layerpath.engine.search import Node, astar
-from layerpath.engine.steps import USER_ERRORS, BudgetExceeded, RunLedger, State, StepRunner
+from layerpath.engine.steps import (
+    USER_ERRORS,
+    BudgetExceeded,
+    Rejected,
+    RunLedger,
+    State,
+    StepRunner,
+)
 from layerpath.engine.subroutines import Rule, RuleTable
 from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import (
@@ -193,9 +200,12 @@ class Engine:
         except (*USER_ERRORS, BudgetExceeded, ToolUnavailable) as exc:
             attempts.append(_Attempt("failed", [], str(exc)))
 
-        return self._conclude(
-            request, subtask, attempts, fallback_reason, features, ledger, emit, run_id, image
-        )
+        concluded = self._conclude(
+            request, subtask, attempts, fallback_reason, features, ledger, emit, run_id, image,
+            runner.best_rejected,
+        )  # fmt: skip
+        ledger.memo.clear()  # a later subtask's calls differ by its words: none would match
+        return concluded
 
     # --- a user's second opinion -----------------------------------------------------
 
@@ -237,8 +247,9 @@ class Engine:
         except (*USER_ERRORS, BudgetExceeded) as exc:
             attempt = _Attempt("failed", [], str(exc))
         outcome, _ = self._conclude(
-            request, subtask, [attempt], None, {}, ledger, emit, uuid.uuid4().hex[:12], start
-        )
+            request, subtask, [attempt], None, {}, ledger, emit, uuid.uuid4().hex[:12], start,
+            runner.best_rejected,
+        )  # fmt: skip
         return outcome
 
     # --- the steps of Algorithm 4 ---------------------------------------------------
@@ -364,10 +375,16 @@ class Engine:
         emit: OnEvent,
         run_id: str,
         image: Artifact,
+        rejected: Rejected | None = None,
     ) -> tuple[SubtaskOutcome, Artifact]:
-        """Emit the accepted path's layers, learn from the calls, write the traces."""
+        """Emit the accepted path's layers (on failure, the best result the checks turned
+        down, hidden), learn from the calls, write the traces."""
         accepted = next((a for a in attempts if a.path), None)
-        steps: list[StepLayer] = step_layers(subtask, accepted.path) if accepted else []
+        if accepted is not None:
+            steps: list[StepLayer] = step_layers(subtask, accepted.path)
+        else:
+            hidden = rejected_layer(subtask, rejected) if rejected is not None else None
+            steps = [hidden] if hidden is not None else []
         for step in steps:
             emit(events.StepDone(subtask, step))
         own_calls = [c for c in ledger.calls if c.subtask_id == subtask.id]
@@ -399,7 +416,7 @@ class Engine:
                 subtask,
                 "failed",
                 (),
-                (),
+                tuple(steps),
                 sum(c.seconds for c in own_calls),
                 0.0,
                 fallback_reason=fallback_reason,

@@ -9,6 +9,7 @@ import cv2
 import numpy as np
 
 from layerpath.engine.search import Node
+from layerpath.engine.steps import Rejected
 from layerpath.engine.types import (
     ArtifactKind,
     Box,
@@ -19,6 +20,7 @@ from layerpath.engine.types import (
     TextBox,
 )
 from layerpath.tools.imaging import mask_box
+from layerpath.tools.regions import crop, full_box
 
 K = SubtaskKind
 _MASK_COLOR = (255, 64, 64)
@@ -36,26 +38,32 @@ def box_thickness(shape: tuple[int, ...]) -> int:
     return max(2, int(max(shape[:2]) / 400))
 
 
-def changed_pixels(before: np.ndarray, after: np.ndarray) -> tuple[np.ndarray, tuple[int, int]]:
+def changed_pixels(
+    before: np.ndarray, after: np.ndarray, window: Box | None = None
+) -> tuple[np.ndarray, tuple[int, int]] | None:
     """The changed pixels of `after`, cropped to their bounds; unchanged pixels inside the
-    crop are transparent, so the layer over `before` composites to exactly `after`."""
-    changed = np.any(before != after, axis=2)
+    crop are transparent, so the layer over `before` composites to exactly `after`.
+    `window`: where they may differ (only it is compared). None when nothing changed."""
+    area = window if window is not None else full_box(after.shape)
+    changed = np.any(crop(before, area) != crop(after, area), axis=2)
     box = mask_box(changed)
     if box is None:
-        return np.zeros((1, 1, 4), dtype=np.uint8), (0, 0)
-    crop = after[box.y0 : box.y1, box.x0 : box.x1].copy()
-    crop[..., 3] = np.where(changed[box.y0 : box.y1, box.x0 : box.x1], crop[..., 3], 0)
-    return crop, (box.x0, box.y0)
+        return None
+    pixels = crop(after, area)[box.y0 : box.y1, box.x0 : box.x1].copy()
+    pixels[..., 3] = np.where(changed[box.y0 : box.y1, box.x0 : box.x1], pixels[..., 3], 0)
+    return pixels, (area.x0 + box.x0, area.y0 + box.y0)
 
 
-def cutout(before: np.ndarray, after: np.ndarray) -> np.ndarray | None:
+def cutout(before: np.ndarray, after: np.ndarray, window: Box | None = None) -> np.ndarray | None:
     """When a step made pixels more transparent (background removal), the full-size
     destination-in layer that does it over `before`: its alpha is the share of each
     pixel's alpha that stays, its colour the step's (what the layer shows on its own).
-    None when no pixel lost alpha."""
-    was, now = before[..., 3].astype(np.float32), after[..., 3].astype(np.float32)
-    if not np.any(now < was):
+    None when no pixel lost alpha (looked for in `window`, where the step changed
+    anything)."""
+    area = window if window is not None else full_box(after.shape)
+    if not np.any(crop(after, area)[..., 3] < crop(before, area)[..., 3]):
         return None
+    was, now = before[..., 3].astype(np.float32), after[..., 3].astype(np.float32)
     keep = np.where(was > 0, np.minimum(now / np.maximum(was, 1.0), 1.0), 1.0)
     return np.dstack([after[..., :3], np.rint(keep * 255.0).astype(np.uint8)])
 
@@ -115,6 +123,33 @@ def depth_layer(depth: np.ndarray) -> np.ndarray:
     return np.dstack([grey, grey, grey, np.full_like(grey, 255)])
 
 
+def rejected_layer(subtask: Subtask, rejected: Rejected) -> StepLayer | None:
+    """The best result the checks turned down, as a hidden layer: the user may look at it
+    and show it, but a failed subtask never changes the picture by itself. None for a
+    result that would grow the canvas (even hidden, it would change the document)."""
+    before = rejected.state[ArtifactKind.IMAGE].value
+    produced = rejected.result.produced
+    after = produced[ArtifactKind.IMAGE].value if ArtifactKind.IMAGE in produced else before
+    name = f"{step_name(1, rejected.tool.name, subtask)} (failed the check: best attempt)"
+    common = dict(
+        name=name,
+        tool=rejected.tool.name,
+        subtask_id=subtask.id,
+        cost=rejected.result.cost,
+        quality=rejected.result.quality,
+        params=dict(rejected.result.params),
+        visible=False,
+    )
+    if after.shape != before.shape:
+        return None
+    cut = cutout(before, after, rejected.result.window)
+    if cut is not None:
+        return StepLayer(kind=LayerKind.PIXELS, pixels=cut, blend="destination-in", **common)
+    change = changed_pixels(before, after, rejected.result.window)
+    pixels, offset = change or (np.zeros((1, 1, 4), dtype=np.uint8), (0, 0))
+    return StepLayer(kind=LayerKind.PIXELS, pixels=pixels, offset=offset, **common)
+
+
 def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) -> list[StepLayer]:
     """One StepLayer per executed tool step of an accepted path."""
     layers = []
@@ -143,11 +178,14 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
         elif ArtifactKind.IMAGE in produced:
             before = node.parent.state[ArtifactKind.IMAGE].value
             after = produced[ArtifactKind.IMAGE].value
-            cut = cutout(before, after)
+            window = node.result.window
+            cut = cutout(before, after, window)
             if cut is not None:  # pixels made more transparent: a src-over layer cannot
                 after = np.dstack([after[..., :3], before[..., 3]])
-            pixels, offset = changed_pixels(before, after)
-            if cut is None or np.any(before != after):
+                window = None
+            change = changed_pixels(before, after, window)
+            if cut is None or change is not None:
+                pixels, offset = change or (np.zeros((1, 1, 4), dtype=np.uint8), (0, 0))
                 layers.append(
                     StepLayer(kind=LayerKind.PIXELS, pixels=pixels, offset=offset, **common)
                 )

@@ -14,18 +14,20 @@ from typing import Any
 import cv2
 import numpy as np
 
-from layerpath.engine.types import Snapshot, Subtask, SubtaskKind, TextBox
+from layerpath.engine.types import Box, Snapshot, Subtask, SubtaskKind, TextBox
 from layerpath.errors import LayerpathError
 from layerpath.tools.imaging import (
     color_lab,
     component_boxes,
     dilate,
+    mask_box,
     parse_color,
     rgb,
     ring,
     to_lab,
 )
 from layerpath.tools.masks import resolve_mask
+from layerpath.tools.regions import analysis_copy, crop, grow_box
 from layerpath.tools.text import select_text_boxes
 from layerpath.tools.yolo import coco_class
 
@@ -50,12 +52,24 @@ def size_bucket(ratio: float) -> str:
     return "large"
 
 
+#: pixels a probe looks at: a larger window is analysed on a scaled-down copy
+PROBE_PIXELS = 1_000_000
+
+
 def background_complexity(image: np.ndarray, region: np.ndarray) -> str:
-    """flat / textured / busy from grey-level spread and edge density around a region."""
-    around = ring(region, max(6, int(np.sqrt(region.sum()) * 0.25)))
+    """flat / textured / busy from grey-level spread and edge density around a region,
+    measured on the region's window (scaled down to PROBE_PIXELS on a large photo)."""
+    bounds = mask_box(region)
+    if bounds is None:
+        return "flat"
+    width = max(6, int(np.sqrt(region.sum()) * 0.25))
+    window = grow_box(bounds, width + 1, image.shape)
+    pixels, scale = analysis_copy(rgb(crop(image, window)), PROBE_PIXELS)
+    inside, _ = analysis_copy(crop(region, window), PROBE_PIXELS)
+    around = ring(inside, max(2, round(width * scale)))
     if not around.any():
         return "flat"
-    gray = cv2.cvtColor(np.ascontiguousarray(rgb(image)), cv2.COLOR_RGB2GRAY)
+    gray = cv2.cvtColor(np.ascontiguousarray(pixels), cv2.COLOR_RGB2GRAY)
     edges = cv2.Canny(gray, 60, 160) > 0
     spread, density = float(gray[around].std()), float(edges[around].mean())
     if spread < 10 and density < 0.03:
@@ -71,7 +85,14 @@ def color_transition(image: np.ndarray, mask: np.ndarray, to: str) -> str:
         target = color_lab(parse_color(to))
     except LayerpathError:
         return "unknown"
-    source = to_lab(rgb(image))[mask].mean(axis=0)
+    window = mask_box(mask)
+    if window is None:
+        return "unknown"
+    pixels, _ = analysis_copy(rgb(crop(image, window)), PROBE_PIXELS)
+    inside, _ = analysis_copy(crop(mask, window), PROBE_PIXELS)
+    if not inside.any():
+        inside = np.ones(inside.shape, dtype=bool)
+    source = to_lab(pixels)[inside].mean(axis=0)
     chroma = lambda lab: float(np.hypot(lab[1], lab[2]))  # noqa: E731
     if chroma(target) < 12:
         return "to_neutral"
@@ -98,15 +119,15 @@ def _object_features(
     if mask.shape != snapshot.image.shape[:2]:
         features["mask_available"] = False
         return features
-    ratio = float(mask.mean())
+    ratio = float(np.count_nonzero(mask)) / mask.size
+    bounds = mask_box(mask)
     features.update(
         mask_available=True,
         mask_ratio=round(ratio, 5),
         size=size_bucket(ratio),
-        instances=len(component_boxes(mask, target)),
+        instances=len(component_boxes(crop(mask, bounds), target)) if bounds else 0,
         background=background_complexity(snapshot.image, mask),
     )
-    grown = dilate(mask, 5)
     overlap = False
     for other in others:
         if other is subtask or not other.target:
@@ -115,11 +136,33 @@ def _object_features(
             _, other_mask = resolve_mask(other.target, snapshot.masks, None)
         except LayerpathError:
             continue
-        overlap = overlap or (other_mask.shape == mask.shape and bool((grown & other_mask).any()))
+        overlap = overlap or masks_touch(mask, other_mask)
     features["overlap"] = overlap
     if subtask.kind == K.OBJECT_RECOLORATION and subtask.to:
         features["color_transition"] = color_transition(snapshot.image, mask, subtask.to)
     return features
+
+
+def masks_touch(a: np.ndarray, b: np.ndarray, gap: int = 5) -> bool:
+    """Whether two masks of one picture come within `gap` pixels of each other (looked
+    at where their bounds meet, not over the whole photo)."""
+    if a.shape != b.shape:
+        return False
+    box_a, box_b = mask_box(a, pad=gap), mask_box(b)
+    if box_a is None or box_b is None:
+        return False
+    meet = Box(
+        max(box_a.x0, box_b.x0),
+        max(box_a.y0, box_b.y0),
+        min(box_a.x1, box_b.x1),
+        min(box_a.y1, box_b.y1),
+    )
+    if meet.width <= 0 or meet.height <= 0:
+        return False
+    near = grow_box(meet, gap, a.shape)
+    grown = dilate(crop(a, near), gap)
+    inner = Box(meet.x0 - near.x0, meet.y0 - near.y0, meet.x1 - near.x0, meet.y1 - near.y0)
+    return bool((crop(grown, inner) & crop(b, meet)).any())
 
 
 def regions_touch(a: Subtask, b: Subtask, snapshot: Snapshot) -> bool:
@@ -129,7 +172,7 @@ def regions_touch(a: Subtask, b: Subtask, snapshot: Snapshot) -> bool:
         _, mask_b = resolve_mask(b.target, snapshot.masks, snapshot.selection)
     except LayerpathError:
         return False
-    return mask_a.shape == mask_b.shape and bool((dilate(mask_a, 5) & mask_b).any())
+    return masks_touch(mask_a, mask_b)
 
 
 def _text_features(subtask: Subtask, image: np.ndarray, boxes: Sequence[TextBox]) -> dict[str, Any]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
 
-from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind, TextBox
+from layerpath.engine.types import ArtifactKind, Box, Subtask, SubtaskKind, TextBox
 from layerpath.tools.imaging import (
     boxes_mask,
     color_lab,
@@ -28,6 +29,7 @@ from layerpath.tools.imaging import (
     to_lab,
 )
 from layerpath.tools.ocr import read_text_again
+from layerpath.tools.regions import crop, full_box, grow_box, union_box
 from layerpath.tools.text import select_text_boxes, text_matches
 
 if TYPE_CHECKING:
@@ -224,19 +226,46 @@ def check_text_boxes(boxes: list[TextBox]) -> float:
     return float(np.mean([b.score for b in boxes])) if boxes else 0.0
 
 
+#: kinds whose tools change the whole picture (or its size): judged on all of it
+WHOLE_PICTURE = {K.IMAGE_DEBLURRING, K.BACKGROUND_REMOVAL, K.IMAGE_UPSCALING, K.OUTPAINTING}
+#: context kept around what a step changed: the checks' rings and tolerances reach this far
+MARGIN = 64
+
+
+def _shifted(tb: TextBox, dx: int, dy: int) -> TextBox:
+    move = lambda b: Box(b.x0 + dx, b.y0 + dy, b.x1 + dx, b.y1 + dy, b.label, b.score)  # noqa: E731
+    return replace(tb, box=move(tb.box), ink=move(tb.ink) if tb.ink is not None else None)
+
+
+def analysis_region(
+    shape: tuple[int, ...], window: Box | None, mask: np.ndarray | None, boxes: list[TextBox]
+) -> Box:
+    """What a step's check looks at: the window it changed, its subtask's mask and text
+    boxes, with MARGIN pixels of context; the whole picture when the window is unknown."""
+    if window is None:
+        return full_box(shape)
+    region = union_box(
+        [window, mask_box(mask) if mask is not None else None, *(b.box for b in boxes)]
+    )
+    return grow_box(region, MARGIN, shape) if region is not None else full_box(shape)
+
+
 def score(
     subtask: Subtask,
     produced: Values,
     state: Values,
     before: np.ndarray,
     as_kind: SubtaskKind | None = None,
+    window: Box | None = None,
     critic: Critic | None = None,
 ) -> float:
     """Quality of one tool step. `produced` is what the step made, `state` everything the
     path holds now (masks, text boxes), `before` the image the step started from.
     `as_kind` judges a helper step by its own job (an erase inside a text replacement
-    is checked as a text removal). A `critic` (CLIP, a VLM) also judges a finishing
-    step's picture; the lower score counts."""
+    is checked as a text removal). `window`: where the image may have changed; the
+    checks look there and around it only, never at the rest of a large photo. A
+    `critic` (CLIP, a VLM) also judges a finishing step's picture; the lower score
+    counts."""
     kind = as_kind or subtask.kind
     if ArtifactKind.IMAGE not in produced:
         if ArtifactKind.MASK in produced:
@@ -252,30 +281,37 @@ def score(
                 select_text_boxes(produced[ArtifactKind.TEXT_BOXES], subtask.params)
             )
         return 0.8
-    after = produced[ArtifactKind.IMAGE]
-    mask = state.get(ArtifactKind.MASK)
-    boxes = select_text_boxes(state.get(ArtifactKind.TEXT_BOXES, ()), subtask.params)
-    if mask is None:
+    full_after = produced[ArtifactKind.IMAGE]
+    full_mask = state.get(ArtifactKind.MASK)
+    full_boxes = select_text_boxes(state.get(ArtifactKind.TEXT_BOXES, ()), subtask.params)
+    if kind in WHOLE_PICTURE or full_after.shape != before.shape:
+        region = full_box(before.shape)
+        after, start = full_after, before  # (a grown picture is judged whole)
+    else:
+        region = analysis_region(before.shape, window, full_mask, full_boxes)
+        after, start = crop(full_after, region), crop(before, region)
+    if full_mask is not None and full_mask.shape == before.shape[:2]:
+        mask = crop(full_mask, region)
+    else:
         mask = np.zeros(after.shape[:2], dtype=bool)
+    boxes = [_shifted(b, -region.x0, -region.y0) for b in full_boxes]
     checkers: dict[SubtaskKind, Callable[[], float]] = {
-        K.OBJECT_RECOLORATION: lambda: check_recolor(before, after, mask, subtask.to or ""),
-        K.OBJECT_REMOVAL: lambda: check_removal(before, after, mask),
-        K.TEXT_REPLACEMENT: lambda: check_text_replacement(before, after, boxes, subtask.to or ""),
-        K.TEXT_REMOVAL: lambda: check_text_gone(before, after, boxes),
-        K.TEXT_REDACTION: lambda: check_text_gone(before, after, boxes),
+        K.OBJECT_RECOLORATION: lambda: check_recolor(start, after, mask, subtask.to or ""),
+        K.OBJECT_REMOVAL: lambda: check_removal(start, after, mask),
+        K.TEXT_REPLACEMENT: lambda: check_text_replacement(start, after, boxes, subtask.to or ""),
+        K.TEXT_REMOVAL: lambda: check_text_gone(start, after, boxes),
+        K.TEXT_REDACTION: lambda: check_text_gone(start, after, boxes),
         K.TEXT_ADDITION: lambda: check_text_added(after, subtask.to or ""),
-        K.KEYWORD_HIGHLIGHTING: lambda: check_changed_in(before, after, boxes),
-        K.IMAGE_DEBLURRING: lambda: check_sharpened(before, after),
-        K.BACKGROUND_REMOVAL: lambda: check_cutout(before, after),
-        K.IMAGE_UPSCALING: lambda: check_upscaled(before, after, subtask.params.get("factor")),
-        K.OUTPAINTING: lambda: check_outpainted(
-            before, after, produced.get(ArtifactKind.PLACEMENT)
-        ),
+        K.KEYWORD_HIGHLIGHTING: lambda: check_changed_in(start, after, boxes),
+        K.IMAGE_DEBLURRING: lambda: check_sharpened(start, after),
+        K.BACKGROUND_REMOVAL: lambda: check_cutout(start, after),
+        K.IMAGE_UPSCALING: lambda: check_upscaled(start, after, subtask.params.get("factor")),
+        K.OUTPAINTING: lambda: check_outpainted(start, after, produced.get(ArtifactKind.PLACEMENT)),
     }
     check = checkers.get(kind)
     quality = 0.8 if check is None else float(np.clip(check(), 0.0, 1.0))
     if critic is not None and as_kind is None:  # a finishing step: the critic looks too
-        opinion = critic.judge(subtask, before, after)
+        opinion = critic.judge(subtask, before, full_after)
         if opinion is not None:
             quality = min(quality, opinion)
     return quality

@@ -17,6 +17,7 @@ from layerpath.engine import events
 from layerpath.engine.types import (
     Artifact,
     ArtifactKind,
+    Box,
     Subtask,
     SubtaskKind,
     ToolCall,
@@ -24,11 +25,13 @@ from layerpath.engine.types import (
 )
 from layerpath.errors import BadInput, Cancelled, LayerpathError, TargetNotFound, ToolFailed
 from layerpath.tools.base import Tool
+from layerpath.tools.regions import changed_window, grow_box
 
 log = logging.getLogger(__name__)
 
 State = Mapping[ArtifactKind, Artifact]
-#: Scores a step: (subtask, produced values, state values, image before, judge-as kind) -> q
+#: Scores a step: (subtask, produced values, state values, image before, judge-as kind,
+#: the window outside which the image did not change) -> q
 Scorer = Callable[
     [
         Subtask,
@@ -36,6 +39,7 @@ Scorer = Callable[
         Mapping[ArtifactKind, Any],
         np.ndarray,
         SubtaskKind | None,
+        Box | None,
     ],
     float,
 ]
@@ -58,6 +62,16 @@ class StepResult:
     quality: float
     passed: bool
     error: str | None = None
+    window: Box | None = None  # where the produced image may differ from the input
+
+
+@dataclass(frozen=True, eq=False)
+class Rejected:
+    """A finishing step the checks turned down: what it started from and made."""
+
+    tool: Tool
+    state: State
+    result: StepResult
 
 
 @dataclass
@@ -113,6 +127,8 @@ class StepRunner:
         # a target one tool cannot find ends the subtask, unless another tool may find it
         self.target_fatal = target_fatal
         self.executed = 0  # tool executions for this subtask (memo hits excluded)
+        # the best finishing step the checks turned down: kept to show, hidden, on failure
+        self.best_rejected: Rejected | None = None
         # the cost the search is charged for a call that took these seconds
         self.charge = charge or (lambda tool, seconds: seconds)
 
@@ -149,7 +165,7 @@ class StepRunner:
         started = time.perf_counter()
         error = None
         produced: dict[ArtifactKind, Artifact] = {}
-        quality, reported = 0.0, None
+        quality, reported, window = 0.0, None, None
         try:
             ctx = replace(
                 self.ctx,
@@ -160,6 +176,7 @@ class StepRunner:
             out = tool.run(ctx, {k: state[k].value for k in tool.spec.inputs}, params)
             reported = out.cost
             produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in out.outputs.items()}
+            window = _image_window(state, out.outputs, out.window)
         except TargetNotFound as exc:
             if self.target_fatal:
                 raise
@@ -180,14 +197,23 @@ class StepRunner:
             finisher = self.subtask.kind in tool.spec.subtasks
             judge_as = None if finisher or not tool.spec.subtasks else tool.spec.subtasks[0]
             quality = self.scorer(
-                self.subtask, {k: a.value for k, a in produced.items()}, values, before, judge_as
+                self.subtask,
+                {k: a.value for k, a in produced.items()},
+                values,
+                before,
+                judge_as,
+                window,
             )
         if reported is not None:  # the tool knows better than the clock (a replayed call)
             seconds = reported
         passed = error is None and quality >= self.threshold
         cost = self.charge(tool, seconds)
-        result = StepResult(tool.name, dict(params), produced, cost, quality, passed, error)
+        result = StepResult(tool.name, dict(params), produced, cost, quality, passed, error, window)
         self.ledger.memo[key] = result
+        if error is None and not passed and self.subtask.kind in tool.spec.subtasks:
+            best = self.best_rejected
+            if best is None or quality > best.result.quality:
+                self.best_rejected = Rejected(tool, state, result)
         self.ledger.calls.append(
             ToolCall(tool.name, self.subtask.id, seconds, quality, passed, dict(params), error)
         )
@@ -201,3 +227,19 @@ class StepRunner:
             seconds,
         )
         return result
+
+
+def _image_window(
+    state: State, outputs: Mapping[ArtifactKind, Any], told: Box | None
+) -> Box | None:
+    """Where a produced image may differ from the input image: the window the tool
+    reported (grown by a pixel against rounding at its edge), else what really changed;
+    None when no same-size image was produced."""
+    after = outputs.get(ArtifactKind.IMAGE)
+    before = state[ArtifactKind.IMAGE].value if ArtifactKind.IMAGE in state else None
+    if not isinstance(after, np.ndarray) or before is None or after.shape != before.shape:
+        return None
+    if told is not None:
+        return grow_box(told, 1, after.shape)
+    found = changed_window(before, after)
+    return found if found is not None else Box(0, 0, 0, 0)

@@ -20,6 +20,7 @@ import numpy as np
 from layerpath.errors import Cancelled, ToolFailed
 from layerpath.tools.base import OnnxModelTool, Tool
 from layerpath.tools.imaging import rgb
+from layerpath.tools.regions import full_box
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 
@@ -74,7 +75,9 @@ class GrabCutBackground(Tool):
         subject = np.isin(labels, (cv2.GC_FGD, cv2.GC_PR_FGD)).astype(np.float32)
         soft = max(0.5, float(params["feather"]) * w / max(image.shape[1], 1))
         matte = cv2.GaussianBlur(subject, (0, 0), soft)
-        return ToolResult({ArtifactKind.IMAGE: with_matte(image, matte)})
+        return ToolResult(
+            {ArtifactKind.IMAGE: with_matte(image, matte)}, window=full_box(image.shape)
+        )
 
 
 class IsNetBackground(OnnxModelTool):
@@ -95,4 +98,6 @@ class IsNetBackground(OnnxModelTool):
         if high - low < 1e-6:
             raise ToolFailed("The background model saw no subject in this photo.")
         matte = (saliency - low) / (high - low)
-        return ToolResult({ArtifactKind.IMAGE: with_matte(image, matte)})
+        return ToolResult(
+            {ArtifactKind.IMAGE: with_matte(image, matte)}, window=full_box(image.shape)
+        )

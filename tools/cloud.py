@@ -117,4 +117,4 @@ class CloudInpaint(Tool):
             painted = cv2.resize(painted, (side, side), interpolation=cv2.INTER_AREA)
         h, w = crop.pixels.shape[:2]
         out = paste_back(photo, crop, painted[:h, :w], region, feather=int(params["feather"]))
-        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
+        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)}, window=crop.window)

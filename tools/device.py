@@ -4,9 +4,13 @@ installed and a device question is actually asked (the core runs without it)."""
 
 from __future__ import annotations
 
+import ctypes.util
 import gc
 import importlib.util
 import logging
+import os
+import platform
+import sys
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
@@ -20,10 +24,21 @@ log = logging.getLogger(__name__)
 Device = Literal["cuda", "mps", "cpu"]
 
 
+def _driver_present() -> bool:
+    """Whether this machine could have a GPU torch uses, asked without torch (importing
+    it takes a second and a few hundred MB): an NVIDIA or ROCm driver, or Apple
+    silicon."""
+    if sys.platform == "darwin":
+        return platform.machine() == "arm64"
+    if sys.platform.startswith("linux"):
+        return any(os.path.exists(p) for p in ("/proc/driver/nvidia/version", "/dev/kfd"))
+    return ctypes.util.find_library("nvcuda") is not None  # Windows
+
+
 @lru_cache(maxsize=1)
 def accelerators() -> tuple[Device, ...]:
     """The accelerators torch can use here (none when torch is not installed)."""
-    if importlib.util.find_spec("torch") is None:
+    if not _driver_present() or importlib.util.find_spec("torch") is None:
         return ()
     import torch
 

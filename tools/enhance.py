@@ -15,6 +15,7 @@ import numpy as np
 from layerpath.errors import Cancelled
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import rgb, with_rgb
+from layerpath.tools.regions import full_box
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 
@@ -25,11 +26,13 @@ class UnsharpDeblur(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
-        pixels = rgb(image).astype(np.float32)
-        blurred = cv2.GaussianBlur(pixels, (0, 0), float(params["sigma"]))
-        amount = float(params["amount"])
-        sharp = np.clip(pixels * (1 + amount) - blurred * amount, 0, 255).astype(np.uint8)
-        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, sharp)})
+        amount, sigma = float(params["amount"]), float(params["sigma"])
+        # pixels * (1 + amount) - blurred * amount, in 8 bits (no float copy of the photo)
+        blurred = cv2.GaussianBlur(rgb(image), (0, 0), sigma)
+        sharp = cv2.addWeighted(rgb(image), 1 + amount, blurred, -amount, 0)
+        return ToolResult(
+            {ArtifactKind.IMAGE: with_rgb(image, sharp)}, window=full_box(image.shape)
+        )
 
 
 def gaussian_psf(sigma: float) -> np.ndarray:
@@ -70,4 +73,6 @@ class RichardsonLucyDeblur(Tool):
             ycrcb[top:bottom, :, 0] = np.clip(np.rint(kept * 255.0), 0, 255).astype(np.uint8)
             ctx.progress(bottom / h)
         sharp_rgb = cv2.cvtColor(ycrcb, cv2.COLOR_YCrCb2RGB)
-        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, sharp_rgb)})
+        return ToolResult(
+            {ArtifactKind.IMAGE: with_rgb(image, sharp_rgb)}, window=full_box(image.shape)
+        )

@@ -31,16 +31,29 @@ def paint_region(mask: np.ndarray, grow: int) -> np.ndarray:
     return region
 
 
+#: beyond this radius a distance transform is cheaper than a disc-shaped kernel (whose
+#: cost grows with its size)
+_KERNEL_LIMIT = 12
+
+
 def dilate(mask: np.ndarray, pixels: int) -> np.ndarray:
+    """The mask grown by a disc of `pixels` radius."""
     if pixels <= 0:
         return mask.copy()
+    if pixels > _KERNEL_LIMIT:
+        outside = np.ascontiguousarray(~mask).astype(np.uint8)
+        return cv2.distanceTransform(outside, cv2.DIST_L2, cv2.DIST_MASK_PRECISE) <= pixels
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * pixels + 1, 2 * pixels + 1))
     return cv2.dilate(mask.astype(np.uint8), kernel).astype(bool)
 
 
 def erode(mask: np.ndarray, pixels: int) -> np.ndarray:
+    """The mask shrunk by a disc of `pixels` radius."""
     if pixels <= 0:
         return mask.copy()
+    if pixels > _KERNEL_LIMIT:
+        inside = np.ascontiguousarray(mask).astype(np.uint8)
+        return cv2.distanceTransform(inside, cv2.DIST_L2, cv2.DIST_MASK_PRECISE) > pixels
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * pixels + 1, 2 * pixels + 1))
     return cv2.erode(mask.astype(np.uint8), kernel).astype(bool)
 
@@ -52,15 +65,16 @@ def ring(mask: np.ndarray, width: int) -> np.ndarray:
 
 def mask_box(mask: np.ndarray, pad: int = 0) -> Box | None:
     """The bounding box of the mask, padded and clipped to the image; None if empty."""
-    ys, xs = np.nonzero(mask)
-    if len(xs) == 0:
+    rows = np.flatnonzero(mask.any(axis=1))  # projections: no index arrays per pixel
+    if len(rows) == 0:
         return None
+    columns = np.flatnonzero(mask[rows[0] : rows[-1] + 1].any(axis=0))
     h, w = mask.shape
     return Box(
-        max(0, int(xs.min()) - pad),
-        max(0, int(ys.min()) - pad),
-        min(w, int(xs.max()) + 1 + pad),
-        min(h, int(ys.max()) + 1 + pad),
+        max(0, int(columns[0]) - pad),
+        max(0, int(rows[0]) - pad),
+        min(w, int(columns[-1]) + 1 + pad),
+        min(h, int(rows[-1]) + 1 + pad),
     )
 
 

@@ -10,28 +10,30 @@ import numpy as np
 
 from layerpath.errors import ToolFailed
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import dilate, mask_box, rgb, with_rgb
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
+from layerpath.tools.imaging import dilate, mask_box, rgb
+from layerpath.tools.regions import crop, paste
+from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
 _FLAGS = {"telea": cv2.INPAINT_TELEA, "ns": cv2.INPAINT_NS}
 
 
 def inpaint_region(
     image: np.ndarray, mask: np.ndarray, method: str, radius: float, grow: int
-) -> np.ndarray:
-    """Inpaint the (grown) mask, working on a padded crop so big photos stay fast."""
-    region = dilate(mask, grow)
-    box = mask_box(region, pad=max(8, int(radius) * 4))
-    if box is None:
+) -> tuple[np.ndarray, Box]:
+    """Inpaint the (grown) mask, working on a padded crop so big photos stay fast; the
+    result and the window it changed."""
+    outer = mask_box(mask, pad=grow + max(8, int(radius) * 4))
+    if outer is None:
         raise ToolFailed("The mask to fill is empty; nothing to remove.")
-    crop = np.ascontiguousarray(rgb(image)[box.y0 : box.y1, box.x0 : box.x1])
-    crop_mask = region[box.y0 : box.y1, box.x0 : box.x1].astype(np.uint8) * 255
-    filled = cv2.inpaint(crop, crop_mask, float(radius), _FLAGS[method])
-    out_rgb = rgb(image).copy()
-    sub = out_rgb[box.y0 : box.y1, box.x0 : box.x1]
-    inside = crop_mask > 0
-    sub[inside] = filled[inside]
-    return with_rgb(image, out_rgb)
+    region = dilate(crop(mask, outer), grow)
+    box = mask_box(region, pad=max(8, int(radius) * 4))
+    assert box is not None
+    window = Box(outer.x0 + box.x0, outer.y0 + box.y0, outer.x0 + box.x1, outer.y0 + box.y1)
+    pixels = np.ascontiguousarray(rgb(crop(image, window)))
+    inside = crop(region, box)
+    filled = cv2.inpaint(pixels, inside.astype(np.uint8) * 255, float(radius), _FLAGS[method])
+    pixels[inside] = filled[inside]
+    return paste(image, window, pixels), window
 
 
 class OpenCvInpaint(Tool):
@@ -40,11 +42,12 @@ class OpenCvInpaint(Tool):
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
-        out = inpaint_region(
+        out, window = inpaint_region(
             inputs[ArtifactKind.IMAGE],
             inputs[ArtifactKind.MASK],
             str(params["method"]),
             float(params["radius"]),
             int(params["grow"]),
         )
-        return ToolResult({ArtifactKind.IMAGE: out})
+        return ToolResult({ArtifactKind.IMAGE: out}, window=window)
+

@@ -65,4 +65,4 @@ class LamaInpaint(OnnxModelTool):
         assert crop.mask is not None
         filled = inpaint(session, crop.pixels, crop.mask)
         out = paste_back(rgb(image), crop, filled, region, feather=int(params["feather"]))
-        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
+        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)}, window=crop.window)

@@ -11,6 +11,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
+import cv2
 import numpy as np
 
 from layerpath.tools.base import Tool
@@ -57,21 +58,104 @@ def estimate_style(
     return ink_box, tuple(int(v) for v in color), tuple(int(v) for v in background)
 
 
-def read_text(image: np.ndarray, min_score: float = 0.5) -> tuple[TextBox, ...]:
-    """Every line of text RapidOCR reads in the image, with its box and style."""
-    pixels = np.ascontiguousarray(rgb(image))
-    with _lock:  # one ONNX session, shared; keep calls serial
-        result = _engine()(pixels)
-    if result.boxes is None:
-        return ()
-    h, w = pixels.shape[:2]
-    found = []
-    for quad, text, score in zip(result.boxes, result.txts, result.scores, strict=True):
-        letters = sum(c.isalnum() for c in str(text))
-        if float(score) < min_score or not letters or (letters == 1 and float(score) < 0.8):
-            continue  # no letter at all, or one unsure glyph: a ball read as 'O'
+#: a photo larger than this is also searched for text scaled down to it (big letters)
+COARSE_SIDE = 1000
+#: the side RapidOCR's detector scales a picture's short side up to
+DETECT_SHORT = 736
+#: a line found on a scaled-down photo is found again at this height, from the photo
+LINE_HEIGHT = 40
 
-        xs, ys = np.asarray(quad)[:, 0], np.asarray(quad)[:, 1]
+
+def _lines(pixels: np.ndarray) -> list[tuple[np.ndarray, str, float]]:
+    """RapidOCR's (quad, text, score) for every line it finds in the RGB pixels."""
+    with _lock:  # one ONNX session, shared; keep calls serial
+        result = _engine()(np.ascontiguousarray(pixels))
+    if result.boxes is None:
+        return []
+    return [
+        (np.asarray(quad, dtype=np.float32), str(text), float(score))
+        for quad, text, score in zip(result.boxes, result.txts, result.scores, strict=True)
+    ]
+
+
+def _refined(pixels: np.ndarray, quad: np.ndarray) -> list[tuple[np.ndarray, str, float]]:
+    """A line found on the scaled-down photo, found and read again at LINE_HEIGHT from
+    the photo's own pixels around it: on a camera file the first pass sees text at a
+    third of its size (its box comes out loose, the detector misses huge letters), here
+    it sees it at the size it reads best, with enough of its surroundings around it."""
+    h, w = pixels.shape[:2]
+    xs, ys = quad[:, 0], quad[:, 1]
+    height = max(2.0, float(ys.max() - ys.min()))
+    scale = min(1.0, LINE_HEIGHT / height)
+    side = DETECT_SHORT / scale  # photo pixels that become the detector's short side
+    cx, cy = float(xs.mean()), float(ys.mean())
+    half_w = max(side, float(xs.max() - xs.min()) + 2 * height) / 2
+    x0, x1 = max(0, int(cx - half_w)), min(w, int(np.ceil(cx + half_w)))
+    y0, y1 = max(0, int(cy - side / 2)), min(h, int(np.ceil(cy + side / 2)))
+    window = pixels[y0:y1, x0:x1]
+    size = (max(1, round(window.shape[1] * scale)), max(1, round(window.shape[0] * scale)))
+    small = cv2.resize(window, size, interpolation=cv2.INTER_AREA) if scale < 1 else window
+    found = []
+    for inner, text, score in _lines(small):
+        placed = inner / scale + np.array([x0, y0], np.float32)
+        px, py = placed[:, 0].mean(), placed[:, 1].mean()
+        if xs.min() <= px <= xs.max() and ys.min() <= py <= ys.max():  # the same line
+            found.append((placed, text, score))
+    return found
+
+
+def _bounds(quad: np.ndarray) -> Box:
+    xs, ys = quad[:, 0], quad[:, 1]
+    return Box(int(xs.min()), int(ys.min()), int(np.ceil(xs.max())), int(np.ceil(ys.max())))
+
+
+def _overlap(a: Box, b: Box) -> float:
+    """Intersection over the smaller box."""
+    w = min(a.x1, b.x1) - max(a.x0, b.x0)
+    h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    if w <= 0 or h <= 0:
+        return 0.0
+    return w * h / max(1, min(a.width * a.height, b.width * b.height))
+
+
+def _candidates(pixels: np.ndarray) -> list[tuple[np.ndarray, str, float]]:
+    """Lines found on the photo as RapidOCR sees it (at most DETECT_SIDE) and, on a
+    larger photo, also at COARSE_SIDE (its detector misses letters much taller than
+    about a tenth of what it looks at), each confirmed and read again at LINE_HEIGHT
+    from the photo's own pixels. A line the second look does not find stays only when
+    the first was sure of it."""
+    h, w = pixels.shape[:2]
+    lines = _lines(pixels)
+    if max(h, w) <= COARSE_SIDE:
+        return lines
+    scale = COARSE_SIDE / max(h, w)
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    small = cv2.resize(pixels, size, interpolation=cv2.INTER_AREA)
+    lines += [(quad / scale, text, score) for quad, text, score in _lines(small)]
+    distinct: list[tuple[np.ndarray, str, float]] = []
+    for line in sorted(lines, key=lambda line: -line[2]):  # a line seen at both: read once
+        if all(_overlap(_bounds(line[0]), _bounds(kept[0])) <= 0.5 for kept in distinct):
+            distinct.append(line)
+    confirmed = []
+    for quad, text, score in distinct:
+        again = _refined(pixels, quad)
+        confirmed += again or ([(quad, text, score)] if score >= 0.8 else [])
+    return confirmed
+
+
+def read_text(image: np.ndarray, min_score: float = 0.5) -> tuple[TextBox, ...]:
+    """Every line of text RapidOCR reads in the image, with its box and style. On a
+    photo larger than RapidOCR's own working size, lines are looked for at two scales
+    and each is read again from the photo's pixels at its best size (tight boxes, the
+    right words, huge letters found)."""
+    pixels = np.ascontiguousarray(rgb(image))
+    h, w = pixels.shape[:2]
+    found: list[TextBox] = []
+    for quad, text, score in sorted(_candidates(pixels), key=lambda line: -line[2]):
+        letters = sum(c.isalnum() for c in text)
+        if score < min_score or not letters or (letters == 1 and score < 0.8):
+            continue  # no letter at all, or one unsure glyph: a ball read as 'O'
+        xs, ys = quad[:, 0], quad[:, 1]
         box = Box(
             max(0, int(xs.min())),
             max(0, int(ys.min())),
@@ -79,11 +163,11 @@ def read_text(image: np.ndarray, min_score: float = 0.5) -> tuple[TextBox, ...]:
             min(h, int(np.ceil(ys.max()))),
             label="text",
         )
-        if box.width < 2 or box.height < 2:
-            continue
+        if box.width < 2 or box.height < 2 or any(_overlap(box, tb.box) > 0.5 for tb in found):
+            continue  # the same line seen at both scales: the surer reading stays
         ink, color, background = estimate_style(pixels, box)
-        found.append(TextBox(box, str(text), float(score), ink, color[:3], background[:3]))
-    return tuple(found)
+        found.append(TextBox(box, text, score, ink, color[:3], background[:3]))
+    return tuple(sorted(found, key=lambda tb: (tb.box.y0, tb.box.x0)))
 
 
 _READ: OrderedDict[tuple[str, tuple[int, ...], float], tuple[TextBox, ...]] = OrderedDict()

@@ -1,4 +1,4 @@
-"""Texture-keeping recolouring inside a mask (Lab and HSV variants)."""
+"""Texture-keeping recolouring inside a mask (Lab and HSV variants), on the mask's window."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ from typing import Any
 import cv2
 import numpy as np
 
-from layerpath.errors import BadInput
+from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import color_lab, from_lab, parse_color, rgb, to_lab, with_rgb
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
+from layerpath.tools.imaging import color_lab, from_lab, mask_box, parse_color, rgb, to_lab
+from layerpath.tools.regions import crop, paste
+from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
 
 def _target_color(ctx: ToolContext) -> tuple[int, int, int]:
@@ -20,12 +21,25 @@ def _target_color(ctx: ToolContext) -> tuple[int, int, int]:
     return parse_color(ctx.to)
 
 
-def _blend_inside(image: np.ndarray, mask: np.ndarray, new_rgb: np.ndarray) -> np.ndarray:
-    """Paste new colours inside the mask only; the edge is feathered inwards."""
-    soft = cv2.GaussianBlur(mask.astype(np.float32), (5, 5), 0) * mask
+def _mask_window(image: np.ndarray, mask: np.ndarray) -> Box:
+    """The mask's bounds with the few pixels of context the feathered edge reads."""
+    window = mask_box(mask, pad=3)
+    if window is None:
+        raise ToolFailed("The mask to recolour is empty; select the object first.")
+    return window
+
+
+def _blend_inside(
+    image: np.ndarray, mask: np.ndarray, new_rgb: np.ndarray, window: Box
+) -> np.ndarray:
+    """Paste new colours (of the window) inside the mask only; the edge is feathered
+    inwards. Only the window is worked on; the photo is copied once."""
+    inside = crop(mask, window)
+    soft = cv2.GaussianBlur(inside.astype(np.float32), (5, 5), 0) * inside
     weight = soft[..., None]
-    mixed = rgb(image).astype(np.float32) * (1 - weight) + new_rgb.astype(np.float32) * weight
-    return with_rgb(image, np.clip(np.rint(mixed), 0, 255).astype(np.uint8))
+    old = rgb(crop(image, window)).astype(np.float32)
+    mixed = old * (1 - weight) + new_rgb.astype(np.float32) * weight
+    return paste(image, window, np.clip(np.rint(mixed), 0, 255).astype(np.uint8))
 
 
 def recolor_lab(
@@ -59,8 +73,13 @@ class LabRecolor(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
-        new = recolor_lab(image, mask, _target_color(ctx), float(params["lightness"]))
-        return ToolResult({ArtifactKind.IMAGE: _blend_inside(image, mask, new)})
+        window = _mask_window(image, mask)
+        new = recolor_lab(
+            crop(image, window), crop(mask, window), _target_color(ctx), float(params["lightness"])
+        )
+        return ToolResult(
+            {ArtifactKind.IMAGE: _blend_inside(image, mask, new, window)}, window=window
+        )
 
 
 class HsvRecolor(Tool):
@@ -71,5 +90,8 @@ class HsvRecolor(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
-        new = recolor_hsv(image, _target_color(ctx), float(params["saturation"]))
-        return ToolResult({ArtifactKind.IMAGE: _blend_inside(image, mask, new)})
+        window = _mask_window(image, mask)
+        new = recolor_hsv(crop(image, window), _target_color(ctx), float(params["saturation"]))
+        return ToolResult(
+            {ArtifactKind.IMAGE: _blend_inside(image, mask, new, window)}, window=window
+        )

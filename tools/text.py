@@ -16,8 +16,9 @@ from PIL import Image, ImageDraw, ImageFont, features
 
 from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import boxes_mask, dilate, rgb, with_rgb
+from layerpath.tools.imaging import boxes_mask, dilate, rgb
 from layerpath.tools.inpaint import inpaint_region
+from layerpath.tools.regions import crop, grow_box, paste, union_box
 from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
@@ -58,21 +59,35 @@ def _chosen(ctx: ToolContext, inputs: Mapping[ArtifactKind, Any]) -> list[TextBo
     return chosen
 
 
-def ink_mask(image: np.ndarray, boxes: Sequence[TextBox], grow: int) -> np.ndarray:
-    """The glyph pixels inside the boxes, grown by `grow` pixels."""
-    mask = np.zeros(image.shape[:2], dtype=bool)
-    pixels = rgb(image).astype(np.int16)
+def text_window(boxes: Sequence[TextBox], grow: int, shape: tuple[int, ...]) -> Box:
+    """The boxes' bounds grown by `grow` pixels: all a text edit of them may change."""
+    window = union_box(_grown(tb.box, grow, shape) for tb in boxes)
+    assert window is not None
+    return window
+
+
+def ink_mask(image: np.ndarray, boxes: Sequence[TextBox], grow: int) -> tuple[np.ndarray, Box]:
+    """The glyph pixels inside the boxes, grown by `grow` pixels, as a mask of the
+    window it returns with it (text_window)."""
+    window = text_window(boxes, grow, image.shape)
+    mask = np.zeros((window.height, window.width), dtype=bool)
     for tb in boxes:
         b = tb.box
-        crop = pixels[b.y0 : b.y1, b.x0 : b.x1]
-        from_background = np.abs(crop - np.array(tb.background, dtype=np.int16)).sum(axis=2)
-        from_ink = np.abs(crop - np.array(tb.color, dtype=np.int16)).sum(axis=2)
+        pixels = rgb(crop(image, b)).astype(np.int16)
+        from_background = np.abs(pixels - np.array(tb.background, dtype=np.int16)).sum(axis=2)
+        from_ink = np.abs(pixels - np.array(tb.color, dtype=np.int16)).sum(axis=2)
         # Glyphs are nearer the ink colour than the background; a loose OCR box that
         # spills past a sign's edge must not turn the wall behind it into "ink".
-        mask[b.y0 : b.y1, b.x0 : b.x1] |= (from_background > 60) & (from_ink < from_background)
-    return dilate(mask, grow) & boxes_mask(
-        mask.shape, [_grown(b.box, grow, mask.shape) for b in boxes]
-    )
+        inside = (
+            slice(b.y0 - window.y0, b.y1 - window.y0),
+            slice(b.x0 - window.x0, b.x1 - window.x0),
+        )
+        mask[inside] |= (from_background > 60) & (from_ink < from_background)
+    grown = [_grown(b.box, grow, image.shape) for b in boxes]
+    local = [
+        Box(g.x0 - window.x0, g.y0 - window.y0, g.x1 - window.x0, g.y1 - window.y0) for g in grown
+    ]
+    return dilate(mask, grow) & boxes_mask(mask.shape, local), window
 
 
 def _grown(box: Box, pixels: int, shape: tuple[int, ...]) -> Box:
@@ -134,16 +149,20 @@ def draw_text(
     color: tuple[int, int, int],
     max_width: int,
     font_path: str | None = None,
-) -> np.ndarray:
+) -> tuple[np.ndarray, Box]:
     """Draw text centred on `area`, sized to its height (wider text is shrunk), in the
-    font file `font_path` (default: a bold sans)."""
+    font file `font_path` (default: a bold sans); the result and the window drawn in."""
     font = _fit_font(text, area.height, max_width, font_path)
-    canvas = Image.fromarray(np.ascontiguousarray(rgb(image)))
-    draw = ImageDraw.Draw(canvas)
-    x0, y0, x1, y1 = draw.textbbox((0, 0), text, font=font)
+    x0, y0, x1, y1 = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox((0, 0), text, font=font)
     cx, cy = (area.x0 + area.x1) / 2, (area.y0 + area.y1) / 2
-    draw.text((cx - (x0 + x1) / 2, cy - (y0 + y1) / 2), text, fill=color, font=font)
-    return with_rgb(image, np.asarray(canvas))
+    left, top = cx - (x0 + x1) / 2, cy - (y0 + y1) / 2
+    inked = Box(int(left + x0) - 2, int(top + y0) - 2, int(left + x1) + 3, int(top + y1) + 3)
+    window = grow_box(inked, 0, image.shape)  # clipped to the picture
+    if window.width <= 0 or window.height <= 0:
+        raise ToolFailed("The text would fall outside the picture.")
+    canvas = Image.fromarray(np.ascontiguousarray(rgb(crop(image, window))))
+    ImageDraw.Draw(canvas).text((left - window.x0, top - window.y0), text, fill=color, font=font)
+    return paste(image, window, np.asarray(canvas)), window
 
 
 class TextInpaintErase(Tool):
@@ -153,9 +172,11 @@ class TextInpaintErase(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
-        mask = ink_mask(image, _chosen(ctx, inputs), int(params["grow"]))
-        out = inpaint_region(image, mask, "telea", float(params["radius"]), 0)
-        return ToolResult({ArtifactKind.IMAGE: out})
+        glyphs, window = ink_mask(image, _chosen(ctx, inputs), int(params["grow"]))
+        mask = np.zeros(image.shape[:2], dtype=bool)
+        crop(mask, window)[...] = glyphs
+        out, changed = inpaint_region(image, mask, "telea", float(params["radius"]), 0)
+        return ToolResult({ArtifactKind.IMAGE: out}, window=changed)
 
 
 class TextFillErase(Tool):
@@ -166,11 +187,17 @@ class TextFillErase(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
-        out = rgb(image).copy()
-        for tb in _chosen(ctx, inputs):
-            glyphs = ink_mask(image, [tb], int(params["grow"]))
-            out[glyphs] = tb.background
-        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
+        chosen = _chosen(ctx, inputs)
+        window = text_window(chosen, int(params["grow"]), image.shape)
+        out = rgb(crop(image, window)).copy()
+        for tb in chosen:
+            glyphs, at = ink_mask(image, [tb], int(params["grow"]))
+            local = (
+                slice(at.y0 - window.y0, at.y1 - window.y0),
+                slice(at.x0 - window.x0, at.x1 - window.x0),
+            )
+            out[local][glyphs] = tb.background
+        return ToolResult({ArtifactKind.IMAGE: paste(image, window, out)}, window=window)
 
 
 def panel_span(
@@ -218,8 +245,8 @@ class PillowTextWrite(Tool):
         room = int(2 * min(centre - left, right - centre)) - 2 * max(2, area.height // 6)
         max_width = max(area.width, min(max_width, room))
         font = chosen[0].font if params.get("match_font", True) else None
-        out = draw_text(image, ctx.to, area, chosen[0].color, max_width, font)
-        return ToolResult({ArtifactKind.IMAGE: out})
+        out, window = draw_text(image, ctx.to, area, chosen[0].color, max_width, font)
+        return ToolResult({ArtifactKind.IMAGE: out}, window=window)
 
 
 class PillowTextAdd(Tool):
@@ -243,8 +270,8 @@ class PillowTextAdd(Tool):
         else:
             luminance = rgb(image)[max(0, area.y0) : area.y1, area.x0 : area.x1].mean()
             color = (0, 0, 0) if luminance > 128 else (255, 255, 255)
-        out = draw_text(image, ctx.to, area, color, area.width)
-        return ToolResult({ArtifactKind.IMAGE: out})
+        out, window = draw_text(image, ctx.to, area, color, area.width)
+        return ToolResult({ArtifactKind.IMAGE: out}, window=window)
 
 
 class BoxRedact(Tool):
@@ -254,9 +281,12 @@ class BoxRedact(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
-        out = rgb(image).copy()
-        for tb in _chosen(ctx, inputs):
-            b = _grown(tb.box, int(params["grow"]), image.shape)
+        chosen = _chosen(ctx, inputs)
+        window = text_window(chosen, int(params["grow"]), image.shape)
+        out = rgb(crop(image, window)).copy()
+        for tb in chosen:
+            g = _grown(tb.box, int(params["grow"]), image.shape)
+            b = Box(g.x0 - window.x0, g.y0 - window.y0, g.x1 - window.x0, g.y1 - window.y0)
             if params["style"] == "pixelate":
                 region = out[b.y0 : b.y1, b.x0 : b.x1]
                 small = cv2.resize(
@@ -269,7 +299,7 @@ class BoxRedact(Tool):
                 )
             else:
                 out[b.y0 : b.y1, b.x0 : b.x1] = 0
-        return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
+        return ToolResult({ArtifactKind.IMAGE: paste(image, window, out)}, window=window)
 
 
 def keyword_box(tb: TextBox, keyword: str) -> Box:
@@ -292,11 +322,13 @@ class KeywordHighlight(Tool):
         if not keyword:
             raise BadInput("Say which word to highlight, e.g. highlight the word 'price'.")
         image = inputs[ArtifactKind.IMAGE]
-        out = rgb(image).astype(np.float32)
+        chosen = _chosen(ctx, inputs)
+        marked = [keyword_box(tb, keyword) for tb in chosen]
+        window = union_box(marked)
+        assert window is not None
+        out = rgb(crop(image, window)).astype(np.float32)
         marker = np.array(params["color"], dtype=np.float32) / 255.0
-        for tb in _chosen(ctx, inputs):
-            b = keyword_box(tb, keyword)
-            out[b.y0 : b.y1, b.x0 : b.x1] *= marker
-        return ToolResult(
-            {ArtifactKind.IMAGE: with_rgb(image, np.clip(out, 0, 255).astype(np.uint8))}
-        )
+        for g in marked:
+            out[g.y0 - window.y0 : g.y1 - window.y0, g.x0 - window.x0 : g.x1 - window.x0] *= marker
+        highlighted = np.clip(out, 0, 255).astype(np.uint8)
+        return ToolResult({ArtifactKind.IMAGE: paste(image, window, highlighted)}, window=window)

@@ -7,8 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from layerpath.engine import events
 from layerpath.engine.critics import ClipCritic, VlmCritic, critic_for, goal_phrase
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
@@ -166,3 +168,25 @@ def test_goal_phrases() -> None:
         "a photo without a cat"
     )
     assert goal_phrase(Subtask(SubtaskKind.TEXT_DETECTION)) is None
+
+
+def test_a_subtask_no_result_passes_ends_failed_with_its_best_attempt_hidden(
+    server: ScriptedServer, scene: Scene
+) -> None:
+    """Done is a promise: when the critic turns every result down, the subtask is
+    reported failed, the picture stays as it was, and the best attempt is kept as a
+    hidden layer for the user to look at."""
+    server.script = [(200, "1")] * 40  # a rating of 1 in 10 for whatever it is shown
+    engine = Engine(Registry.from_catalogue(), critic=vlm(server))
+    seen: list[object] = []
+    result = engine.run(EditRequest("remove the ball", scene.snapshot()), seen.append)
+    outcome = result.outcomes[0]
+    assert not outcome.ok and not result.ok
+    assert np.array_equal(result.image, scene.image)
+    (hidden,) = outcome.steps
+    assert [e.step for e in seen if isinstance(e, events.StepDone)] == [hidden]
+    assert not hidden.visible and hidden.name.endswith("(failed the check: best attempt)")
+    removals = [c for c in result.calls if c.tool != "named_masks" and c.error is None]
+    assert len(removals) > 1 and not any(c.passed for c in removals)
+    assert hidden.quality == pytest.approx(max(c.quality for c in removals))
+    assert hidden.pixels is not None and hidden.pixels[..., 3].any()  # it did change pixels

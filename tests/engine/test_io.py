@@ -100,3 +100,62 @@ def test_sixteen_bit_png_is_read_as_eight_bit(tmp_path: Path) -> None:
     Image.fromarray(ramp).save(tmp_path / "deep.png")
     snapshot, _ = load_snapshot(tmp_path / "deep.png", {})
     assert snapshot.image.dtype == np.uint8 and snapshot.image[..., 0].max() > 200
+
+
+def test_ora_stores_the_merged_picture_cropped_layers_and_the_input_png_as_read(
+    scene: Scene, tmp_path: Path
+) -> None:
+    """The ORA has its mimetype first and uncompressed, a merged picture equal to the
+    composite, step layers at their own size and place, and the user's PNG as the very
+    bytes of the file it came from (same pixels, depth and metadata, no re-encoding)."""
+    import zipfile
+    from xml.etree import ElementTree as ET
+
+    source = tmp_path / "photo.png"
+    Image.fromarray(scene.image).save(source, pnginfo=_text_chunk("Author", "a photographer"))
+    doc = read_layered(source)
+    original = doc.layers[0]
+    assert isinstance(original, PixelLayer) and original.encoded == source.read_bytes()
+    assert not original.pixels.flags.writeable  # the layer must stay what the file holds
+    doc.layers.append(sample_doc(scene).layers[1])
+    written = write_layered(doc, tmp_path / "out.ora")
+    with zipfile.ZipFile(written) as archive:
+        first = archive.infolist()[0]
+        assert first.filename == "mimetype" and first.compress_type == zipfile.ZIP_STORED
+        assert archive.read("mimetype") == b"image/openraster"
+        stack = ET.fromstring(archive.read("stack.xml"))
+        layers = {e.get("name"): e for e in stack.iter("layer")}
+        assert archive.read(str(layers["Original"].get("src"))) == source.read_bytes()
+        step = layers["1. step"]
+        assert (step.get("x"), step.get("y")) == ("30", "40")
+        with archive.open(str(step.get("src"))) as png:
+            assert Image.open(png).size == (12, 10)  # cropped to the step's pixels
+        with archive.open("mergedimage.png") as png:
+            merged = np.asarray(Image.open(png).convert("RGBA"))
+        with archive.open("Thumbnails/thumbnail.png") as png:
+            assert max(Image.open(png).size) <= 256
+    assert np.array_equal(merged, composite(doc))
+    back = read_layered(written)  # and pyora reads it back
+    assert [layer.name for layer in back.layers] == ["Original", "remove the ball / recolor"]
+    assert np.array_equal(composite(back), composite(doc))
+
+
+def _text_chunk(key: str, value: str) -> object:
+    from PIL import PngImagePlugin
+
+    info = PngImagePlugin.PngInfo()
+    info.add_text(key, value)
+    return info
+
+
+def test_composite_blends_soft_pixels_and_copies_opaque_ones() -> None:
+    base = np.zeros((4, 4, 4), np.uint8)
+    base[..., 0], base[..., 3] = 200, 255
+    top = np.zeros((2, 2, 4), np.uint8)
+    top[..., 2] = 100
+    top[0, 0, 3], top[0, 1, 3] = 255, 128  # opaque, half, and two transparent pixels
+    doc = LayeredImage(4, 4, [PixelLayer("base", base), PixelLayer("top", top, (1, 1))])
+    out = composite(doc).astype(int)
+    assert out[1, 1].tolist() == [0, 0, 100, 255]  # copied
+    assert abs(out[1, 2, 0] - 100) <= 1 and abs(out[1, 2, 2] - 50) <= 1  # blended half
+    assert out[2, 2].tolist() == [200, 0, 0, 255] and out[0, 0].tolist() == [200, 0, 0, 255]

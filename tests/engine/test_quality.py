@@ -52,7 +52,7 @@ def test_recolour_check_prefers_lab_for_neutral_targets(scene: Scene) -> None:
 
 def test_removal_check(scene: Scene) -> None:
     ball = scene.masks["ball"]
-    filled = inpaint_region(scene.image, ball, "telea", 5, 4)
+    filled, _ = inpaint_region(scene.image, ball, "telea", 5, 4)
     assert check_removal(scene.image, filled, ball) > 0.6
     assert check_removal(scene.image, scene.image, ball) == 0.0  # unchanged
     blotch = scene.image.copy()
@@ -69,8 +69,8 @@ def test_text_checks_read_the_result(scene: Scene) -> None:
     assert check_text_gone(scene.image, scene.image, boxes) == 0.0
     ink = boxes[0].ink
     assert ink is not None
-    opened = draw_text(blank, "OPEN", ink, (25, 25, 30), 200)
+    opened, _ = draw_text(blank, "OPEN", ink, (25, 25, 30), 200)
     assert check_text_replacement(scene.image, opened, boxes, "OPEN") > 0.9
     # writing over the old text without erasing it leaves CLOSED legible: punished
-    overwritten = draw_text(scene.image, "OPEN", ink, (25, 25, 30), 200)
+    overwritten, _ = draw_text(scene.image, "OPEN", ink, (25, 25, 30), 200)
     assert check_text_replacement(scene.image, overwritten, boxes, "OPEN") < 0.5

@@ -77,6 +77,7 @@ def make_runner(qualities: Mapping[str, float]) -> tuple[StepRunner, RunLedger]:
         state: Any,
         before: Any,
         as_kind: Any,
+        window: Any,
     ) -> float:
         name = next(iter(produced.values())).split(":")[0]
         return qualities[name]

@@ -1,0 +1,101 @@
+"""Windows: the part of a photo a step may change, and working on that part alone.
+
+A camera file is 24-60 megapixels; an edit usually touches a few percent of it. Tools
+cut the window around what they change (the mask's bounds plus the context they need),
+work on that crop, and paste the result back into one copy of the photo; they report
+the window (`ToolResult.window`) so the checks, the step layers and the file writers
+look only there. Analysis that needs no exactness (texture statistics, probes) runs on
+a copy of the window scaled down to a pixel budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import cv2
+import numpy as np
+
+from layerpath.tools.types import Box
+
+#: rows compared at a time when looking for what changed (bounds the temporary memory)
+BAND_ROWS = 512
+
+
+def full_box(shape: tuple[int, ...]) -> Box:
+    """The whole picture as a Box."""
+    return Box(0, 0, int(shape[1]), int(shape[0]))
+
+
+def grow_box(box: Box, pad: int, shape: tuple[int, ...]) -> Box:
+    """The box grown by `pad` pixels on every side, clipped to the picture."""
+    h, w = shape[:2]
+    return Box(
+        max(0, box.x0 - pad), max(0, box.y0 - pad), min(w, box.x1 + pad), min(h, box.y1 + pad)
+    )
+
+
+def union_box(boxes: Iterable[Box | None]) -> Box | None:
+    """The smallest box holding all the given ones (None when there are none)."""
+    present = [b for b in boxes if b is not None and b.width > 0 and b.height > 0]
+    if not present:
+        return None
+    return Box(
+        min(b.x0 for b in present),
+        min(b.y0 for b in present),
+        max(b.x1 for b in present),
+        max(b.y1 for b in present),
+    )
+
+
+def crop(array: np.ndarray, box: Box) -> np.ndarray:
+    """The box's part of an image or mask (a view, no copy)."""
+    return array[box.y0 : box.y1, box.x0 : box.x1]
+
+
+def changed_window(before: np.ndarray, after: np.ndarray) -> Box | None:
+    """The bounds of the pixels that differ, compared a band of rows at a time (no
+    whole-photo temporaries); None when nothing changed."""
+    if before.shape != after.shape:
+        return full_box(after.shape)
+    rows: list[int] = []
+    columns = np.zeros(before.shape[1], dtype=bool)
+    for y in range(0, before.shape[0], BAND_ROWS):
+        band = before[y : y + BAND_ROWS] != after[y : y + BAND_ROWS]
+        if band.ndim == 3:
+            band = band.any(axis=2)
+        hit = band.any(axis=1)
+        if hit.any():
+            found = np.flatnonzero(hit)
+            rows += [y + int(found[0]), y + int(found[-1])]
+            columns |= band.any(axis=0)
+    if not rows:
+        return None
+    xs = np.flatnonzero(columns)
+    return Box(int(xs[0]), min(rows), int(xs[-1]) + 1, max(rows) + 1)
+
+
+def paste(image: np.ndarray, window: Box, patch: np.ndarray) -> np.ndarray:
+    """A copy of the RGBA image with the window's colour channels (a 3-channel patch)
+    or all channels (a 4-channel one) replaced: the one full-size copy a tool makes."""
+    out = image.copy()
+    channels = patch.shape[2] if patch.ndim == 3 else 1
+    out[window.y0 : window.y1, window.x0 : window.x1, :channels] = patch.reshape(
+        window.height, window.width, channels
+    )
+    return out
+
+
+def analysis_copy(
+    pixels: np.ndarray, budget: int = 1_000_000, interpolation: int = cv2.INTER_AREA
+) -> tuple[np.ndarray, float]:
+    """The pixels scaled down to at most `budget` pixels (unchanged when smaller), and
+    the scale used: for statistics that do not need every pixel of a camera file."""
+    h, w = pixels.shape[:2]
+    scale = min(1.0, (budget / max(1, h * w)) ** 0.5)
+    if scale >= 1.0:
+        return pixels, 1.0
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    if pixels.dtype == bool:
+        small = cv2.resize(pixels.astype(np.uint8) * 255, size, interpolation=cv2.INTER_AREA)
+        return small > 127, scale
+    return cv2.resize(pixels, size, interpolation=interpolation), scale
