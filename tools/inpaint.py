@@ -1,4 +1,6 @@
-"""OpenCV inpainting (Telea, Navier-Stokes) as removal and erase tools."""
+"""Removal by filling: OpenCV's diffusion inpainting (Telea, Navier-Stokes: fast, for
+scratches and small objects on plain ground) and exemplar-based completion by
+PatchMatch (tools/patchmatch.py: real texture copied from around the object)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,8 @@ import numpy as np
 from layerpath.errors import ToolFailed
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import dilate, mask_box, rgb
-from layerpath.tools.regions import crop, paste
+from layerpath.tools.patchmatch import fill_window
+from layerpath.tools.regions import crop, grow_box, paste
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
 _FLAGS = {"telea": cv2.INPAINT_TELEA, "ns": cv2.INPAINT_NS}
@@ -51,3 +54,30 @@ class OpenCvInpaint(Tool):
         )
         return ToolResult({ArtifactKind.IMAGE: out}, window=window)
 
+
+class PatchMatchFill(Tool):
+    """Fill a masked object with texture copied from around it (exemplar-based
+    completion by PatchMatch, coarse to fine): grain, grass and glaze continue through
+    the hole instead of a smear."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
+        grow = int(params["grow"])
+        bounds = mask_box(mask)
+        if bounds is None:
+            raise ToolFailed("The mask to fill is empty; nothing to remove.")
+        # context to copy from: the object's own size around it, at least 64 pixels
+        context = max(64, int(float(params["context"]) * max(bounds.width, bounds.height)))
+        window = grow_box(bounds, context + grow, image.shape)
+        hole = dilate(crop(mask, window), grow)
+        filled = fill_window(
+            np.ascontiguousarray(rgb(crop(image, window))),
+            hole,
+            seed=int(params["seed"]),
+            iterations=int(params["iterations"]),
+            guided=bool(params["guided"]),
+            progress=ctx.progress,
+        )
+        return ToolResult({ArtifactKind.IMAGE: paste(image, window, filled)}, window=window)

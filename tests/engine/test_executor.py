@@ -238,7 +238,10 @@ def test_rerun_a_step_with_another_tool(registry: Registry, scene: Scene) -> Non
     result, _ = run(engine, scene, "remove the ball")
     outcome = result.outcomes[0]
     assert outcome.tools == ("named_masks", "opencv_telea")
-    assert engine.alternatives(outcome.subtask.kind, outcome.tools, 1) == ["opencv_ns"]
+    assert engine.alternatives(outcome.subtask.kind, outcome.tools, 1) == [
+        "opencv_ns",
+        "patch_fill",
+    ]
     assert engine.alternatives(outcome.subtask.kind, outcome.tools, 0) == []
     assert outcome.start_image is not None
     request = EditRequest("remove the ball", Snapshot(outcome.start_image, scene.masks))

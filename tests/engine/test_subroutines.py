@@ -81,6 +81,7 @@ def test_tool_graph_is_derived_from_ports() -> None:
     assert removal == {
         "opencv_telea",
         "opencv_ns",
+        "patch_fill",
         "lama_inpaint",
         "named_masks",
         "sam_segment",

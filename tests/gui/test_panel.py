@@ -138,7 +138,7 @@ def test_rerun_a_step_with_another_tool_replaces_its_layers(
 ) -> None:  # type: ignore[no-untyped-def]
     run(qtbot, panel, "remove the ball")
     fill = next(k for k, p in panel.placed.items() if p.step.tool == "opencv_telea")
-    assert panel.rerun_options(fill) == ["opencv_ns"]
+    assert panel.rerun_options(fill) == ["opencv_ns", "patch_fill"]
     before = composite(document.image)
     with qtbot.waitSignal(panel.run_finished, timeout=60_000) as blocker:
         panel.rerun_step(fill, "opencv_ns")
@@ -155,7 +155,7 @@ def test_rerun_a_step_with_another_tool_replaces_its_layers(
     assert changed[ball].any() and not changed[~dilate(ball, 30)].any()
     # the new step can be re-run again, back to the first tool
     ns = next(k for k, p in panel.placed.items() if p.step.tool == "opencv_ns")
-    assert panel.rerun_options(ns) == ["opencv_telea"]
+    assert panel.rerun_options(ns) == ["opencv_telea", "patch_fill"]
 
 
 def test_save_a_step_as_an_action(qtbot, panel: Panel) -> None:  # type: ignore[no-untyped-def]

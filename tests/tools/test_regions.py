@@ -82,6 +82,7 @@ def tool_inputs(scene: Scene, kind: SubtaskKind) -> tuple[ToolContext, dict[Arti
     [
         "opencv_telea",
         "opencv_ns",
+        "patch_fill",
         "lab_recolor",
         "hsv_recolor",
         "text_inpaint_erase",
