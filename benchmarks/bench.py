@@ -46,6 +46,7 @@ from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 SUITES = {
     "scenes": "generated scenes (walls, skies, grass, patterns; objects; signs)",
     "sizes": "the demo edit at camera sizes (wall, tool seconds, peak memory)",
+    "checks": "the quality checks on labelled good and bad results in real photos",
 }
 WARM_UP_POINTS = (0, 40, 80, 120, 160, 200)
 

@@ -79,10 +79,21 @@ def _parser() -> argparse.ArgumentParser:
         "suite",
         nargs="?",
         default=None,
-        help="scenes (default: modes x alpha on generated tasks) or sizes (the demo edit "
-        "at camera sizes: wall, tool seconds, peak memory)",
+        help="scenes (default: modes x alpha on generated tasks), sizes (the demo edit "
+        "at camera sizes: wall, tool seconds, peak memory) or checks (the quality checks "
+        "on labelled good and bad results in real photos: ROC AUC, false passes)",
     )
     bench.add_argument("--suite", dest="suite_option", metavar="SUITE", help="the same")
+    bench.add_argument(
+        "--photos",
+        choices=["all", "skimage"],
+        default="all",
+        help="checks suite: scikit-image's photos and Debian's mate-backgrounds (fetched "
+        "with apt-get into --out), or scikit-image's only",
+    )
+    bench.add_argument(
+        "--rounds", type=int, default=2, help="checks suite: placements per photo (default 2)"
+    )
     bench.add_argument(
         "--sizes",
         default="1,6,12,24,48",
@@ -259,6 +270,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from layerpath.benchmarks import sizes
 
         sizes.bench_sizes(sizes.parse_sizes(args.sizes), args.out)
+        return 0
+    if suite == "checks":
+        from layerpath.benchmarks import checks
+
+        if args.rounds < 1:
+            raise BadInput("--rounds must be at least 1.")
+        checks.bench_checks(args.out, args.seed, args.photos == "all", args.rounds)
         return 0
     bench.bench(
         suite,

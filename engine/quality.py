@@ -8,7 +8,6 @@ that nothing changed outside the edited region.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -16,21 +15,24 @@ from typing import TYPE_CHECKING, Any
 import cv2
 import numpy as np
 
+from layerpath.engine.checks.cutout import check_cutout
+from layerpath.engine.checks.recolour import check_recolour
+from layerpath.engine.checks.removal import check_removal, untouched_outside
+from layerpath.engine.checks.text import (
+    check_text_added,
+    check_text_gone,
+    check_text_removal,
+    check_text_replacement,
+)
 from layerpath.engine.types import ArtifactKind, Box, Subtask, SubtaskKind, TextBox
 from layerpath.tools.imaging import (
     boxes_mask,
-    color_lab,
     dilate,
-    erode,
     mask_box,
-    parse_color,
     rgb,
-    ring,
-    to_lab,
 )
-from layerpath.tools.ocr import read_text_again
 from layerpath.tools.regions import crop, full_box, grow_box, union_box
-from layerpath.tools.text import select_text_boxes, text_matches
+from layerpath.tools.text import select_text_boxes
 
 if TYPE_CHECKING:
     from layerpath.engine.critics import Critic
@@ -39,114 +41,8 @@ K = SubtaskKind
 Values = Mapping[ArtifactKind, Any]
 
 
-def untouched_outside(before: np.ndarray, after: np.ndarray, region: np.ndarray) -> float:
-    """1.0 when no pixel outside the region changed; falls fast as changes spread."""
-    outside = ~region
-    if not outside.any():
-        return 1.0
-    changed = np.abs(rgb(before).astype(np.int16) - rgb(after).astype(np.int16)).max(axis=2) > 2
-    return float(np.clip(1.0 - 20.0 * changed[outside].mean(), 0.0, 1.0))
-
-
 def _gray(image: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(np.ascontiguousarray(rgb(image)), cv2.COLOR_RGB2GRAY).astype(np.float32)
-
-
-def color_match(lab_pixels: np.ndarray, target_rgb: tuple[int, int, int]) -> float:
-    """How well the pixels' mean colour reaches the target: hue angle and chroma for a
-    chromatic target (chroma relative, since gamut clipping caps saturated targets),
-    low chroma for a neutral one; lightness may differ by a shading margin."""
-    target = color_lab(target_rgb)
-    mean = lab_pixels.mean(axis=0)
-    chroma, target_chroma = float(np.hypot(mean[1], mean[2])), float(np.hypot(target[1], target[2]))
-    if target_chroma < 12:
-        hue_score = float(np.exp(-max(0.0, chroma - 10.0) / 15.0))
-    else:
-        angle = np.degrees(np.arctan2(mean[2], mean[1]) - np.arctan2(target[2], target[1]))
-        angle = (angle + 180.0) % 360.0 - 180.0
-        hue_score = float(np.exp(-((angle / 25.0) ** 2)) * min(1.0, chroma / (0.6 * target_chroma)))
-    lightness = abs(float(mean[0]) - float(target[0]))
-    return hue_score * float(np.exp(-max(0.0, lightness - 25.0) / 40.0))
-
-
-def check_recolor(before: np.ndarray, after: np.ndarray, mask: np.ndarray, color: str) -> float:
-    """Target colour reached inside, luminance structure kept, nothing else touched."""
-    inside = erode(mask, 2) if erode(mask, 2).any() else mask
-    color_score = color_match(to_lab(rgb(after))[inside], parse_color(color))
-    gray_before, gray_after = _gray(before)[inside], _gray(after)[inside]
-    if gray_before.std() < 2 or gray_after.std() < 2:
-        structure = 1.0
-    else:
-        structure = max(0.0, float(np.corrcoef(gray_before, gray_after)[0, 1]))
-    return float(
-        color_score * (0.5 + 0.5 * structure) * untouched_outside(before, after, dilate(mask, 3))
-    )
-
-
-def check_removal(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> float:
-    """The region changed, its fill matches the surrounding ring, and no seam shows."""
-    around = ring(dilate(mask, 4), 10)
-    if not around.any():
-        return 0.0
-    lab_before, lab_after = to_lab(rgb(before)), to_lab(rgb(after))
-    changed = float(np.abs(lab_after[mask] - lab_before[mask]).mean())
-    if changed < 2.0:
-        return 0.0
-    fill_distance = float(
-        np.linalg.norm(lab_after[mask].mean(axis=0) - lab_before[around].mean(axis=0))
-    )
-    consistency = float(np.exp(-fill_distance / 25.0))
-    gradient = cv2.magnitude(
-        *(cv2.Sobel(_gray(after), cv2.CV_32F, dx, dy) for dx, dy in ((1, 0), (0, 1)))
-    )
-    edge = dilate(mask, 5) & ~erode(dilate(mask, 5), 2)
-    base_gradient = float(gradient[around].mean()) + 4.0
-    seam = float(np.clip(1.5 * base_gradient / (float(gradient[edge].mean()) + 1e-3), 0.0, 1.0))
-    return consistency * (0.6 + 0.4 * seam) * untouched_outside(before, after, dilate(mask, 24))
-
-
-def _region_lines(image: np.ndarray, boxes: list[TextBox]) -> list[str]:
-    """OCR only around the edited boxes (cheaper, and other text does not interfere),
-    with a margin of at least the text's height: on a tight crop the detector misses
-    short words altogether."""
-    pad = max(24, max(b.box.height for b in boxes)) if boxes else 24
-    region = mask_box(boxes_mask(image.shape[:2], [b.box for b in boxes]), pad=pad)
-    if region is None:
-        return []
-    crop = image[region.y0 : region.y1, region.x0 : region.x1]
-    return [tb.text for tb in read_text_again(crop, 0.3)]
-
-
-def _similarity(a: str, b: str) -> float:
-    norm = lambda s: "".join(s.upper().split())  # noqa: E731
-    return difflib.SequenceMatcher(None, norm(a), norm(b)).ratio()
-
-
-def check_text_replacement(
-    before: np.ndarray, after: np.ndarray, boxes: list[TextBox], new: str
-) -> float:
-    lines = _region_lines(after, boxes)
-    if not lines:
-        return 0.0
-    best = max(_similarity(line, new) for line in lines)
-    leftovers = [
-        b
-        for b in boxes
-        if _similarity(b.text, new) < 0.8 and any(text_matches(line, b.text) for line in lines)
-    ]
-    return best * (0.3 if leftovers else 1.0)
-
-
-def check_text_gone(before: np.ndarray, after: np.ndarray, boxes: list[TextBox]) -> float:
-    lines = _region_lines(after, boxes)
-    still = [b for b in boxes if any(text_matches(line, b.text) for line in lines)]
-    region = dilate(boxes_mask(after.shape[:2], [b.box for b in boxes]), 8)
-    return (1.0 - len(still) / max(1, len(boxes))) * untouched_outside(before, after, region)
-
-
-def check_text_added(after: np.ndarray, new: str) -> float:
-    lines = [tb.text for tb in read_text_again(after, 0.3)]
-    return max((_similarity(line, new) for line in lines), default=0.0)
 
 
 def check_changed_in(before: np.ndarray, after: np.ndarray, boxes: list[TextBox]) -> float:
@@ -195,19 +91,6 @@ def check_outpainted(before: np.ndarray, after: np.ndarray, placement: object) -
     if y + h < after.shape[0]:
         jumps.append(np.abs(grey[y + h, x : x + w] - grey[y + h - 1, x : x + w]).mean())
     return 0.8 if max(jumps, default=0.0) < 20 else 0.4
-
-
-def check_cutout(before: np.ndarray, after: np.ndarray) -> float:
-    """A background removal keeps a subject (neither nothing nor almost everything) and
-    clears the picture's border, where background usually is; colours stay."""
-    if np.any(rgb(before) != rgb(after)):
-        return 0.0
-    kept = after[..., 3].astype(np.float32) / np.maximum(before[..., 3], 1)
-    share = float(kept.mean())
-    edge = np.concatenate([kept[0], kept[-1], kept[:, 0], kept[:, -1]])
-    if not 0.02 < share < 0.95:
-        return 0.0
-    return 0.9 if float(edge.mean()) < 0.2 else 0.5
 
 
 def check_mask(mask: np.ndarray) -> float:
@@ -296,15 +179,17 @@ def score(
         mask = np.zeros(after.shape[:2], dtype=bool)
     boxes = [_shifted(b, -region.x0, -region.y0) for b in full_boxes]
     checkers: dict[SubtaskKind, Callable[[], float]] = {
-        K.OBJECT_RECOLORATION: lambda: check_recolor(start, after, mask, subtask.to or ""),
-        K.OBJECT_REMOVAL: lambda: check_removal(start, after, mask),
-        K.TEXT_REPLACEMENT: lambda: check_text_replacement(start, after, boxes, subtask.to or ""),
-        K.TEXT_REMOVAL: lambda: check_text_gone(start, after, boxes),
+        K.OBJECT_RECOLORATION: lambda: check_recolour(start, after, mask, subtask.to or "").score,
+        K.OBJECT_REMOVAL: lambda: check_removal(start, after, mask).score,
+        K.TEXT_REPLACEMENT: lambda: (
+            check_text_replacement(start, after, boxes, subtask.to or "").score
+        ),
+        K.TEXT_REMOVAL: lambda: check_text_removal(start, after, boxes).score,
         K.TEXT_REDACTION: lambda: check_text_gone(start, after, boxes),
         K.TEXT_ADDITION: lambda: check_text_added(after, subtask.to or ""),
         K.KEYWORD_HIGHLIGHTING: lambda: check_changed_in(start, after, boxes),
         K.IMAGE_DEBLURRING: lambda: check_sharpened(start, after),
-        K.BACKGROUND_REMOVAL: lambda: check_cutout(start, after),
+        K.BACKGROUND_REMOVAL: lambda: check_cutout(start, after).score,
         K.IMAGE_UPSCALING: lambda: check_upscaled(start, after, subtask.params.get("factor")),
         K.OUTPAINTING: lambda: check_outpainted(start, after, produced.get(ArtifactKind.PLACEMENT)),
     }

@@ -128,7 +128,7 @@ def load_font(size: int, path: str | None = None) -> ImageFont.FreeTypeFont | Im
     return ImageFont.load_default(size=size)
 
 
-def _fit_font(
+def fit_font(
     text: str, height: int, max_width: int, path: str | None = None
 ) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     """The largest font whose ink is at most `height` tall and `max_width` wide."""
@@ -152,7 +152,7 @@ def draw_text(
 ) -> tuple[np.ndarray, Box]:
     """Draw text centred on `area`, sized to its height (wider text is shrunk), in the
     font file `font_path` (default: a bold sans); the result and the window drawn in."""
-    font = _fit_font(text, area.height, max_width, font_path)
+    font = fit_font(text, area.height, max_width, font_path)
     x0, y0, x1, y1 = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox((0, 0), text, font=font)
     cx, cy = (area.x0 + area.x1) / 2, (area.y0 + area.y1) / 2
     left, top = cx - (x0 + x1) / 2, cy - (y0 + y1) / 2

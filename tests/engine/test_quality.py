@@ -1,76 +1,130 @@
-"""Checkers tell good edits from broken ones, from the pixels alone."""
+"""The checks tell good edits from broken ones, from the pixels alone: fed the labelled
+check set's results (made from scikit-image's photos, which ship in its package), they
+reject a smear, streaks, a repeated patch, a ghost of the outline and a leftover object;
+flat paint, a leak, half an object and the wrong colour; a cut through the subject, holes
+and a kept block of background; a half-erased word, new text over a sign's frame, a
+frame partly erased; and accept the truth and results close to it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
+import pytest
 
-from layerpath.engine.quality import (
-    check_recolor,
-    check_removal,
-    check_text_gone,
-    check_text_replacement,
-)
-from layerpath.engine.types import ArtifactKind, SubtaskKind, ToolContext
+from layerpath.benchmarks.checks import judge, roc_auc, summary
+from layerpath.benchmarks.checkset import CheckCase, check_cases
+from layerpath.engine.checks.verdict import verdict
+from layerpath.engine.quality import score
+from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
 from layerpath.tools.imaging import dilate
-from layerpath.tools.inpaint import inpaint_region
-from layerpath.tools.ocr import read_text
-from layerpath.tools.registry import Registry
-from layerpath.tools.text import draw_text
-from tests.conftest import Scene
 
-REGISTRY = Registry.from_catalogue()
+pytest.importorskip("skimage")
 
 
-def recolored(scene: Scene, tool: str, color: str) -> np.ndarray:
-    t = REGISTRY.get(tool)
-    ctx = ToolContext(SubtaskKind.OBJECT_RECOLORATION, "wall", to=color)
-    out = t.run(
-        ctx,
-        {ArtifactKind.IMAGE: scene.image, ArtifactKind.MASK: scene.masks["wall"]},
-        t.spec.params,
-    )
-    return out.outputs[ArtifactKind.IMAGE]
+def cases(kind: str, photo: str, seed: int = 0) -> Iterator[CheckCase]:
+    from layerpath.benchmarks.photos import skimage_photos
+
+    photos = [p for p in skimage_photos() if p.name == photo]
+    yield from check_cases(photos, seed=seed, rounds=1, kinds=[kind])
 
 
-def test_recolour_check_rewards_the_colour_and_punishes_spill(scene: Scene) -> None:
-    wall = scene.masks["wall"]
-    good = recolored(scene, "lab_recolor", "yellow")
-    assert check_recolor(scene.image, good, wall, "yellow") > 0.8
-    assert check_recolor(scene.image, good, wall, "blue") < 0.2  # wrong colour
-    assert check_recolor(scene.image, scene.image, wall, "blue") < 0.2  # nothing done
-    spilled = good.copy()
-    spilled[~dilate(wall, 10)] = (255, 255, 0, 255)
-    assert check_recolor(scene.image, spilled, wall, "yellow") < 0.1
+#: per checker: a photo, and the bad results that must be rejected there (the checks are
+#: measured on the whole set by `layerpath bench checks`; these are clear-cut ones)
+NAMED = {
+    "removal": (
+        "gravel",
+        {"smear (blurred)", "Telea fill (smear)", "streaks", "repeated patch",
+         "ghost of the outline", "object left in part"},
+    ),
+    "recolour": (
+        "brick",
+        {"flat paint (texture lost)", "colour leaking past the object",
+         "half the object recoloured", "the wrong colour", "texture blurred away"},
+    ),
+    "cut-out": (
+        "coffee",
+        {"holes through the subject", "ears cut off", "half the subject cut away",
+         "a frame-shaped guess"},
+    ),
+    "text": (
+        "coffee",
+        {"old text half erased under the new", "new text over the sign's frame",
+         "the sign's frame erased in part", "a misspelt word", "old text half erased"},
+    ),
+}  # fmt: skip
 
 
-def test_recolour_check_prefers_lab_for_neutral_targets(scene: Scene) -> None:
-    wall = scene.masks["wall"]
-    lab = check_recolor(scene.image, recolored(scene, "lab_recolor", "black"), wall, "black")
-    hsv = check_recolor(scene.image, recolored(scene, "hsv_recolor", "black"), wall, "black")
-    assert lab > 0.5 > hsv
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", list(NAMED))
+def test_a_checker_rejects_each_named_defect_and_accepts_the_truth(kind: str) -> None:
+    photo, named = NAMED[kind]
+    judged = [(case, judge(case)) for case in cases(kind, photo)]
+    rejected = {c.family for c, j in judged if not c.good and j.score < 0.5}
+    assert named <= rejected, named - rejected
+    goods = [(c.family, round(j.score, 2)) for c, j in judged if c.good]
+    truth = goods[0]  # each set starts with the truth itself
+    assert truth[1] >= 0.5 and sum(score < 0.5 for _, score in goods) <= 1, goods
 
 
-def test_removal_check(scene: Scene) -> None:
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["removal", "recolour", "cut-out"])
+def test_a_checker_ranks_good_results_above_bad_ones_on_other_photos(kind: str) -> None:
+    """On photos and placements the tolerances were not set on."""
+    judged = [judge(c) for photo in ("astronaut", "motorcycle") for c in cases(kind, photo, 11)]
+    row = summary(judged)["checkers"][0]
+    assert row["auc"] >= 0.9 and row["false_pass"] <= 0.1, row
+
+
+def test_a_defect_at_its_tolerance_scores_the_threshold_and_is_named() -> None:
+    assert verdict({"smear": 0.0}).score == 1.0
+    at = verdict({"smear": 1.0, "seam": 0.0})
+    assert at.score == pytest.approx(0.5) and at.reason.startswith("smear")
+    worse = verdict({"smear": 1.0, "seam": 1.0})
+    assert worse.score < at.score and "seam" in worse.reason
+    assert verdict({"smear": 0.0}, untouched=0.5).reason == "pixels changed outside the region"
+
+
+def test_roc_auc_counts_pairs_ranked_right() -> None:
+    assert roc_auc([0.9, 0.8, 0.2], [True, True, False]) == 1.0
+    assert roc_auc([0.2, 0.9], [True, False]) == 0.0
+    assert roc_auc([0.5, 0.5], [True, False]) == 0.5
+
+
+def test_a_removal_is_judged_around_its_window_only(scene) -> None:  # type: ignore[no-untyped-def]
+    """The engine's scoring crops to the step's window: the same verdict as on the whole
+    picture, and a change far away (outside the window the tool reported) is not looked
+    for at all."""
+    from layerpath.tools.registry import Registry
+    from layerpath.tools.types import ToolContext
+
     ball = scene.masks["ball"]
-    filled, _ = inpaint_region(scene.image, ball, "telea", 5, 4)
-    assert check_removal(scene.image, filled, ball) > 0.6
-    assert check_removal(scene.image, scene.image, ball) == 0.0  # unchanged
-    blotch = scene.image.copy()
-    blotch[ball] = (0, 255, 0, 255)  # changed, but nothing like its surroundings
-    assert check_removal(scene.image, blotch, ball) < 0.2
+    tool = Registry.from_catalogue().get("patch_fill")
+    result = tool.run(
+        ToolContext(SubtaskKind.OBJECT_REMOVAL, "ball"),
+        {ArtifactKind.IMAGE: scene.image, ArtifactKind.MASK: ball},
+        tool.spec.param_schedule()[0],
+    )
+    after = result.outputs[ArtifactKind.IMAGE]
+    subtask = Subtask(SubtaskKind.OBJECT_REMOVAL, "ball")
+    state = {ArtifactKind.IMAGE: after, ArtifactKind.MASK: ball}
+    whole = score(subtask, {ArtifactKind.IMAGE: after}, state, scene.image, None, None)
+    windowed = score(subtask, {ArtifactKind.IMAGE: after}, state, scene.image, None, result.window)
+    assert whole == pytest.approx(windowed, abs=0.05) and windowed >= 0.5
+    spoiled = scene.image.copy()
+    spoiled[~dilate(ball, 30)] = (0, 0, 0, 255)  # everything else blackened
+    assert score(subtask, {ArtifactKind.IMAGE: spoiled}, state, scene.image, None, None) < 0.2
 
 
-def test_text_checks_read_the_result(scene: Scene) -> None:
-    boxes = list(read_text(scene.image))
-    blank = scene.image.copy()
-    sign = scene.masks["sign"]
-    blank[sign] = (250, 250, 246, 255)
-    assert check_text_gone(scene.image, blank, boxes) == 1.0
-    assert check_text_gone(scene.image, scene.image, boxes) == 0.0
-    ink = boxes[0].ink
-    assert ink is not None
-    opened, _ = draw_text(blank, "OPEN", ink, (25, 25, 30), 200)
-    assert check_text_replacement(scene.image, opened, boxes, "OPEN") > 0.9
-    # writing over the old text without erasing it leaves CLOSED legible: punished
-    overwritten, _ = draw_text(scene.image, "OPEN", ink, (25, 25, 30), 200)
-    assert check_text_replacement(scene.image, overwritten, boxes, "OPEN") < 0.5
+def test_the_summary_reports_false_passes_and_false_fails_at_the_threshold() -> None:
+    from layerpath.benchmarks.checks import Judged
+
+    judged = [
+        Judged("removal", "p", "truth", True, 0.9, 0.0),
+        Judged("removal", "p", "truth", True, 0.4, 0.0),
+        Judged("removal", "p", "smear", False, 0.6, 0.0),
+        Judged("removal", "p", "smear", False, 0.1, 0.0),
+    ]
+    (row,) = summary(judged)["checkers"]
+    assert row["false_pass"] == 0.5 and row["false_fail"] == 0.5 and row["auc"] == 0.75
+    assert np.isnan(roc_auc([0.3], [True]))

@@ -1,0 +1,199 @@
+"""`layerpath bench checks`: how far the quality checks can be trusted.
+
+Every case of the labelled check set (benchmarks/checkset.py) is judged through the
+engine's own scoring (`engine.quality.score`, as a run calls it: the step's window, the
+subtask's mask or the text boxes OCR finds in the picture before). Per checker the table
+gives the ROC AUC (how well its score ranks good results above bad ones) and, at the
+working threshold, the false passes (bad results it would call done) and the false fails
+(good results it would reject); per kind of result, how many pass.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from layerpath.benchmarks.checkset import CHECKERS, CheckCase, check_cases
+from layerpath.benchmarks.photos import all_photos
+from layerpath.engine.quality import score
+from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
+from layerpath.tools.ocr import read_text
+from layerpath.tools.regions import changed_window
+
+K = SubtaskKind
+THRESHOLD = 0.5  # the engine's default quality threshold (EditRequest.quality_threshold)
+KINDS = {
+    "removal": K.OBJECT_REMOVAL,
+    "recolour": K.OBJECT_RECOLORATION,
+    "cut-out": K.BACKGROUND_REMOVAL,
+    "text replacement": K.TEXT_REPLACEMENT,
+    "text removal": K.TEXT_REMOVAL,
+}
+
+
+@dataclass
+class Judged:
+    checker: str
+    photo: str
+    family: str
+    good: bool
+    score: float
+    seconds: float
+
+
+def judge(case: CheckCase) -> Judged:
+    """The case through the engine's scoring, as a run would score the step."""
+    kind = KINDS[case.checker]
+    subtask = Subtask(kind, "object", case.to, id="c1")
+    state: dict[ArtifactKind, Any] = {ArtifactKind.IMAGE: case.after}
+    if case.mask is not None:
+        state[ArtifactKind.MASK] = case.mask
+    started = time.perf_counter()
+    if case.checker.startswith("text"):
+        state[ArtifactKind.TEXT_BOXES] = read_text(case.before)
+    window = changed_window(case.before, case.after)
+    quality = score(subtask, {ArtifactKind.IMAGE: case.after}, state, case.before, None, window)
+    return Judged(
+        case.checker, case.photo, case.family, case.good, quality, time.perf_counter() - started
+    )
+
+
+def roc_auc(scores: Sequence[float], labels: Sequence[bool]) -> float:
+    """The probability that a good result scores above a bad one (ties count half)."""
+    good = np.array([s for s, g in zip(scores, labels, strict=True) if g])
+    bad = np.array([s for s, g in zip(scores, labels, strict=True) if not g])
+    if not len(good) or not len(bad):
+        return float("nan")
+    above = (good[:, None] > bad[None, :]).sum() + 0.5 * (good[:, None] == bad[None, :]).sum()
+    return float(above / (len(good) * len(bad)))
+
+
+def summary(judged: Sequence[Judged], threshold: float = THRESHOLD) -> dict[str, Any]:
+    by_checker: dict[str, list[Judged]] = defaultdict(list)
+    for j in judged:
+        by_checker[j.checker].append(j)
+    rows = []
+    for checker in CHECKERS:
+        group = by_checker.get(checker, [])
+        if not group:
+            continue
+        good = [j for j in group if j.good]
+        bad = [j for j in group if not j.good]
+        rows.append(
+            {
+                "checker": checker,
+                "cases": len(group),
+                "good": len(good),
+                "bad": len(bad),
+                "auc": roc_auc([j.score for j in group], [j.good for j in group]),
+                "false_pass": sum(j.score >= threshold for j in bad) / max(1, len(bad)),
+                "false_fail": sum(j.score < threshold for j in good) / max(1, len(good)),
+                "seconds": float(np.mean([j.seconds for j in group])),
+            }
+        )
+    families: dict[tuple[str, str, bool], list[Judged]] = defaultdict(list)
+    for j in judged:
+        families[(j.checker, j.family, j.good)].append(j)
+    return {
+        "threshold": threshold,
+        "checkers": rows,
+        "families": [
+            {
+                "checker": c,
+                "family": f,
+                "good": g,
+                "cases": len(group),
+                "pass": sum(j.score >= threshold for j in group) / len(group),
+                "mean_score": float(np.mean([j.score for j in group])),
+            }
+            for (c, f, g), group in sorted(
+                families.items(),
+                key=lambda item: (CHECKERS.index(item[0][0]), not item[0][2], item[0][1]),
+            )
+        ],
+    }
+
+
+def markdown(data: dict[str, Any]) -> str:
+    from layerpath.benchmarks.bench import table
+
+    lines = [
+        f"Labelled check set: {data['cases']} results on {data['photos']} photos "
+        f"(seed {data['seed']}); {data['machine']}; {data['date']}. "
+        f"Threshold {data['summary']['threshold']}.",
+        "",
+    ]
+    lines += table(
+        "",
+        ("checker", "good / bad", "ROC AUC", "false pass", "false fail", "s / check"),
+        (
+            (
+                r["checker"],
+                f"{r['good']} / {r['bad']}",
+                f"{r['auc']:.3f}",
+                f"{r['false_pass']:.1%}",
+                f"{r['false_fail']:.1%}",
+                f"{r['seconds']:.2f}",
+            )
+            for r in data["summary"]["checkers"]
+        ),
+    )
+    lines += table(
+        "Per kind of result: the share the checks pass",
+        ("checker", "result", "label", "cases", "pass", "mean score"),
+        (
+            (
+                f["checker"],
+                f["family"],
+                "good" if f["good"] else "bad",
+                str(f["cases"]),
+                f"{f['pass']:.0%}",
+                f"{f['mean_score']:.2f}",
+            )
+            for f in data["summary"]["families"]
+        ),
+    )
+    return "\n".join(lines).rstrip()
+
+
+def judge_all(cases: Iterable[CheckCase], progress: bool = True) -> list[Judged]:
+    judged = []
+    started = time.perf_counter()
+    for number, case in enumerate(cases, start=1):
+        judged.append(judge(case))
+        if progress:
+            if number % 25 == 0:
+                elapsed = time.perf_counter() - started
+                print(f"{number} results judged, {elapsed:.0f} s", file=sys.stderr, flush=True)
+    return judged
+
+
+def bench_checks(out: Path, seed: int = 0, debian: bool = True, rounds: int = 1) -> dict[str, Any]:
+    """Judge the whole check set; the tables on stdout, every judgement in the JSON."""
+    from layerpath.benchmarks.bench import machine
+
+    photos = all_photos(out / "photos-cache", debian=debian)
+    judged = judge_all(check_cases(photos, seed, rounds))
+    data = {
+        "suite": "checks",
+        "seed": seed,
+        "photos": len(photos),
+        "cases": len(judged),
+        "machine": machine(),
+        "date": date.today().isoformat(),
+        "summary": summary(judged),
+        "judged": [asdict(j) for j in judged],
+    }
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "bench-checks.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    print(markdown(data))
+    return data

@@ -1,0 +1,107 @@
+"""Did the object take the colour, all of it, keeping its texture, and nothing else?
+
+Measured inside the mask (its core, a few pixels in from the edge) on a copy of the
+window scaled to at most ANALYSIS_PIXELS: the colour reached (the mean's hue and chroma,
+or greyness for a neutral colour), how much of the object reached it (half an object
+recoloured fails), whether its shading and texture survived (flat paint fails), and how
+much of the photo's background the mask took in along its edge (colour leaking past the
+object onto the wall behind it)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from layerpath.engine.checks.removal import untouched_outside
+from layerpath.engine.checks.texture import bands, energy, grain, grey, lab_of, palette
+from layerpath.engine.checks.verdict import Verdict, verdict
+from layerpath.tools.imaging import color_lab, dilate, erode, mask_box, parse_color
+from layerpath.tools.regions import analysis_copy, crop
+
+ANALYSIS_PIXELS = 1_000_000
+
+
+def color_match(lab_pixels: np.ndarray, target_rgb: tuple[int, int, int]) -> float:
+    """How well the pixels' mean colour reaches the target: hue angle and chroma for a
+    chromatic target (chroma relative, since gamut clipping caps saturated targets),
+    low chroma for a neutral one; lightness may differ by a shading margin."""
+    target = color_lab(target_rgb)
+    mean = lab_pixels.mean(axis=0)
+    chroma, target_chroma = float(np.hypot(mean[1], mean[2])), float(np.hypot(target[1], target[2]))
+    if target_chroma < 12:
+        hue_score = float(np.exp(-max(0.0, chroma - 10.0) / 15.0))
+    else:
+        angle = np.degrees(np.arctan2(mean[2], mean[1]) - np.arctan2(target[2], target[1]))
+        angle = (angle + 180.0) % 360.0 - 180.0
+        hue_score = float(np.exp(-((angle / 25.0) ** 2)) * min(1.0, chroma / (0.6 * target_chroma)))
+    lightness = abs(float(mean[0]) - float(target[0]))
+    return hue_score * float(np.exp(-max(0.0, lightness - 25.0) / 40.0))
+
+
+def reached(lab_pixels: np.ndarray, target_rgb: tuple[int, int, int]) -> np.ndarray:
+    """Per pixel: whether it has the target's hue (within 40 degrees, with some colour to
+    it), or is near grey for a neutral target."""
+    target = color_lab(target_rgb)
+    target_chroma = float(np.hypot(target[1], target[2]))
+    chroma = np.hypot(lab_pixels[:, 1], lab_pixels[:, 2])
+    if target_chroma < 12:
+        return chroma < 18
+    angle = np.degrees(
+        np.arctan2(lab_pixels[:, 2], lab_pixels[:, 1]) - np.arctan2(target[2], target[1])
+    )
+    angle = (angle + 180.0) % 360.0 - 180.0
+    return (np.abs(angle) < 40) & (chroma > max(6.0, 0.25 * target_chroma))
+
+
+def background_inside(before_lab: np.ndarray, mask: np.ndarray, width: int) -> float:
+    """How deep (in pixels, on average along the mask's edge) the mask reaches into what
+    looks like the background around it: edge pixels nearer the colours just outside the
+    mask than the object's own (its core's)."""
+    core = erode(mask, 2 * width)
+    outside = bands(mask, 2, 2 + width)
+    edge = mask & ~core
+    if core.sum() < 16 or outside.sum() < 16 or not edge.any():
+        return 0.0
+    object_colours, _ = palette(before_lab[core], 6)
+    ground_colours, _ = palette(before_lab[outside], 6)
+    pixels = before_lab[edge]
+    to_object = np.sqrt(((pixels[:, None] - object_colours[None]) ** 2).sum(axis=2)).min(axis=1)
+    to_ground = np.sqrt(((pixels[:, None] - ground_colours[None]) ** 2).sum(axis=2)).min(axis=1)
+    ground_like = float((to_ground < 0.6 * to_object).sum())
+    perimeter = float((mask & ~erode(mask, 1)).sum())
+    return ground_like / max(1.0, perimeter)
+
+
+def check_recolour(before: np.ndarray, after: np.ndarray, mask: np.ndarray, colour: str) -> Verdict:
+    """How well the object in `mask` took `colour` (`before`, `after`: RGBA of one size)."""
+    target = parse_color(colour)
+    untouched = untouched_outside(before, after, dilate(mask, 3))
+    bounds = mask_box(mask)
+    if bounds is None:
+        return Verdict(0.0, "no region to recolour")
+    width = int(np.clip(0.15 * np.sqrt(mask.sum()), 4, 300))
+    window = mask_box(mask, pad=2 * width + 8)
+    assert window is not None
+    start, scale = analysis_copy(crop(before, window), ANALYSIS_PIXELS)
+    end, _ = analysis_copy(crop(after, window), ANALYSIS_PIXELS)
+    region, _ = analysis_copy(crop(mask, window), ANALYSIS_PIXELS)
+    width = max(3, round(width * scale))
+    core = erode(region, 2) if erode(region, 2).any() else region
+    if not core.any():
+        return Verdict(0.0, "no region to recolour")
+    lab_before, lab_after = lab_of(start), lab_of(end)
+    defects: dict[str, float] = {}
+    defects["not the asked colour"] = max(0.0, 0.75 - color_match(lab_after[core], target)) / 0.25
+    coverage = float(reached(lab_after[core], target).mean())
+    defects["part of the object not recoloured"] = max(0.0, 0.85 - coverage) / 0.1
+    luma_before, luma_after = grey(start), grey(end)
+    detail = float(energy(luma_before)[core].mean())
+    if detail > 3.0:  # an object with texture or shading must keep it
+        kept = float(energy(luma_after)[core].mean()) / detail
+        defects["texture lost"] = max(0.0, 0.7 - kept) / 0.2
+    fine = grain(luma_before, core)
+    grainy = float(np.clip((fine - 1.5) / 1.5, 0.0, 1.0))
+    defects["grain lost"] = grainy * max(0.0, 0.5 - grain(luma_after, core) / (fine + 1e-3)) / 0.15
+    defects["colour leaking onto the background"] = (
+        max(0.0, background_inside(lab_before, region, width) - 3.0) / 2.0
+    )
+    return verdict(defects, untouched)

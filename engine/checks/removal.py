@@ -1,0 +1,95 @@
+"""Did the object go, and does the fill look like the photo around it?
+
+The fill is compared with a ring of photo around the hole, on a copy of their window
+scaled to at most ANALYSIS_PIXELS: its texture (a smear has far less detail than the
+ground around it), its colours (a leftover object or a foreign patch brings colours the
+ring lacks), the edge of the hole (a brighter or darker ghost of the outline), the
+direction of its texture (streaks dragged across it), repeats within it (one patch
+tiled), and what did not change at all (the object left in part)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from layerpath.engine.checks.texture import (
+    bands,
+    coherence,
+    energy,
+    foreign_share,
+    grain,
+    grey,
+    lab_of,
+    repeated_share,
+    seam_offset,
+    sector_energy,
+)
+from layerpath.engine.checks.verdict import Verdict, verdict
+from layerpath.tools.imaging import dilate, erode, mask_box, rgb
+from layerpath.tools.regions import analysis_copy, crop
+
+ANALYSIS_PIXELS = 1_000_000
+
+
+def untouched_outside(before: np.ndarray, after: np.ndarray, region: np.ndarray) -> float:
+    """1.0 when no pixel outside the region changed; falls fast as changes spread."""
+    outside = ~region
+    if not outside.any():
+        return 1.0
+    changed = np.abs(rgb(before).astype(np.int16) - rgb(after).astype(np.int16)).max(axis=2) > 2
+    return float(np.clip(1.0 - 20.0 * changed[outside].mean(), 0.0, 1.0))
+
+
+def check_removal(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> Verdict:
+    """How well the object in `mask` was removed (`before`, `after`: RGBA of one size)."""
+    untouched = untouched_outside(before, after, dilate(mask, 24))
+    bounds = mask_box(mask)
+    if bounds is None:
+        return Verdict(0.0, "no region to remove")
+    width = int(np.clip(0.35 * np.sqrt(mask.sum()), 6, 400))
+    window = mask_box(mask, pad=3 * width + 8)
+    assert window is not None
+    start, _ = analysis_copy(crop(before, window), ANALYSIS_PIXELS)
+    end, scale = analysis_copy(crop(after, window), ANALYSIS_PIXELS)
+    hole, _ = analysis_copy(crop(mask, window), ANALYSIS_PIXELS)
+    width = max(4, round(width * scale))
+    if not hole.any():
+        return Verdict(0.0, "no region to remove")
+    changed = np.abs(rgb(start).astype(np.int16) - rgb(end).astype(np.int16)).max(axis=2) > 2
+    if changed[hole].mean() < 0.05:
+        return Verdict(0.0, "nothing changed where the object was")
+    inner = erode(hole, 2) if erode(hole, 2).any() else hole
+    ring = bands(hole, 2, 2 + width)
+    luma = grey(end)
+    defects: dict[str, float] = {}
+    # detail: the fill's texture against the ring's plainer sectors (a strong edge in
+    # one sector does not make the whole surrounding 'textured'); its sharpest edges
+    # against the ring's (a smear across a stripe or a rim leaves none); how much of it
+    # is flatter than the flattest quarter of the ring
+    fine, soft = energy(luma), energy(luma, 1.0)
+    around = float(np.percentile(sector_energy(fine, ring), 35))
+    textured = float(np.clip((around - 2.5) / 4.0, 0.0, 1.0))  # a plain sky needs none
+    ratio = float(fine[inner].mean()) / (around + 1e-3)
+    defects["smeared detail"] = textured * max(0.0, 0.55 - ratio) / 0.2
+    peaks = float(np.percentile(soft[inner], 90) / (np.percentile(soft[ring], 90) + 1e-3))
+    defects["edges lost in a smear"] = textured * max(0.0, 0.6 - peaks) / 0.2
+    flat = float((soft[inner] < np.percentile(soft[ring], 25)).mean())
+    defects["flat patches"] = textured * max(0.0, flat - 0.45) / 0.15
+    # grain: a photo's own fine texture is everywhere; a smear has none
+    ring_grain = grain(luma, ring)
+    grainy = float(np.clip((ring_grain - 1.5) / 1.5, 0.0, 1.0))
+    defects["no grain"] = grainy * max(0.0, 0.5 - grain(luma, inner) / (ring_grain + 1e-3)) / 0.15
+    noise = float(energy(luma)[inner].mean() / (energy(luma)[ring].mean() + 1e-3))
+    defects["noisy"] = max(0.0, noise - 3.0) / 1.0
+    lab = lab_of(end)
+    defects["colours not found around it"] = (
+        foreign_share(lab[inner], lab[bands(hole, 2, 2 + 2 * width)]) / 0.12
+    )
+    core = erode(hole, 3) if erode(hole, 3).any() else hole  # (a drawn mask's margin may stay)
+    defects["the object left in part"] = float((~changed[core]).mean()) / 0.15
+    step = seam_offset(luma, hole, max(2, width // 4))  # grey levels
+    defects["a brighter or darker outline"] = max(0.0, step - 5.0) / 4.0
+    flow = coherence(luma)
+    defects["streaks"] = max(0.0, float(flow[inner].mean() - flow[ring].mean()) - 0.12) / 0.15
+    repeats = repeated_share(luma, inner) - repeated_share(grey(start), ring)
+    defects["a repeated patch"] = max(0.0, repeats - 0.1) / 0.15
+    return verdict(defects, untouched)

@@ -1,0 +1,155 @@
+"""Picture statistics the checks share: texture energy, palettes, seams, streaks and
+repeats, each comparing a region with the photo around it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import cv2
+import numpy as np
+
+from layerpath.tools.imaging import dilate, erode, rgb, to_lab
+
+
+def grey(image: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(np.ascontiguousarray(rgb(image)), cv2.COLOR_RGB2GRAY).astype(np.float32)
+
+
+def energy(luma: np.ndarray, sigma: float = 0.0) -> np.ndarray:
+    """Gradient magnitude, after a blur of `sigma` (0: the finest scale)."""
+    if sigma > 0:
+        luma = cv2.GaussianBlur(luma, (0, 0), sigma)
+    return cv2.magnitude(cv2.Sobel(luma, cv2.CV_32F, 1, 0), cv2.Sobel(luma, cv2.CV_32F, 0, 1))
+
+
+def grain(luma: np.ndarray, region: np.ndarray) -> float:
+    """The photo's finest texture (sensor grain, fibres) in a region: the mean absolute
+    Laplacian of its calmer three quarters (edges left out)."""
+    values = np.abs(cv2.Laplacian(luma, cv2.CV_32F))[region]
+    if not len(values):
+        return 0.0
+    return float(values[values <= np.percentile(values, 75)].mean())
+
+
+def bands(region: np.ndarray, near: int, far: int) -> np.ndarray:
+    """The pixels between `near` and `far` pixels outside the region."""
+    return dilate(region, far) & ~dilate(region, near)
+
+
+def palette(lab: np.ndarray, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A few representative colours of the pixels (k-means in Lab) and how far their
+    members spread (the RMS distance to their centre)."""
+    rng = np.random.default_rng(seed)
+    points = lab[rng.permutation(len(lab))[:6000]].astype(np.float32)
+    centres = points[rng.choice(len(points), min(count, len(points)), replace=False)]
+    for _ in range(10):
+        owner = np.argmin(((points[:, None] - centres[None]) ** 2).sum(axis=2), axis=1)
+        centres = np.array(
+            [
+                points[owner == k].mean(axis=0) if (owner == k).any() else centres[k]
+                for k in range(len(centres))
+            ]
+        )
+    owner = np.argmin(((points[:, None] - centres[None]) ** 2).sum(axis=2), axis=1)
+    spread = np.array(
+        [
+            float(np.sqrt(((points[owner == k] - centres[k]) ** 2).sum(axis=1).mean()))
+            if (owner == k).any()
+            else 0.0
+            for k in range(len(centres))
+        ]
+    )
+    return centres, spread
+
+
+def foreign_share(lab_region: np.ndarray, lab_context: np.ndarray) -> float:
+    """The share of a region's colours that the context around it does not have (farther
+    from every one of its representative colours than that colour's members are, plus a
+    margin)."""
+    if len(lab_region) == 0 or len(lab_context) < 8:
+        return 0.0
+    centres, spread = palette(lab_context, 8)
+    sample = lab_region[np.random.default_rng(1).permutation(len(lab_region))[:6000]]
+    distance = np.sqrt(((sample[:, None] - centres[None]) ** 2).sum(axis=2))
+    allowed = 2.0 * spread[None] + 10.0
+    return float((distance > allowed).all(axis=1).mean())
+
+
+def seam_offset(luma: np.ndarray, region: np.ndarray, width: int) -> float:
+    """How much brighter or darker the region is just inside its edge than the photo just
+    outside: the median of the brightness differences of pixel pairs across the edge
+    (each pixel of a band `width` wide inside paired with its nearest in the band
+    outside). A ghost of an outline is a steady step and survives the median; the
+    photo's own texture and edges, crossing the edge every which way, even out."""
+    soft = cv2.GaussianBlur(luma, (0, 0), 1.5)
+    w = max(2, width)
+    inner = region & ~erode(region, w)
+    outer = bands(region, 0, w)
+    if not inner.any() or not outer.any():
+        return 0.0
+    _, nearest = cv2.distanceTransformWithLabels(
+        (~outer).astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL
+    )
+    oy, ox = np.nonzero(outer)
+    lookup = np.zeros(int(nearest.max()) + 1, np.int64)
+    lookup[nearest[oy, ox]] = np.arange(len(oy))
+    iy, ix = np.nonzero(inner)
+    match = lookup[nearest[iy, ix]]
+    return abs(float(np.median(soft[iy, ix] - soft[oy[match], ox[match]])))
+
+
+def sector_energy(values: np.ndarray, region: np.ndarray, sectors: int = 8) -> np.ndarray:
+    """The mean of `values` in each angular sector of `region` around its centre (sectors
+    with too few pixels left out)."""
+    ys, xs = np.nonzero(region)
+    angle = np.arctan2(ys - ys.mean(), xs - xs.mean())
+    sector = ((angle + np.pi) / (2 * np.pi) * sectors).astype(int) % sectors
+    found = [
+        values[ys[sector == k], xs[sector == k]].mean()
+        for k in range(sectors)
+        if (sector == k).sum() >= 8
+    ]
+    return np.array(found, np.float32)
+
+
+def coherence(luma: np.ndarray, sigma: float = 2.5) -> np.ndarray:
+    """How strongly the texture runs in one direction (0 = none, 1 = all of it): the
+    structure tensor's coherence."""
+    gx = cv2.Sobel(luma, cv2.CV_32F, 1, 0)
+    gy = cv2.Sobel(luma, cv2.CV_32F, 0, 1)
+    jxx = cv2.GaussianBlur(gx * gx, (0, 0), sigma)
+    jyy = cv2.GaussianBlur(gy * gy, (0, 0), sigma)
+    jxy = cv2.GaussianBlur(gx * gy, (0, 0), sigma)
+    root = np.sqrt((jxx - jyy) ** 2 + 4 * jxy**2)
+    return root / (jxx + jyy + 1e-3)
+
+
+def repeated_share(luma: np.ndarray, region: np.ndarray, side: int = 6) -> float:
+    """The share of a region's textured patches that appear again, the same, elsewhere
+    in it (a tiled patch; copies of one spot). Patches are compared with their mean
+    taken away, in steps of 4 grey levels; flat patches do not count."""
+    h, w = luma.shape
+    counts: dict[bytes, list[tuple[int, int]]] = defaultdict(list)
+    total = 0
+    ys, xs = np.nonzero(region[: h - side : 2, : w - side : 2])
+    for y, x in zip(ys * 2, xs * 2, strict=True):
+        patch = luma[y : y + side, x : x + side]
+        if patch.std() < 4.0 or not region[y : y + side, x : x + side].all():
+            continue
+        total += 1
+        counts[np.round((patch - patch.mean()) / 4.0).astype(np.int8).tobytes()].append(
+            (int(y), int(x))
+        )
+    if total == 0:
+        return 0.0
+    repeated = 0
+    for places in counts.values():
+        if len(places) > 1:
+            spots = np.array(places)
+            far = np.abs(spots[:, None] - spots[None]).max(axis=2) >= side
+            repeated += int(far.any(axis=1).sum())
+    return repeated / total
+
+
+def lab_of(image: np.ndarray) -> np.ndarray:
+    return to_lab(rgb(image))
