@@ -67,6 +67,7 @@ class Check:
         self.seen["run"] = {
             "ok": bool(result is not None and result.ok),
             "tools": [call.tool for call in result.calls] if result is not None else [],
+            "errors": [o.error for o in result.outcomes if not o.ok] if result is not None else [],
         }
         QtCore.QTimer.singleShot(2000, self.finish)  # let the canvas repaint
 

@@ -96,10 +96,12 @@ def test_a_replayed_call_reports_the_first_calls_seconds(scene: Scene) -> None:
     first = engine.run(EditRequest("remove the ball", scene.snapshot(), mode=Mode.SLOW))
     assert kept and first.ok
     second = engine.run(EditRequest("remove the ball", scene.snapshot(), mode=Mode.FAST_SLOW))
-    replayed = {c.tool: c.seconds for c in second.calls}
+    key = lambda c: (c.tool, json.dumps(c.params, sort_keys=True))  # noqa: E731
+    replayed = {key(c): c.seconds for c in second.calls}
+    assert set(replayed) & {key(c) for c in first.calls}
     for call in first.calls:
-        if call.tool in replayed:
-            assert replayed[call.tool] == call.seconds
+        if key(call) in replayed:
+            assert replayed[key(call)] == call.seconds
     assert np.array_equal(first.image, second.image)
     assert engine.table.observed == {}  # nothing learnt from table-cost runs
     learning = Engine(Registry.from_catalogue())

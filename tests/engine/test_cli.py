@@ -67,7 +67,7 @@ def test_edit_writes_layers_and_report_and_leaves_inputs_alone(
         "1. named_masks",
         "2. lab_recolor",
         "1. named_masks",
-        "2. opencv_telea",
+        "2. patch_fill",
     ]
 
     data = json.loads(report.read_text())

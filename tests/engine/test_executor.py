@@ -75,7 +75,7 @@ def test_step_layers_over_the_original_composite_to_the_result(
     )
     assert np.abs(composite(doc).astype(int) - result.image.astype(int)).max() <= 1
     # each pixel step layer carries only its changed bounds
-    fill = next(s for s in steps if s.tool == "opencv_telea")
+    fill = next(s for s in steps if s.tool == "patch_fill")
     assert fill.pixels.shape[0] < 100 and fill.pixels.shape[1] < 100
     # hiding one step (undo) gives the image without that step's change
     doc.layers[1].children[[s.tool for s in steps].index("lab_recolor")].visible = False  # type: ignore[union-attr]
@@ -95,8 +95,8 @@ def test_fast_slow_runs_fewer_tools_than_slow_at_the_same_quality(
 
 
 def test_eager_search_runs_more_tools_than_lazy(registry: Registry, scene: Scene) -> None:
-    lazy, _ = run(Engine(registry), scene, "remove the ball", Mode.SLOW)
-    eager, _ = run(Engine(registry), scene, "remove the ball", Mode.SLOW_EAGER)
+    lazy, _ = run(Engine(registry), scene, "recolor the wall to navy", Mode.SLOW)
+    eager, _ = run(Engine(registry), scene, "recolor the wall to navy", Mode.SLOW_EAGER)
     assert lazy.ok and eager.ok
     assert len(lazy.calls) < len(eager.calls)
 
@@ -181,7 +181,7 @@ def test_traces_record_attempts_without_pixels(
     )
     rows = store.attempts()
     assert [r["subtask_kind"] for r in rows] == ["object_removal", "text_replacement"]
-    assert json.loads(rows[0]["tool_path"]) == ["named_masks", "opencv_telea"]
+    assert json.loads(rows[0]["tool_path"]) == ["named_masks", "patch_fill"]
     assert json.loads(rows[0]["features"])["size"] in {"small", "medium"}
     with sqlite3.connect(tmp_path / "traces.sqlite") as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -191,7 +191,7 @@ def test_traces_record_attempts_without_pixels(
     )  # no OCR text, no pixels
     assert len(dump) < 20_000
     stats = store.tool_stats()
-    assert stats[("opencv_telea", SubtaskKind.OBJECT_REMOVAL)][0] == 1
+    assert stats[("patch_fill", SubtaskKind.OBJECT_REMOVAL)][0] == 1
 
 
 def test_removal_touching_a_recoloured_region_waits_for_the_recolour(
@@ -235,21 +235,35 @@ def test_alpha_outside_the_slider_is_rejected(registry: Registry, scene: Scene) 
 
 def test_rerun_a_step_with_another_tool(registry: Registry, scene: Scene) -> None:
     engine = Engine(registry)
-    result, _ = run(engine, scene, "remove the ball")
+    result, _ = run(engine, scene, "recolor the wall to navy")
     outcome = result.outcomes[0]
-    assert outcome.tools == ("named_masks", "opencv_telea")
-    assert engine.alternatives(outcome.subtask.kind, outcome.tools, 1) == [
-        "opencv_ns",
-        "patch_fill",
-    ]
+    assert outcome.tools == ("named_masks", "lab_recolor")
+    assert engine.alternatives(outcome.subtask.kind, outcome.tools, 1) == ["hsv_recolor"]
     assert engine.alternatives(outcome.subtask.kind, outcome.tools, 0) == []
     assert outcome.start_image is not None
-    request = EditRequest("remove the ball", Snapshot(outcome.start_image, scene.masks))
+    request = EditRequest("recolor the wall to navy", Snapshot(outcome.start_image, scene.masks))
     seen: list[object] = []
-    again = engine.rerun(request, outcome.subtask, ("named_masks", "opencv_ns"), seen.append)
-    assert again.ok and again.tools == ("named_masks", "opencv_ns")
-    assert [s.tool for s in steps_of(seen)] == ["named_masks", "opencv_ns"]
+    again = engine.rerun(request, outcome.subtask, ("named_masks", "hsv_recolor"), seen.append)
+    assert again.ok and again.tools == ("named_masks", "hsv_recolor")
+    assert [s.tool for s in steps_of(seen)] == ["named_masks", "hsv_recolor"]
     assert not np.array_equal(again.steps[-1].pixels, outcome.steps[-1].pixels)
+
+
+def test_a_rerun_the_checks_reject_is_reported_failed(registry: Registry, scene: Scene) -> None:
+    """A smooth diffusion fill on the grainy wall is turned down: the re-run fails and
+    says why, with its result hidden (the panel keeps the accepted layers)."""
+    engine = Engine(registry)
+    outcome = run(engine, scene, "remove the ball")[0].outcomes[0]
+    assert outcome.tools == ("named_masks", "patch_fill")
+    assert engine.alternatives(outcome.subtask.kind, outcome.tools, 1) == [
+        "opencv_telea",
+        "opencv_ns",
+    ]
+    assert outcome.start_image is not None
+    request = EditRequest("remove the ball", Snapshot(outcome.start_image, scene.masks))
+    again = engine.rerun(request, outcome.subtask, ("named_masks", "opencv_telea"))
+    assert not again.ok and "opencv_telea" in (again.error or "")
+    assert all(not step.visible for step in again.steps)
 
 
 def test_one_tool_on_two_targets_gives_each_its_own_result(

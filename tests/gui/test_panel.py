@@ -136,26 +136,39 @@ def test_ui_thread_never_blocks_long_during_a_run(qtbot, panel: Panel) -> None: 
 def test_rerun_a_step_with_another_tool_replaces_its_layers(
     qtbot, panel: Panel, document: LayeredDocument
 ) -> None:  # type: ignore[no-untyped-def]
-    run(qtbot, panel, "remove the ball")
-    fill = next(k for k, p in panel.placed.items() if p.step.tool == "opencv_telea")
-    assert panel.rerun_options(fill) == ["opencv_ns", "patch_fill"]
+    run(qtbot, panel, "recolor the wall to navy")
+    recolour = next(k for k, p in panel.placed.items() if p.step.tool == "lab_recolor")
+    assert panel.rerun_options(recolour) == ["hsv_recolor"]
     before = composite(document.image)
     with qtbot.waitSignal(panel.run_finished, timeout=60_000) as blocker:
-        panel.rerun_step(fill, "opencv_ns")
+        panel.rerun_step(recolour, "hsv_recolor")
     outcome = blocker.args[0]
-    assert outcome.ok and outcome.tools == ("named_masks", "opencv_ns")
+    assert outcome.ok and outcome.tools == ("named_masks", "hsv_recolor")
     group = document.image.layers[-1]
     assert isinstance(group, GroupLayer)
-    assert [c.name.split(" — ")[0] for c in group.children] == ["1. named_masks", "2. opencv_ns"]
+    assert [c.name.split(" — ")[0] for c in group.children] == ["1. named_masks", "2. hsv_recolor"]
     texts = [panel.steps.item(r).text() for r in range(panel.steps.count())]
-    assert len(texts) == 2 and "opencv_ns" in texts[1]
+    assert len(texts) == 2 and "hsv_recolor" in texts[1]
     after = composite(document.image)
     changed = np.any(before != after, axis=2)
-    ball = document.snapshot().masks["ball"]
-    assert changed[ball].any() and not changed[~dilate(ball, 30)].any()
+    wall = document.snapshot().masks["wall"]
+    assert changed[wall].any() and not changed[~dilate(wall, 30)].any()
     # the new step can be re-run again, back to the first tool
-    ns = next(k for k, p in panel.placed.items() if p.step.tool == "opencv_ns")
-    assert panel.rerun_options(ns) == ["opencv_telea", "patch_fill"]
+    hsv = next(k for k, p in panel.placed.items() if p.step.tool == "hsv_recolor")
+    assert panel.rerun_options(hsv) == ["lab_recolor"]
+
+
+def test_a_rerun_the_checks_reject_keeps_the_accepted_layers(
+    qtbot, panel: Panel, document: LayeredDocument
+) -> None:  # type: ignore[no-untyped-def]
+    run(qtbot, panel, "remove the ball")
+    fill = next(k for k, p in panel.placed.items() if p.step.tool == "patch_fill")
+    before = composite(document.image)
+    with qtbot.waitSignal(panel.run_finished, timeout=60_000) as blocker:
+        panel.rerun_step(fill, "opencv_telea")
+    assert not blocker.args[0].ok
+    assert np.array_equal(composite(document.image), before)  # the accepted fill stays
+    assert any(p.step.tool == "patch_fill" for p in panel.placed.values())
 
 
 def test_save_a_step_as_an_action(qtbot, panel: Panel) -> None:  # type: ignore[no-untyped-def]
@@ -206,5 +219,5 @@ def test_steps_stay_in_order_in_one_group_when_the_host_spins_the_event_loop(
     groups = [layer for layer in document.image.layers if isinstance(layer, GroupLayer)]
     assert len(groups) == 1
     names = [child.name.split(" — ")[0] for child in groups[0].children]
-    assert names == ["1. named_masks", "2. lab_recolor", "1. named_masks", "2. opencv_telea"]
+    assert names == ["1. named_masks", "2. lab_recolor", "1. named_masks", "2. patch_fill"]
     assert document.runs and widget.steps.count() == 4

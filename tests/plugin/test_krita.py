@@ -157,10 +157,10 @@ def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path
         ("1. named_masks", "selectionmask", False),  # the wall's mask
         ("2. lab_recolor", "paintlayer", True),
         ("1. named_masks", "selectionmask", False),  # the ball's mask
-        ("2. opencv_telea", "paintlayer", True),
+        ("2. patch_fill", "paintlayer", True),
     ]
     # step layers hold only their bounds
-    fill = next(s for s in steps if "opencv_telea" in s["name"])
+    fill = next(s for s in steps if "patch_fill" in s["name"])
     assert fill["bounds"][2] < 100 and fill["bounds"][3] < 100
     # a mask step selects exactly the mask's pixels
     ball = scene.masks["ball"]
