@@ -101,3 +101,102 @@ class IsNetBackground(OnnxModelTool):
         return ToolResult(
             {ArtifactKind.IMAGE: with_matte(image, matte)}, window=full_box(image.shape)
         )
+
+
+def border_saliency(small_rgb: np.ndarray) -> np.ndarray:
+    """How unlike the picture's border each pixel is (0..1): the Lab distance to the
+    nearest of the border's representative colours, softened, with a mild preference
+    for the centre. Background usually reaches the border; a subject usually does not,
+    or only at the bottom (a person, a plant)."""
+    from layerpath.tools.imaging import to_lab
+
+    lab = to_lab(small_rgb)
+    h, w = lab.shape[:2]
+    edge = max(2, min(h, w) // 40)
+    # the bottom edge is left out: subjects stand on it as often as not
+    border = np.concatenate(
+        [lab[:edge].reshape(-1, 3), lab[:, :edge].reshape(-1, 3), lab[:, -edge:].reshape(-1, 3)]
+    )
+    rng = np.random.default_rng(0)
+    sample = border[rng.permutation(len(border))[:4000]]
+    centres = sample[rng.choice(len(sample), min(12, len(sample)), replace=False)]
+    for _ in range(8):
+        owner = np.argmin(((sample[:, None] - centres[None]) ** 2).sum(axis=2), axis=1)
+        centres = np.array(
+            [
+                sample[owner == k].mean(axis=0) if (owner == k).any() else centres[k]
+                for k in range(len(centres))
+            ]
+        )
+    flat = lab.reshape(-1, 3)
+    distance = np.full(len(flat), np.inf, np.float32)
+    for centre in centres:
+        distance = np.minimum(distance, np.linalg.norm(flat - centre, axis=1))
+    unlike = cv2.GaussianBlur(distance.reshape(h, w), (0, 0), max(1.0, min(h, w) / 100))
+    yy, xx = np.mgrid[:h, :w].astype(np.float32)
+    centre_prior = 1.0 - 0.5 * np.hypot((xx - w / 2) / (w / 2), (yy - h / 2) / (h / 2)) / np.sqrt(2)
+    saliency = unlike * centre_prior
+    return np.clip(saliency / (np.percentile(saliency, 99) + 1e-3), 0.0, 1.0)
+
+
+def guided_matte(
+    guide_rgb: np.ndarray, matte: np.ndarray, radius: int, eps: float = 1e-3
+) -> np.ndarray:
+    """The matte refined by a guided filter (He, Sun and Tang): its edges follow the
+    picture's own edges (fur, hair, a rim), its inside stays solid."""
+    guide = (
+        cv2.cvtColor(np.ascontiguousarray(guide_rgb), cv2.COLOR_RGB2GRAY).astype(np.float32) / 255.0
+    )
+    size = (2 * radius + 1, 2 * radius + 1)
+    mean = lambda x: cv2.boxFilter(x, -1, size)  # noqa: E731
+    mean_i, mean_p = mean(guide), mean(matte)
+    variance = mean(guide * guide) - mean_i * mean_i
+    covariance = mean(guide * matte) - mean_i * mean_p
+    a = covariance / (variance + eps)
+    b = mean_p - a * mean_i
+    return np.clip(mean(a) * guide + mean(b), 0.0, 1.0)
+
+
+class SalientCutout(Tool):
+    """Background removal: the subject found as what is unlike the picture's border
+    (a saliency map), cut with GrabCut started from it (sure subject, sure background,
+    and a band of maybe between), the matte's edges refined by a guided filter so fur
+    and ears keep their outline. Offline, no weights."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        image = inputs[ArtifactKind.IMAGE]
+        small = small_copy(rgb(image), int(params["resolution"]))
+        h, w = small.shape[:2]
+        saliency = border_saliency(small)
+        sure, maybe = float(params["sure"]), float(params["maybe"])
+        labels = np.full((h, w), cv2.GC_PR_BGD, np.uint8)
+        labels[saliency > maybe] = cv2.GC_PR_FGD
+        labels[saliency > sure] = cv2.GC_FGD
+        labels[saliency < maybe / 3] = cv2.GC_BGD
+        if not (labels == cv2.GC_FGD).any() and not (labels == cv2.GC_PR_FGD).any():
+            raise ToolFailed("No subject stands out from the picture's border.")
+        background, foreground = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
+        bgr = np.ascontiguousarray(small[..., ::-1])
+        rounds = int(params["iterations"])
+        for done in range(rounds):
+            if ctx.cancelled():
+                raise Cancelled("Background removal was cancelled.")
+            mode = cv2.GC_INIT_WITH_MASK if done == 0 else cv2.GC_EVAL
+            cv2.grabCut(bgr, labels, None, background, foreground, 1, mode)
+            ctx.progress((done + 1) / (rounds + 1))
+        subject = np.isin(labels, (cv2.GC_FGD, cv2.GC_PR_FGD)).astype(np.float32)
+        # keep the subject's pieces that hold most of it (specks of sure background go)
+        count, parts, stats, _ = cv2.connectedComponentsWithStats(subject.astype(np.uint8))
+        if count > 1:
+            areas = stats[1:, cv2.CC_STAT_AREA]
+            keep = 1 + np.flatnonzero(areas >= 0.05 * areas.max())
+            subject = np.isin(parts, keep).astype(np.float32)
+        radius = max(2, round(min(h, w) * float(params["edge"])))
+        matte = guided_matte(small, subject, radius)
+        matte = np.where(matte > 0.97, 1.0, np.where(matte < 0.03, 0.0, matte))
+        ctx.progress(1.0)
+        return ToolResult(
+            {ArtifactKind.IMAGE: with_matte(image, matte)}, window=full_box(image.shape)
+        )

@@ -85,7 +85,7 @@ def check_cutout(before: np.ndarray, after: np.ndarray) -> Verdict:
     lab = lab_of(picture)
     defects: dict[str, float] = {}
     defects["an edge through the subject or the background"] = (
-        max(0.0, alike_across(lab, subject, step) - 0.05) / 0.06
+        max(0.0, alike_across(lab, subject, step) - 0.06) / 0.07
     )
     border = np.concatenate([matte[0], matte[-1], matte[:, 0], matte[:, -1]])
     defects["background kept at the picture's border"] = max(0.0, float(border.mean()) - 0.35) / 0.2

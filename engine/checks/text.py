@@ -42,8 +42,9 @@ def read_around(image: np.ndarray, boxes: Sequence[TextBox]) -> list[TextBox]:
 
 
 def _ink(image: np.ndarray, tb: TextBox) -> np.ndarray:
-    """Inside the line's box: pixels nearer its ink colour than its background."""
-    b = tb.box
+    """Inside the line's ink box (OCR's box may take in a sign's frame): pixels nearer
+    its ink colour than its background."""
+    b = tb.ink or tb.box
     pixels = rgb(image[b.y0 : b.y1, b.x0 : b.x1]).astype(np.int16)
     to_ink = np.abs(pixels - np.array(tb.color, np.int16)).sum(axis=2)
     to_ground = np.abs(pixels - np.array(tb.background, np.int16)).sum(axis=2)
@@ -51,9 +52,9 @@ def _ink(image: np.ndarray, tb: TextBox) -> np.ndarray:
 
 
 def glyphs(shape: tuple[int, ...], written: Sequence[tuple[TextBox, str]]) -> np.ndarray:
-    """Where the new words' letters are: each word drawn (a bold sans fitted to the
-    ink OCR found) over its line, grown by a quarter of its height, since the font the
-    writer used may differ."""
+    """Where the new words' letters are: each word drawn (a bold sans as tall as the ink
+    OCR found, as wide as that makes it) centred on its line, grown by a quarter of its
+    height, since the font the writer used may differ."""
     from PIL import Image, ImageDraw
 
     mask = np.zeros(shape[:2], bool)
@@ -61,14 +62,13 @@ def glyphs(shape: tuple[int, ...], written: Sequence[tuple[TextBox, str]]) -> np
         area = tb.ink or tb.box
         if area.width < 2 or area.height < 2:
             continue
-        font = fit_font(word, area.height, area.width)
+        font = fit_font(word, area.height, 20 * area.width)  # its own width at that height
         x0, y0, x1, y1 = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox((0, 0), word, font=font)
-        canvas = Image.new("L", (area.width, area.height), 0)
-        place = ((area.width - (x1 - x0)) / 2 - x0, (area.height - (y1 - y0)) / 2 - y0)
+        canvas = Image.new("L", (shape[1], shape[0]), 0)
+        centre = ((area.x0 + area.x1) / 2, (area.y0 + area.y1) / 2)
+        place = (centre[0] - (x0 + x1) / 2, centre[1] - (y0 + y1) / 2)
         ImageDraw.Draw(canvas).text(place, word, fill=255, font=font)
-        drawn = dilate(np.asarray(canvas) > 0, max(2, area.height // 4))
-        bottom, right = min(shape[0], area.y1), min(shape[1], area.x1)
-        mask[area.y0 : bottom, area.x0 : right] |= drawn[: bottom - area.y0, : right - area.x0]
+        mask |= dilate(np.asarray(canvas) > 0, max(2, area.height // 4))
     return mask
 
 
@@ -79,7 +79,7 @@ def leftover_ink(
     `keep` (where the new letters are)."""
     total = left = 0
     for tb in boxes:
-        b = tb.box
+        b = tb.ink or tb.box
         was, now = _ink(before, tb), _ink(after, tb)
         old, new = rgb(before[b.y0 : b.y1, b.x0 : b.x1]), rgb(after[b.y0 : b.y1, b.x0 : b.x1])
         same = np.abs(old.astype(np.int16) - new.astype(np.int16)).max(axis=2) <= 6

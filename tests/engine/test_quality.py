@@ -128,3 +128,39 @@ def test_the_summary_reports_false_passes_and_false_fails_at_the_threshold() -> 
     (row,) = summary(judged)["checkers"]
     assert row["false_pass"] == 0.5 and row["false_fail"] == 0.5 and row["auc"] == 0.75
     assert np.isnan(roc_auc([0.3], [True]))
+
+
+def test_new_words_written_over_the_old_are_not_a_replacement() -> None:
+    """The README's demo sign: OCR's box takes in the sign's frame; writing OPEN over
+    CLOSED without erasing is rejected, erasing first and writing is accepted."""
+    from pathlib import Path
+
+    from PIL import Image
+
+    from layerpath.tools.registry import Registry
+    from layerpath.tools.types import ToolContext
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    image = np.asarray(Image.open(examples / "coffee.png").convert("RGBA"))
+    registry = Registry.from_catalogue()
+    ctx = ToolContext(SubtaskKind.TEXT_REPLACEMENT, "text", "OPEN")
+
+    def run(tool: str, picture: np.ndarray, boxes: object) -> np.ndarray:
+        chosen = registry.get(tool)
+        inputs = {ArtifactKind.IMAGE: picture, ArtifactKind.TEXT_BOXES: boxes}
+        out = chosen.run(ctx, inputs, chosen.spec.param_schedule()[0])
+        return out.outputs[ArtifactKind.IMAGE]
+
+    ocr = registry.get("rapidocr")
+    boxes = ocr.run(ctx, {ArtifactKind.IMAGE: image}, ocr.spec.params).outputs[
+        ArtifactKind.TEXT_BOXES
+    ]
+    subtask = Subtask(SubtaskKind.TEXT_REPLACEMENT, "text", "OPEN")
+
+    def judged(before: np.ndarray, after: np.ndarray) -> float:
+        state = {ArtifactKind.IMAGE: after, ArtifactKind.TEXT_BOXES: boxes}
+        return score(subtask, {ArtifactKind.IMAGE: after}, state, before, None, None)
+
+    assert judged(image, run("pillow_text_write", image, boxes)) < 0.5
+    erased = run("text_inpaint_erase", image, boxes)
+    assert judged(erased, run("pillow_text_write", erased, boxes)) >= 0.5
