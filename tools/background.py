@@ -184,7 +184,7 @@ class SalientCutout(Tool):
             if ctx.cancelled():
                 raise Cancelled("Background removal was cancelled.")
             mode = cv2.GC_INIT_WITH_MASK if done == 0 else cv2.GC_EVAL
-            cv2.grabCut(bgr, labels, None, background, foreground, 1, mode)
+            cv2.grabCut(bgr, labels, (0, 0, 0, 0), background, foreground, 1, mode)  # rect unused
             ctx.progress((done + 1) / (rounds + 1))
         subject = np.isin(labels, (cv2.GC_FGD, cv2.GC_PR_FGD)).astype(np.float32)
         # keep the subject's pieces that hold most of it (specks of sure background go)
