@@ -47,6 +47,7 @@ SUITES = {
     "scenes": "generated scenes (walls, skies, grass, patterns; objects; signs)",
     "sizes": "the demo edit at camera sizes (wall, tool seconds, peak memory)",
     "checks": "the quality checks on labelled good and bad results in real photos",
+    "photos": "edits on real photos at their native size, scored against the truth",
 }
 WARM_UP_POINTS = (0, 40, 80, 120, 160, 200)
 

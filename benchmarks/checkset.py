@@ -88,19 +88,28 @@ def energy(rgb: np.ndarray) -> np.ndarray:
     return cv2.magnitude(cv2.Sobel(grey, cv2.CV_32F, 1, 0), cv2.Sobel(grey, cv2.CV_32F, 0, 1))
 
 
-def fill_distance(after: np.ndarray, truth: np.ndarray, hole: np.ndarray) -> tuple[float, float]:
+def fill_distance(
+    after: np.ndarray, truth: np.ndarray, hole: np.ndarray, sigma: float | None = None
+) -> tuple[float, float]:
     """How far a fill is from the truth as a photographer sees it: the mean colour
-    difference once both are softened (Lab), and the fill's texture energy relative to
-    the truth's (1 = as textured; a smear is far below)."""
-    soft = lambda rgb: cv2.GaussianBlur(_lab(rgb), (0, 0), 2.0)  # noqa: E731
+    difference once both are softened (Lab; by a tenth of the hole's size, at least 2
+    pixels: other grass in a lawn is a right fill, a lighter blob is not), and the
+    fill's texture energy relative to the truth's (1 = as textured; a smear is far
+    below)."""
+    sigma = sigma or max(2.0, 0.1 * float(np.sqrt(hole.sum())))
+    soft = lambda rgb: cv2.GaussianBlur(_lab(rgb), (0, 0), sigma)  # noqa: E731
     low = float(np.linalg.norm(soft(after)[hole] - soft(truth)[hole], axis=1).mean())
     texture = float(energy(after)[hole].mean() / (energy(truth)[hole].mean() + 1e-3))
     return low, texture
 
 
-def judged_fill(after: np.ndarray, truth: np.ndarray, hole: np.ndarray) -> bool | None:
-    """Good (True), bad (False), or too close to call (None) by the truth."""
-    low, texture = fill_distance(after, truth, hole)
+def judged_fill(
+    after: np.ndarray, truth: np.ndarray, hole: np.ndarray, sigma: float | None = None
+) -> bool | None:
+    """Good (True), bad (False), or too close to call (None) by the truth. A made defect
+    (a tiled patch, streaks) is checked at the fine `sigma` of 2 pixels: it must differ
+    visibly from the truth, not merely in its statistics."""
+    low, texture = fill_distance(after, truth, hole, sigma)
     textured = energy(truth)[hole].mean() > 6.0  # a plain sky shows no smear
     if low < 3.5 and (not textured or 0.7 <= texture <= 1.5):
         return True
@@ -170,7 +179,7 @@ def removal_cases(photo: Photo, rng: np.random.Generator) -> Iterator[CheckCase]
         # from elsewhere in a lawn is a good fill)
     bad.append(("streaks", _streaks(before, hole, rng)))
     for family, after in bad:
-        if judged_fill(after, truth, hole) is False:
+        if judged_fill(after, truth, hole, sigma=2.0) is False:
             yield case(family, False, after)
 
 

@@ -80,16 +80,17 @@ def _parser() -> argparse.ArgumentParser:
         nargs="?",
         default=None,
         help="scenes (default: modes x alpha on generated tasks), sizes (the demo edit "
-        "at camera sizes: wall, tool seconds, peak memory) or checks (the quality checks "
-        "on labelled good and bad results in real photos: ROC AUC, false passes)",
+        "at camera sizes: wall, tool seconds, peak memory), checks (the quality checks "
+        "on labelled good and bad results in real photos: ROC AUC, false passes) or photos "
+        "(edits on real photos at native size, scored against the truth)",
     )
     bench.add_argument("--suite", dest="suite_option", metavar="SUITE", help="the same")
     bench.add_argument(
         "--photos",
         choices=["all", "skimage"],
         default="all",
-        help="checks suite: scikit-image's photos and Debian's mate-backgrounds (fetched "
-        "with apt-get into --out), or scikit-image's only",
+        help="checks and photos suites: scikit-image's photos and Debian's mate-backgrounds "
+        "(fetched with apt-get into --out), or scikit-image's only",
     )
     bench.add_argument(
         "--rounds", type=int, default=2, help="checks suite: placements per photo (default 2)"
@@ -270,6 +271,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from layerpath.benchmarks import sizes
 
         sizes.bench_sizes(sizes.parse_sizes(args.sizes), args.out)
+        return 0
+    if suite == "photos":
+        from layerpath.benchmarks import photos_suite
+
+        photos_suite.bench_photos(
+            args.out, args.seed, args.photos == "all", args.tasks if args.tasks != 120 else None
+        )
         return 0
     if suite == "checks":
         from layerpath.benchmarks import checks

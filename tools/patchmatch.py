@@ -148,14 +148,26 @@ def regions(
     return labels
 
 
+#: weight of a patch's detail in its descriptor
+DETAIL_WEIGHT = 3.0
+
+
 def _descriptors(level: _Level) -> np.ndarray:
-    """Every pixel's patch descriptor: the lightly blurred colours at the 3x3 taps."""
+    """Every pixel's patch descriptor: the lightly blurred colours at the 3x3 taps, and
+    how much fine detail the patch has. In the hole, where the estimate is still soft,
+    the detail asked for is the ring's typical one: smooth patches, which match a soft
+    estimate best, would otherwise win and leave a smooth blob."""
     soft = cv2.GaussianBlur(level.lab, (0, 0), 1.0)
     h, w = level.shape
     r = RADIUS
-    return np.concatenate(
-        [soft[r + dy : r + dy + h, r + dx : r + dx + w] for dy, dx in _TAPS], axis=2
-    )
+    taps = [soft[r + dy : r + dy + h, r + dx : r + dx + w] for dy, dx in _TAPS]
+    luma = level.lab[r:-r, r:-r, 0]
+    detail = cv2.GaussianBlur(np.abs(cv2.Laplacian(luma, cv2.CV_32F)), (0, 0), float(RADIUS))
+    ring = dilate(level.hole, 3 * RADIUS) & ~dilate(level.hole, RADIUS)
+    if ring.any():
+        detail = detail.copy()
+        detail[level.hole] = float(np.median(detail[ring]))
+    return np.concatenate([*taps, DETAIL_WEIGHT * detail[..., None]], axis=2)
 
 
 def _distance(

@@ -5,7 +5,8 @@ scaled to at most ANALYSIS_PIXELS: its texture (a smear has far less detail than
 ground around it), its colours (a leftover object or a foreign patch brings colours the
 ring lacks), the edge of the hole (a brighter or darker ghost of the outline), the
 direction of its texture (streaks dragged across it), repeats within it (one patch
-tiled), and what did not change at all (the object left in part)."""
+tiled), straight lines of the photo that stop at the fill (mortar, a pole), and what
+did not change at all (the object left in part)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from layerpath.engine.checks.texture import (
     bands,
+    broken_lines,
     coherence,
     energy,
     foreign_share,
@@ -90,6 +92,8 @@ def check_removal(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> Ve
     defects["a brighter or darker outline"] = max(0.0, step - 5.0) / 4.0
     flow = coherence(luma)
     defects["streaks"] = max(0.0, float(flow[inner].mean() - flow[ring].mean()) - 0.12) / 0.15
+    broken, running = broken_lines(luma, hole, width)
+    defects["lines broken off at the fill"] = max(0, broken - 1) * broken / max(1, running)
     repeats = repeated_share(luma, inner) - repeated_share(grey(start), ring)
     defects["a repeated patch"] = max(0.0, repeats - 0.1) / 0.15
     return verdict(defects, untouched)

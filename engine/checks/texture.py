@@ -153,3 +153,45 @@ def repeated_share(luma: np.ndarray, region: np.ndarray, side: int = 6) -> float
 
 def lab_of(image: np.ndarray) -> np.ndarray:
     return to_lab(rgb(image))
+
+
+def broken_lines(luma: np.ndarray, region: np.ndarray, width: int) -> tuple[int, int]:
+    """Straight lines of the photo that run into the region and stop at its edge: a
+    brick wall's mortar, a pole, a rim that the fill did not carry on. Segments found
+    (Hough) in a band around the region that end at its edge are extended into it by
+    `width` pixels; a line is broken when the picture has no edge along most of the
+    extension. Returns (broken, lines that ran in)."""
+    edges = cv2.Canny(np.clip(luma, 0, 255).astype(np.uint8), 50, 150)
+    around = bands(region, 1, 2 * width)
+    outside = np.where(around, edges, 0).astype(np.uint8)
+    found = cv2.HoughLinesP(
+        outside,
+        1,
+        np.pi / 180,
+        threshold=max(8, width // 2),
+        minLineLength=max(8, width),
+        maxLineGap=2,
+    )
+    if found is None:
+        return 0, 0
+    near_edge = cv2.dilate(edges, np.ones((5, 5), np.uint8)) > 0
+    inside = erode(region, 2)
+    h, w = region.shape
+    running, broken = 0, 0
+    for x0, y0, x1, y1 in found[:, 0]:
+        for (ax, ay), (bx, by) in (((x0, y0), (x1, y1)), ((x1, y1), (x0, y0))):
+            length = float(np.hypot(bx - ax, by - ay))
+            if length < 1:
+                continue
+            dx, dy = (bx - ax) / length, (by - ay) / length
+            ahead = [
+                (int(round(bx + dx * t)), int(round(by + dy * t))) for t in range(2, width + 2)
+            ]
+            ahead = [(x, y) for x, y in ahead if 0 <= x < w and 0 <= y < h]
+            into = [(x, y) for x, y in ahead if inside[y, x]]
+            if len(into) < max(4, width // 2):
+                continue  # this end does not run into the region
+            running += 1
+            if np.mean([near_edge[y, x] for x, y in into]) < 0.4:
+                broken += 1
+    return broken, running

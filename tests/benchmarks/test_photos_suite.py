@@ -1,0 +1,67 @@
+"""`layerpath bench photos` in its reduced form (scikit-image's photos, two tasks): the
+engine runs each instruction on a real photo at its size, every subtask is scored
+against the truth put into the photo, and crops of each result are written to look at.
+The scorers themselves: the truth passes, a smear or the wrong colour does not."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from layerpath.benchmarks.photos_suite import (
+    photo_tasks,
+    score_cutout,
+    score_recolour,
+    score_removal,
+)
+from layerpath.engine.cli import main
+from layerpath.tools.imaging import dilate
+
+pytest.importorskip("skimage")
+
+
+def tasks(name: str) -> list:  # type: ignore[type-arg]
+    from layerpath.benchmarks.photos import skimage_photos
+
+    return list(photo_tasks([p for p in skimage_photos() if p.name == name], seed=0))
+
+
+@pytest.mark.slow
+def test_bench_photos_scores_real_photos_and_writes_crops(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["bench", "photos", "--photos", "skimage", "--tasks", "2", "--out", str(tmp_path)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "| subtask | subtasks | accuracy | reported done | wrong when done |" in printed
+    data = json.loads((tmp_path / "bench-photos.json").read_text())
+    assert data["tasks"] == 2 and len(data["scored"]) >= 4
+    kinds = {s["kind"] for s in data["scored"]}
+    assert {"object_removal", "object_recoloration", "text_replacement"} <= kinds
+    for s in data["scored"]:
+        assert s["score"] in (0.0, 0.5, 1.0) and s["reason"] and s["reported"] in ("done", "failed")
+        assert (tmp_path / "photos" / f"{s['task']}-{s['kind']}.png").exists()
+
+
+def test_the_scorers_pass_the_truth_and_fail_what_is_wrong() -> None:
+    (task,) = [t for t in tasks("grass") if t.instruction != "remove the background"]
+    removal, recolour, _ = task.truths
+    assert removal.truth is not None
+    right = task.image.copy()
+    right[..., :3] = removal.truth
+    assert score_removal(removal, right)[0] == 1.0
+    smeared = right.copy()
+    smeared[removal.region, :3] = removal.truth[removal.region].mean(axis=0)
+    assert score_removal(removal, smeared)[0] == 0.0
+    assert score_recolour(recolour, task.image, task.image)[0] == 0.0  # nothing recoloured
+    (cutout,) = [t for t in tasks("grass") if t.instruction == "remove the background"]
+    subject = cutout.truths[0]
+    exact = cutout.image.copy()
+    exact[..., 3] = np.where(subject.region, 255, 0)
+    assert score_cutout(subject, exact)[0] == 1.0
+    grown = exact.copy()
+    grown[..., 3] = np.where(dilate(subject.region, 40), 255, 0)
+    assert score_cutout(subject, grown)[0] < 1.0
