@@ -130,7 +130,9 @@ def analysis_region(
     region = union_box(
         [window, mask_box(mask) if mask is not None else None, *(b.box for b in boxes)]
     )
-    return grow_box(region, MARGIN, shape) if region is not None else full_box(shape)
+    # text is read back with a margin of its own height (a tight crop hides short words)
+    margin = max([MARGIN, *(b.box.height for b in boxes)])
+    return grow_box(region, margin, shape) if region is not None else full_box(shape)
 
 
 def score(

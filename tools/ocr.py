@@ -163,6 +163,8 @@ def read_text(image: np.ndarray, min_score: float = 0.5) -> tuple[TextBox, ...]:
             min(h, int(np.ceil(ys.max()))),
             label="text",
         )
+        if letters == 1 and box.height > 0.1 * min(h, w):
+            continue  # one 'glyph' a tenth of the photo tall: a saucer read as '3
         if box.width < 2 or box.height < 2 or any(_overlap(box, tb.box) > 0.5 for tb in found):
             continue  # the same line seen at both scales: the surer reading stays
         ink, color, background = estimate_style(pixels, box)

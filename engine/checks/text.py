@@ -30,14 +30,33 @@ def similarity(a: str, b: str) -> float:
     return difflib.SequenceMatcher(None, norm(a), norm(b)).ratio()
 
 
+#: lines are read back at about this height (pixels): OCR reads it best, and a camera
+#: file's sign is not read at three times the size it needs
+READ_HEIGHT = 48
+
+
 def read_around(image: np.ndarray, boxes: Sequence[TextBox]) -> list[TextBox]:
-    """The lines OCR reads around the boxes (in the image's coordinates)."""
+    """The lines OCR reads around the boxes (in the image's coordinates), the region
+    scaled so the text is about READ_HEIGHT pixels tall."""
     pad = max(24, max(b.box.height for b in boxes)) if boxes else 24
     region = mask_box(boxes_mask(image.shape[:2], [b.box for b in boxes]), pad=pad)
     if region is None:
         return []
-    found = read_text_again(image[region.y0 : region.y1, region.x0 : region.x1], 0.3)
-    move = lambda b: Box(b.x0 + region.x0, b.y0 + region.y0, b.x1 + region.x0, b.y1 + region.y0)  # noqa: E731
+    crop = image[region.y0 : region.y1, region.x0 : region.x1]
+    scale = min(1.0, READ_HEIGHT / max([1, *(b.box.height for b in boxes)]))
+    if scale < 1.0:
+        size = (max(8, round(crop.shape[1] * scale)), max(8, round(crop.shape[0] * scale)))
+        crop = cv2.resize(np.ascontiguousarray(crop), size, interpolation=cv2.INTER_AREA)
+    found = read_text_again(crop, 0.3)
+
+    def move(b: Box) -> Box:
+        return Box(
+            region.x0 + int(b.x0 / scale),
+            region.y0 + int(b.y0 / scale),
+            region.x0 + int(np.ceil(b.x1 / scale)),
+            region.y0 + int(np.ceil(b.y1 / scale)),
+        )
+
     return [replace(tb, box=move(tb.box), ink=move(tb.ink) if tb.ink else None) for tb in found]
 
 

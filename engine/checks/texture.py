@@ -3,8 +3,6 @@ repeats, each comparing a region with the photo around it."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import cv2
 import numpy as np
 
@@ -126,29 +124,35 @@ def coherence(luma: np.ndarray, sigma: float = 2.5) -> np.ndarray:
 
 def repeated_share(luma: np.ndarray, region: np.ndarray, side: int = 6) -> float:
     """The share of a region's textured patches that appear again, the same, elsewhere
-    in it (a tiled patch; copies of one spot). Patches are compared with their mean
-    taken away, in steps of 4 grey levels; flat patches do not count."""
-    h, w = luma.shape
-    counts: dict[bytes, list[tuple[int, int]]] = defaultdict(list)
-    total = 0
-    ys, xs = np.nonzero(region[: h - side : 2, : w - side : 2])
-    for y, x in zip(ys * 2, xs * 2, strict=True):
-        patch = luma[y : y + side, x : x + side]
-        if patch.std() < 4.0 or not region[y : y + side, x : x + side].all():
-            continue
-        total += 1
-        counts[np.round((patch - patch.mean()) / 4.0).astype(np.int8).tobytes()].append(
-            (int(y), int(x))
-        )
-    if total == 0:
+    in it (a tiled patch; copies of one spot). Patches (every second pixel) are compared
+    with their mean taken away, in steps of 4 grey levels; flat patches do not count."""
+    from numpy.lib.stride_tricks import sliding_window_view
+
+    windows = sliding_window_view(luma, (side, side))[::2, ::2]
+    inside = sliding_window_view(region, (side, side))[::2, ::2].all(axis=(2, 3))
+    ys, xs = np.nonzero(inside)
+    if not len(ys):
         return 0.0
-    repeated = 0
-    for places in counts.values():
-        if len(places) > 1:
-            spots = np.array(places)
-            far = np.abs(spots[:, None] - spots[None]).max(axis=2) >= side
-            repeated += int(far.any(axis=1).sum())
-    return repeated / total
+    patches = windows[ys, xs].reshape(len(ys), -1)
+    textured = patches.std(axis=1) >= 4.0
+    if not textured.any():
+        return 0.0
+    patches, ys, xs = patches[textured], ys[textured] * 2, xs[textured] * 2
+    keys = np.round((patches - patches.mean(axis=1, keepdims=True)) / 4.0).astype(np.int8)
+    _, group, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
+    group = group.ravel()
+    shared = counts[group] > 1
+    if not shared.any():
+        return 0.0
+    # a repeat counts when copies of the patch lie apart (not the same spot twice)
+    spread = np.zeros(len(counts), np.int64)
+    for coordinate in (ys, xs):
+        low = np.full(len(counts), np.iinfo(np.int64).max)
+        high = np.full(len(counts), np.iinfo(np.int64).min)
+        np.minimum.at(low, group, coordinate)
+        np.maximum.at(high, group, coordinate)
+        spread = np.maximum(spread, high - low)
+    return float((shared & (spread[group] >= side)).sum() / len(keys))
 
 
 def lab_of(image: np.ndarray) -> np.ndarray:
