@@ -104,6 +104,7 @@ def debian_photos(cache: Path) -> list[Photo]:
                     timeout=300,
                 )
                 package = next(Path(tmp).glob(f"{DEBIAN_PACKAGE}_*.deb"))
+                (cache / "debian").mkdir(parents=True, exist_ok=True)  # dpkg -x makes one level
                 subprocess.run(
                     ["dpkg", "-x", str(package), str(cache / "debian")],
                     check=True,

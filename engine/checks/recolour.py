@@ -84,7 +84,7 @@ def check_recolour(before: np.ndarray, after: np.ndarray, mask: np.ndarray, colo
     start, scale = analysis_copy(crop(before, window), ANALYSIS_PIXELS)
     end, _ = analysis_copy(crop(after, window), ANALYSIS_PIXELS)
     region, _ = analysis_copy(crop(mask, window), ANALYSIS_PIXELS)
-    width = max(3, round(width * scale))
+    width = max(3, round(0.15 * float(np.sqrt(region.sum()))))  # (at any photo size)
     core = erode(region, 2) if erode(region, 2).any() else region
     if not core.any():
         return Verdict(0.0, "no region to recolour")

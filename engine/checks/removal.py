@@ -53,7 +53,8 @@ def check_removal(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> Ve
     start, _ = analysis_copy(crop(before, window), ANALYSIS_PIXELS)
     end, scale = analysis_copy(crop(after, window), ANALYSIS_PIXELS)
     hole, _ = analysis_copy(crop(mask, window), ANALYSIS_PIXELS)
-    width = max(4, round(width * scale))
+    # the ring's width from the scaled hole itself: the same at any photo size
+    width = max(4, round(0.35 * float(np.sqrt(hole.sum()))))
     if not hole.any():
         return Verdict(0.0, "no region to remove")
     changed = np.abs(rgb(start).astype(np.int16) - rgb(end).astype(np.int16)).max(axis=2) > 2

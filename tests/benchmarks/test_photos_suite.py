@@ -65,3 +65,14 @@ def test_the_scorers_pass_the_truth_and_fail_what_is_wrong() -> None:
     grown = exact.copy()
     grown[..., 3] = np.where(dilate(subject.region, 40), 255, 0)
     assert score_cutout(subject, grown)[0] < 1.0
+
+
+def test_without_apt_get_the_suites_use_scikit_images_photos_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from layerpath.benchmarks.photos import all_photos, debian_photos
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # no apt-get, no dpkg
+    assert debian_photos(tmp_path / "cache") == []
+    names = [p.name for p in all_photos(tmp_path / "cache")]
+    assert names[:2] == ["coffee", "chelsea"] and len(names) == 8
