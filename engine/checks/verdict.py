@@ -16,12 +16,16 @@ class Verdict:
     defects: Mapping[str, float] = field(default_factory=dict)
 
 
-def verdict(defects: Mapping[str, float], untouched: float = 1.0) -> Verdict:
+def verdict(
+    defects: Mapping[str, float], untouched: float = 1.0, strictness: float = 1.0
+) -> Verdict:
     """The score from defects measured in units of their tolerance (0 = none, 1 = at the
     tolerance): 0.5 ** their 4-norm (close to the worst one, a little worse when several
     add up), times `untouched` (1 when nothing outside the edit's region changed). The
-    reason names the worst defects."""
-    sizes = {name: max(0.0, float(size)) for name, size in defects.items()}
+    reason names the worst defects. `strictness` scales every defect: a checker's
+    working point, set on the labelled check set so that it passes at most 5 % of the
+    bad results there."""
+    sizes = {name: max(0.0, float(size)) * strictness for name, size in defects.items()}
     combined = sum(size**4 for size in sizes.values()) ** 0.25
     score = 0.5**combined * max(0.0, min(1.0, untouched))
     worst = [name for name, size in sorted(sizes.items(), key=lambda kv: -kv[1]) if size >= 0.5]
