@@ -76,7 +76,10 @@ def check_removal(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> Ve
     textured = float(np.clip((around - 2.5) / 4.0, 0.0, 1.0))  # a plain sky needs none
     ratio = float(fine[inner].mean()) / (around + 1e-3)
     defects["smeared detail"] = textured * max(0.0, 0.55 - ratio) / 0.2
-    peaks = float(np.percentile(soft[inner], 90) / (np.percentile(soft[ring], 90) + 1e-3))
+    # the ring's sharpest edges sector by sector, its plainer sectors counting: a hole
+    # in soft bokeh next to a sharp ladybird need not be as sharp as the ladybird
+    ring_peaks = float(np.percentile(sector_energy(soft, ring, statistic=90), 35))
+    peaks = float(np.percentile(soft[inner], 90)) / (ring_peaks + 1e-3)
     defects["edges lost in a smear"] = textured * max(0.0, 0.6 - peaks) / 0.2
     flat = float((soft[inner] < np.percentile(soft[ring], 25)).mean())
     defects["flat patches"] = textured * max(0.0, flat - 0.45) / 0.15
