@@ -37,7 +37,10 @@ def main(path: Path, large: Path | None = None) -> None:
     for label, x0, y0, x1, y1 in CROPS:
         scale = 300 / (y1 - y0) if label != "the sign" else 2.5
         size = (round((x1 - x0) * scale), round((y1 - y0) * scale))
-        pair = [Image.fromarray(a[y0:y1, x0:x1]).resize(size, Image.Resampling.LANCZOS) for a in (before, after)]
+        pair = [
+            Image.fromarray(a[y0:y1, x0:x1]).resize(size, Image.Resampling.LANCZOS)
+            for a in (before, after)
+        ]
         tiles.append((f"{label}: before / after", _side_by_side(pair)))
     if large is not None:
         big_before, big_after = before_after(large)

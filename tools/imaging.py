@@ -139,3 +139,19 @@ def model_size(image_shape: tuple[int, ...], resolution: int) -> tuple[int, int]
     h, w = image_shape[:2]
     scale = min(1.0, resolution / max(h, w))
     return max(8, int(round(w * scale / 8)) * 8), max(8, int(round(h * scale / 8)) * 8)
+
+
+def drop_rules(ink: np.ndarray) -> np.ndarray:
+    """The ink of a text box without the straight rules running across it: a sign's frame
+    or a table's lines (a component nearly as tall as the box and thin, or nearly as wide
+    and flat). Letters are shorter than their box."""
+    h, w = ink.shape
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink.astype(np.uint8), connectivity=8)
+    keep = np.ones(count, bool)
+    keep[0] = False
+    for part in range(1, count):
+        bw, bh = int(stats[part, cv2.CC_STAT_WIDTH]), int(stats[part, cv2.CC_STAT_HEIGHT])
+        vertical = bh >= 0.85 * h and bw <= max(2, 0.2 * h)
+        horizontal = bw >= 0.85 * w and bh <= max(2, 0.2 * h)
+        keep[part] = not (vertical or horizontal)
+    return keep[labels]

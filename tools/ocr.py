@@ -16,7 +16,7 @@ import numpy as np
 
 from layerpath.tools.base import Tool
 from layerpath.tools.fonts import match_font
-from layerpath.tools.imaging import mask_box, rgb
+from layerpath.tools.imaging import drop_rules, mask_box, rgb
 from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
@@ -38,6 +38,21 @@ def _engine() -> Any:
     return engine
 
 
+def _panel(plain: np.ndarray) -> Box | None:
+    """The bounds of the plain panel the text sits on, when the box spills past it: the
+    box's outer rows and columns with almost none of the background's colour (a wall
+    beside the sign) are trimmed off, if what is left is mostly that colour."""
+    h, w = plain.shape
+    columns = np.flatnonzero(plain.mean(axis=0) >= 0.15)
+    rows = np.flatnonzero(plain.mean(axis=1) >= 0.15)
+    if columns.size < 0.5 * w or rows.size < 0.5 * h:
+        return None
+    panel = Box(int(columns[0]), int(rows[0]), int(columns[-1]) + 1, int(rows[-1]) + 1)
+    if plain[panel.y0 : panel.y1, panel.x0 : panel.x1].mean() < 0.4:
+        return None  # letters on a busy photo: no panel to keep them on
+    return panel
+
+
 def estimate_style(
     image_rgb: np.ndarray, box: Box
 ) -> tuple[Box | None, tuple[int, ...], tuple[int, ...]]:
@@ -49,7 +64,12 @@ def estimate_style(
     border = np.concatenate([crop[0], crop[-1], crop[:, 0], crop[:, -1]])
     background = np.median(border, axis=0)
     distance = np.abs(crop - background).sum(axis=2)
-    ink = distance > max(60, np.percentile(distance, 50))
+    ink = drop_rules(distance > max(60, np.percentile(distance, 50)))  # letters, not a frame
+    panel = _panel(distance < 40)
+    if panel is not None:  # a box that spills past its sign: ink only on the sign
+        outside = np.ones_like(ink)
+        outside[panel.y0 : panel.y1, panel.x0 : panel.x1] = False
+        ink &= ~outside
     inner = mask_box(ink)
     if inner is None:
         return None, tuple(int(v) for v in background), tuple(int(v) for v in background)

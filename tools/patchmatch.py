@@ -99,53 +99,115 @@ def _kmeans(
     return found
 
 
+#: colour clusters closer than this (CIE76 Delta E) are one region: a plain grey floor's
+#: noise split in two by k-means is not two surfaces meeting at a line
+ALIKE = 10.0
+
+
+def _alike(centres: np.ndarray) -> np.ndarray:
+    """For each cluster, the first cluster it is alike to (chains of alike clusters join)."""
+    owner = np.arange(len(centres))
+    close = np.linalg.norm(centres[:, None] - centres[None], axis=2) < ALIKE
+    for a in range(len(centres)):
+        for b in np.flatnonzero(close[a]):
+            owner[owner == owner[b]] = owner[a]
+    return owner
+
+
 def regions(
     lab: np.ndarray, hole: np.ndarray, rng: np.random.Generator, count: int = 8
 ) -> np.ndarray:
-    """Each pixel's region: the known pixels clustered by colour (k-means in Lab), and
-    each hole pixel given the region of the nearest pixel on the hole's border, so a
-    cup's rim, a saucer and the table each continue into the hole from their side."""
+    """Each pixel's region: the known pixels clustered by colour (k-means in Lab, clusters
+    of alike colour joined), and each hole pixel given the region continued across the
+    hole (_continued), so a cup's rim, a saucer and the table each carry on through it."""
     known = lab[~hole].reshape(-1, 3).astype(np.float32)
     if len(known) < count:
         return np.zeros(hole.shape, np.int32)
     centres = _kmeans(known[:: max(1, len(known) // 20000)], count, rng)
     flat = lab.reshape(-1, 3)
     nearest = np.argmin(((flat[:, None, :] - centres[None]) ** 2).sum(axis=2), axis=1)
+    nearest = _alike(centres)[nearest]
     labels = cv2.medianBlur(nearest.reshape(hole.shape).astype(np.uint8), 5).astype(np.int32)
     border = dilate(hole, 2) & ~hole
     present = np.unique(labels[border])
     if len(present) <= 1:
         labels[hole] = present[0] if len(present) else 0
         return labels
-    # each region's signed distance (inside positive), clipped, continued into the hole
-    # along its level lines (Navier-Stokes inpainting): region boundaries that meet the
-    # hole carry on through it, as a cup's rim does under a spoon
-    reach = float(max(8, min(hole.shape) // 8))
-    unknown = hole.astype(np.uint8)
-    best = np.full(int(hole.sum()), -np.inf, np.float32)
-    chosen = np.zeros(int(hole.sum()), np.int32)
-    for label in present:
-        inside = (labels == label) & ~hole
-        outside = ~inside & ~hole  # (the hole is neither: it must not pull the edge to it)
-        to_inside = cv2.distanceTransform((~inside).astype(np.uint8), cv2.DIST_L2, 5)
-        to_outside = cv2.distanceTransform((~outside).astype(np.uint8), cv2.DIST_L2, 5)
-        signed = to_outside - to_inside
-        level = np.clip(128 + 127 * np.clip(signed / reach, -1, 1), 0, 255).astype(np.uint8)
-        continued = cv2.inpaint(level, unknown, 3, cv2.INPAINT_NS)[hole].astype(np.float32)
-        better = continued > best
-        best[better], chosen[better] = continued[better], label
-    labels[hole] = chosen
+    labels[hole] = _continued(labels, hole)
     return labels
-    # the nearest border pixel of every hole pixel (distance transform with labels)
-    outside = np.where(border, 0, 1).astype(np.uint8)
+
+
+#: directions of the rays cast across a hole (half a turn: each ray goes both ways)
+_RAYS = 16
+
+
+def _continued(labels: np.ndarray, hole: np.ndarray) -> np.ndarray:
+    """Each hole pixel's region, continued straight across the hole: of the lines through
+    the pixel whose two ends leave the hole in the same region, the shortest gives its
+    region (a wall's edge behind a ball runs on as a straight line, a cup's rim under a
+    spoon), if it is nearly as short as the shortest line through the pixel; any other
+    pixel takes the nearest border's region.
+    Worked out on a copy where the hole spans at most about 96 pixels."""
+    h, w = hole.shape
+    rows, cols = np.flatnonzero(hole.any(axis=1)), np.flatnonzero(hole.any(axis=0))
+    span = max(rows[-1] - rows[0], cols[-1] - cols[0]) + 1
+    scale = min(1.0, 96.0 / span)
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    small_labels = cv2.resize(labels.astype(np.int32), size, interpolation=cv2.INTER_NEAREST)
+    small_hole = cv2.resize(hole.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0
+    small_hole |= cv2.resize(hole.astype(np.uint8), size, interpolation=cv2.INTER_AREA) > 0
+    sh, sw = small_hole.shape
+    hy, hx = np.nonzero(small_hole)
+    # the nearest known pixel's region: the fallback
     _, index = cv2.distanceTransformWithLabels(
-        outside, cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL
+        small_hole.astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL
     )
-    by, bx = np.nonzero(border)
-    order = np.zeros(index.max() + 1, np.int32)
-    order[index[by, bx]] = labels[by, bx]
-    labels[hole] = order[index[hole]]
-    return labels
+    ky, kx = np.nonzero(~small_hole)
+    by_index = np.zeros(int(index.max()) + 1, np.int32)
+    by_index[index[ky, kx]] = small_labels[ky, kx]
+    region = by_index[index[hy, hx]]
+    lengths: list[np.ndarray] = []  # per direction: the line's length through the hole
+    agreed: list[np.ndarray] = []  # per direction: the region both its ends are in, or -1
+    limit = 2 * (sh + sw)
+    for angle in np.arange(_RAYS) * np.pi / _RAYS:
+        dy, dx = np.sin(angle), np.cos(angle)
+        ends = []
+        for sign in (1.0, -1.0):
+            steps = np.zeros(len(hy))
+            label = np.full(len(hy), -1, np.int32)
+            going = np.ones(len(hy), bool)
+            for step in range(1, limit):
+                if not going.any():
+                    break
+                y = np.rint(hy[going] + sign * step * dy).astype(np.int32)
+                x = np.rint(hx[going] + sign * step * dx).astype(np.int32)
+                off = (y < 0) | (y >= sh) | (x < 0) | (x >= sw)
+                yc, xc = np.clip(y, 0, sh - 1), np.clip(x, 0, sw - 1)
+                out = ~small_hole[yc, xc] & ~off
+                moving = np.flatnonzero(going)
+                # the region a pixel past the border (not a halo the mask left)
+                ya = np.clip(np.rint(yc + sign * dy), 0, sh - 1).astype(np.int32)
+                xa = np.clip(np.rint(xc + sign * dx), 0, sw - 1).astype(np.int32)
+                beyond = np.where(small_hole[ya, xa], small_labels[yc, xc], small_labels[ya, xa])
+                label[moving[out]] = beyond[out]
+                steps[moving[out]] = step
+                going[moving[out | off]] = False
+            ends.append((label, steps))
+        (first, near), (second, far) = ends
+        lengths.append(np.where((first >= 0) & (second >= 0), near + far, np.inf))
+        agreed.append(np.where(first == second, first, -1))
+    # a line counts only if it is about as short as any through the pixel: a spoon's handle
+    # lying along a cup's edge is crossed by short lines that disagree, and a long line
+    # along the handle, from the rim to the saucer, is no continuation of either
+    length, agree = np.array(lengths), np.array(agreed)
+    length[agree < 0] = np.inf
+    best = np.argmin(length, axis=0)
+    pick = np.arange(len(hy))
+    local = length[best, pick] <= 1.3 * np.array(lengths).min(axis=0)
+    region[local] = agree[best, pick][local]
+    small = small_labels.copy()
+    small[hy, hx] = region
+    return cv2.resize(small, (w, h), interpolation=cv2.INTER_NEAREST)[hole]
 
 
 #: weight of a patch's detail in its descriptor
@@ -333,6 +395,7 @@ def complete(
     for depth, (picture, gap) in enumerate(reversed(levels)):
         coarse = depth == 0
         current = picture.copy()
+        region = cv2.resize(labels, (gap.shape[1], gap.shape[0]), interpolation=cv2.INTER_NEAREST)
         if coarse:  # a smooth first guess from the border; the object's colours never count
             guess = cv2.inpaint(
                 np.clip(rgb_of(current), 0, 255).astype(np.uint8),
@@ -341,11 +404,16 @@ def complete(
                 cv2.INPAINT_TELEA,
             )
             current[gap] = cv2.cvtColor(guess.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)[gap]
+            if guided:  # each region's own colour where it continues (no mound of a smear)
+                near = dilate(gap, max(2, min(gap.shape) // 8)) & ~gap
+                for label in np.unique(region[gap]):
+                    own = near & (region == label)
+                    if own.any():
+                        current[gap & (region == label)] = np.median(current[own], axis=0)
         else:
             assert estimate is not None
             size = (gap.shape[1], gap.shape[0])
             current[gap] = cv2.resize(estimate, size, interpolation=cv2.INTER_LINEAR)[gap]
-        region = cv2.resize(labels, (gap.shape[1], gap.shape[0]), interpolation=cv2.INTER_NEAREST)
         level = _level(current, gap, region)
         if not len(level.ty):
             return rgb.copy(), np.full(hole.shape, -1, np.int32), np.full(hole.shape, -1, np.int32)
@@ -404,25 +472,6 @@ def _upsampled(
     return ny.astype(np.int32), nx.astype(np.int32)
 
 
-def seamless(filled: np.ndarray, original: np.ndarray, hole: np.ndarray) -> np.ndarray:
-    """The fill blended in the gradient domain (Poisson, OpenCV's seamlessClone): inside
-    the hole it keeps the fill's texture, at the hole's edge it meets the photo exactly,
-    so no brighter or darker ghost of the removed object's outline remains."""
-    pad = 4  # the solver needs the hole away from the picture's edge
-    src = cv2.copyMakeBorder(filled, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
-    dst = cv2.copyMakeBorder(original, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
-    region = np.zeros(src.shape[:2], np.uint8)
-    region[pad:-pad, pad:-pad] = dilate(hole, 1)
-    ys, xs = np.nonzero(region)
-    if not len(ys):
-        return filled
-    centre = ((int(xs.min()) + int(xs.max()) + 1) // 2, (int(ys.min()) + int(ys.max()) + 1) // 2)
-    blended = cv2.seamlessClone(src, dst, region * 255, centre, cv2.NORMAL_CLONE)
-    out = filled.copy()
-    out[hole] = blended[pad:-pad, pad:-pad][hole]
-    return out
-
-
 def fill_window(
     rgb: np.ndarray,
     hole: np.ndarray,
@@ -440,12 +489,11 @@ def fill_window(
     scale = min(1.0, (WORK_PIXELS / max(1, h * w)) ** 0.5)
     if scale >= 1.0:
         out, _, _ = complete(rgb, hole, seed, iterations, guided, progress)
-        return seamless(out, rgb, hole)
+        return out
     size = (max(8, round(w * scale)), max(8, round(h * scale)))
     small = cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
     small_hole = cv2.resize(hole.astype(np.uint8), size, interpolation=cv2.INTER_AREA) > 0
     done, field_y, field_x = complete(small, small_hole, seed, iterations, guided, progress)
-    done = seamless(done, small, small_hole)
     # the photo's detail: what the scaled-down copy cannot hold
     detail = rgb.astype(np.float32) - cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
     sy_scale, sx_scale = size[1] / h, size[0] / w

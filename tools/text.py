@@ -16,7 +16,7 @@ from PIL import Image, ImageDraw, ImageFont, features
 
 from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import boxes_mask, dilate, rgb
+from layerpath.tools.imaging import boxes_mask, dilate, drop_rules, rgb
 from layerpath.tools.inpaint import inpaint_region
 from layerpath.tools.regions import crop, grow_box, paste, union_box
 from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
@@ -61,7 +61,9 @@ def _chosen(ctx: ToolContext, inputs: Mapping[ArtifactKind, Any]) -> list[TextBo
 
 def text_window(boxes: Sequence[TextBox], grow: int, shape: tuple[int, ...]) -> Box:
     """The boxes' bounds grown by `grow` pixels: all a text edit of them may change."""
-    window = union_box(_grown(tb.box, grow, shape) for tb in boxes)
+    window = union_box(
+        _grown(area, grow, shape) for tb in boxes for area in (tb.box, _glyph_area(tb, shape))
+    )
     assert window is not None
     return window
 
@@ -71,8 +73,8 @@ def ink_mask(image: np.ndarray, boxes: Sequence[TextBox], grow: int) -> tuple[np
     window it returns with it (text_window)."""
     window = text_window(boxes, grow, image.shape)
     mask = np.zeros((window.height, window.width), dtype=bool)
-    for tb in boxes:
-        b = tb.box
+    areas = [_glyph_area(tb, image.shape) for tb in boxes]
+    for tb, b in zip(boxes, areas, strict=True):
         pixels = rgb(crop(image, b)).astype(np.int16)
         from_background = np.abs(pixels - np.array(tb.background, dtype=np.int16)).sum(axis=2)
         from_ink = np.abs(pixels - np.array(tb.color, dtype=np.int16)).sum(axis=2)
@@ -82,12 +84,20 @@ def ink_mask(image: np.ndarray, boxes: Sequence[TextBox], grow: int) -> tuple[np
             slice(b.y0 - window.y0, b.y1 - window.y0),
             slice(b.x0 - window.x0, b.x1 - window.x0),
         )
-        mask[inside] |= (from_background > 60) & (from_ink < from_background)
-    grown = [_grown(b.box, grow, image.shape) for b in boxes]
+        mask[inside] |= drop_rules((from_background > 60) & (from_ink < from_background))
+    grown = [_grown(b, grow, image.shape) for b in areas]
     local = [
         Box(g.x0 - window.x0, g.y0 - window.y0, g.x1 - window.x0, g.y1 - window.y0) for g in grown
     ]
     return dilate(mask, grow) & boxes_mask(mask.shape, local), window
+
+
+def _glyph_area(tb: TextBox, shape: tuple[int, ...]) -> Box:
+    """Where a line's letters are: its ink bounds and a little around them (OCR's own box
+    may take in a sign's frame, which is not to be erased)."""
+    if tb.ink is None:
+        return tb.box
+    return _grown(tb.ink, max(2, tb.ink.height // 8), shape)
 
 
 def _grown(box: Box, pixels: int, shape: tuple[int, ...]) -> Box:
@@ -131,15 +141,17 @@ def load_font(size: int, path: str | None = None) -> ImageFont.FreeTypeFont | Im
 def fit_font(
     text: str, height: int, max_width: int, path: str | None = None
 ) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    """The largest font whose ink is at most `height` tall and `max_width` wide."""
-    size = max(6, height)
-    while size > 6:
-        font = load_font(size, path)
-        x0, y0, x1, y1 = font.getbbox(text)
+    """The largest font whose ink is at most `height` tall and `max_width` wide (a font's
+    size is more than its capitals' height: the search starts at twice the height)."""
+    low, high = 6, max(7, 2 * height)
+    while low < high:  # the largest size that fits (ink grows with the size)
+        size = (low + high + 1) // 2
+        x0, y0, x1, y1 = load_font(size, path).getbbox(text)
         if y1 - y0 <= height and x1 - x0 <= max_width:
-            return font
-        size -= 1
-    return load_font(6, path)
+            low = size
+        else:
+            high = size - 1
+    return load_font(low, path)
 
 
 def draw_text(

@@ -108,10 +108,11 @@ def leftover_ink(
 
 
 def changed_away(before: np.ndarray, after: np.ndarray, zones: Sequence[Box], height: int) -> float:
-    """Pixels changed outside the text's zones (the boxes grown by a quarter of the text's
-    height), relative to the zones' area: a sign's frame or the wall around it."""
+    """Pixels changed outside the text's zones (its ink and the new words' boxes, grown by
+    a sixth of the text's height), relative to the zones' area: a sign's frame or the
+    wall around it."""
     h, w = after.shape[:2]
-    zone = boxes_mask((h, w), [grow_box(b, max(3, height // 4), after.shape) for b in zones])
+    zone = boxes_mask((h, w), [grow_box(b, max(3, height // 6), after.shape) for b in zones])
     changed = np.abs(rgb(before).astype(np.int16) - rgb(after).astype(np.int16)).max(axis=2) > 25
     return float((changed & ~zone).sum()) / max(1.0, float(zone.sum()))
 
@@ -180,7 +181,7 @@ def check_text_replacement(
         "old letters left over": leftover_ink(before, after, boxes, glyphs(after.shape, read))
         / 0.1,
         "the sign around the text changed": changed_away(
-            before, after, [*(b.box for b in boxes), *written], height
+            before, after, [*(b.ink or b.box for b in boxes), *written], height
         )
         / 0.006,
         "new text runs off the sign's panel": beyond_panel(before, boxes, written) / 0.04,
@@ -198,7 +199,7 @@ def check_text_removal(before: np.ndarray, after: np.ndarray, boxes: Sequence[Te
         "letters left over": leftover_ink(before, after, boxes, np.zeros(after.shape[:2], bool))
         / 0.08,
         "the sign around the text changed": changed_away(
-            before, after, [b.box for b in boxes], height
+            before, after, [b.ink or b.box for b in boxes], height
         )
         / 0.006,
     }

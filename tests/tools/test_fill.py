@@ -75,3 +75,25 @@ def test_patch_fill_on_a_large_picture_keeps_its_own_grain() -> None:
     filled = remove("patch_fill", image, mask)
     assert texture_kept(image, filled, mask) > 0.6
     assert texture_kept(image, remove("opencv_telea", image, mask), mask) < 0.2
+
+
+def test_patch_fill_carries_an_edge_straight_through_the_hole() -> None:
+    """A ball in front of where a wall meets the floor (a generated picture: noisy purple
+    over noisy grey): the line runs on straight where the ball was, with no mound of
+    floor rising into the wall and no tint (the fill was once rebuilt as a grey mound
+    under a paler disc)."""
+    rng = np.random.default_rng(0)
+    h, w, line = 240, 320, 170
+    image = np.zeros((h, w, 4), np.uint8)
+    image[..., 3] = 255
+    image[:line, :, :3] = (98, 68, 204)
+    image[line:, :, :3] = (128, 128, 128)
+    image[..., :3] = np.clip(image[..., :3] + rng.normal(0, 4, (h, w, 1)), 0, 255)
+    mask = np.zeros((h, w), np.uint8)
+    cv2.circle(mask, (90, 150), 28, 1, -1)  # reaches 8 px below the line
+    image[mask > 0, :3] = (200, 30, 30)
+    filled = remove("patch_fill", image, mask > 0)[..., :3].astype(int)
+    columns = slice(70, 111)  # the middle of the hole
+    wall, floor = filled[128 : line - 2, columns], filled[line + 2 : 178, columns]
+    assert np.abs(wall - (98, 68, 204)).max(axis=2).mean() < 14  # wall, untinted
+    assert np.abs(floor - (128, 128, 128)).max(axis=2).mean() < 14  # floor
