@@ -75,6 +75,9 @@ class KritaDocument:
         return str(self.document.colorDepth())
 
     def snapshot(self) -> Snapshot:
+        # the picture as Krita shows it once it has finished: a file just opened (or a
+        # busy machine) may not have built its projection yet, and would read as empty
+        self.document.waitForDone()
         depth = self._check_model()
         w, h = self.document.width(), self.document.height()
         image = to_rgba8(bytes(self.document.pixelData(0, 0, w, h)), depth, w, h)
