@@ -13,7 +13,7 @@ import numpy as np
 from layerpath.errors import ToolFailed
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import dilate, mask_box, rgb
-from layerpath.tools.patchmatch import fill_window
+from layerpath.tools.patchmatch import fill_window, ring_texture, smooth_fill
 from layerpath.tools.regions import crop, grow_box, paste
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
@@ -72,12 +72,16 @@ class PatchMatchFill(Tool):
         context = max(64, int(float(params["context"]) * max(bounds.width, bounds.height)))
         window = grow_box(bounds, context + grow, image.shape)
         hole = dilate(crop(mask, window), grow)
-        filled = fill_window(
-            np.ascontiguousarray(rgb(crop(image, window))),
-            hole,
-            seed=int(params["seed"]),
-            iterations=int(params["iterations"]),
-            guided=bool(params["guided"]),
-            progress=ctx.progress,
-        )
+        picture = np.ascontiguousarray(rgb(crop(image, window)))
+        if ring_texture(picture, hole) < float(params.get("smooth_below", 0.0)):
+            filled = smooth_fill(picture, hole, seed=int(params["seed"]))  # soft ground
+        else:
+            filled = fill_window(
+                picture,
+                hole,
+                seed=int(params["seed"]),
+                iterations=int(params["iterations"]),
+                guided=bool(params["guided"]),
+                progress=ctx.progress,
+            )
         return ToolResult({ArtifactKind.IMAGE: paste(image, window, filled)}, window=window)
