@@ -8,9 +8,10 @@ produce (a smear, streaks, a repeated patch, a ghost of the outline, the object 
 part, a foreign patch; a flat recolour, colour leaking past the object, half the object
 recoloured, the wrong hue; a matte with holes, cut-off ears, a block of background kept,
 a frame-shaped cut-out; old text half erased, new text over the sign's frame, the frame
-erased, a misspelt word). OpenCV's Telea and Navier-Stokes fills are added as they come
-and labelled by their distance to the truth: a smooth fill of a plain sky is good, of
-gravel bad. A generated bad result that does not differ visibly from the truth is left
+erased, a misspelt word). OpenCV's Telea and Navier-Stokes fills, and patch_fill's own
+results, are added as they come and labelled by their distance to the truth: a smooth
+fill of a plain sky is good, of gravel bad; a patch fill that pieces a cat's fur together
+from elsewhere is wrong however plausible it looks. A generated bad result that does not differ visibly from the truth is left
 out: labels must be true.
 
 Cases come one at a time (a generator): the photos are camera-sized.
@@ -38,7 +39,7 @@ from layerpath.benchmarks.photos import (
 )
 from layerpath.tools.imaging import dilate, erode, mask_box, parse_color, to_lab
 from layerpath.tools.recolor import recolor_lab
-from layerpath.tools.regions import grow_box
+from layerpath.tools.regions import grow_box, paste
 from layerpath.tools.text import load_font
 from layerpath.tools.types import Box
 
@@ -121,6 +122,26 @@ def judged_fill(
 # --- removal -------------------------------------------------------------------------------
 
 
+def _patch_fills(before: np.ndarray, hole: np.ndarray) -> Iterator[np.ndarray]:
+    """patch_fill's results for the hole, with its first two parameter sets (what the
+    engine tries first): the failures of a real tool, not only the made ones."""
+    from layerpath.tools.registry import Registry
+    from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
+
+    tool = Registry.from_catalogue().get("patch_fill")
+    image = rgba(before)
+    for params in tool.spec.param_schedule()[:2]:
+        result = tool.run(
+            ToolContext(SubtaskKind.OBJECT_REMOVAL, "object"),
+            {ArtifactKind.IMAGE: image, ArtifactKind.MASK: hole},
+            params,
+        )
+        out = result.outputs[ArtifactKind.IMAGE]
+        if result.window is not None and out.shape != image.shape:
+            out = paste(image, result.window, out)
+        yield np.ascontiguousarray(out[..., :3])
+
+
 def removal_cases(photo: Photo, rng: np.random.Generator) -> Iterator[CheckCase]:
     h, w = photo.rgb.shape[:2]
     side = int(min(h, w) * rng.uniform(0.12, 0.22))
@@ -160,6 +181,12 @@ def removal_cases(photo: Photo, rng: np.random.Generator) -> Iterator[CheckCase]
         verdict = judged_fill(filled, truth, hole)
         if verdict is not None:
             yield case(f"{name} ({'plain ground' if verdict else 'smear'})", verdict, filled)
+    for filled in _patch_fills(before, hole):  # the removal tool's own results
+        verdict = judged_fill(filled, truth, hole)
+        if verdict is not None:
+            yield case(
+                f"patch_fill ({'right' if verdict else 'wrong'} by the truth)", verdict, filled
+            )
     bad: list[tuple[str, np.ndarray]] = []
     blurred = truth.copy()
     blurred[hole] = cv2.GaussianBlur(truth, (0, 0), max(3.0, side * 0.04))[hole]

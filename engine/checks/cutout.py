@@ -5,9 +5,8 @@ one cuts through the subject (cut-off ears, holes through a neck) or through the
 background (a block of sky kept, a frame-shaped guess), where the photo is alike on
 both sides. Measured on a copy of the picture scaled to at most ANALYSIS_PIXELS: the
 share of the matte's edge where the colours on its two sides are alike, how much of the
-picture's border stays (background usually reaches the border), whether a second subject
-was kept apart from the first, and that some subject, but not all of the picture, is
-kept. The colours must not change at all."""
+picture's border stays (background usually reaches the border), and that some subject,
+but not all of the picture, is kept. The colours must not change at all."""
 
 from __future__ import annotations
 
@@ -71,19 +70,6 @@ def alike_across(lab: np.ndarray, subject: np.ndarray, step: int) -> float:
     return float(in_long.sum() / len(ys))
 
 
-def second_subject(subject: np.ndarray) -> float:
-    """The second largest separate part of what was kept, relative to the largest (specks
-    left out): a flower kept beside the cat means the cut-out did not know which subject
-    was meant, and neither can the check."""
-    side = max(3, min(subject.shape) // 100)
-    opened = cv2.morphologyEx(
-        subject.astype(np.uint8), cv2.MORPH_OPEN, np.ones((side, side), np.uint8)
-    )
-    count, _, stats, _ = cv2.connectedComponentsWithStats(opened, connectivity=8)
-    areas = np.sort(stats[1:, cv2.CC_STAT_AREA])[::-1]
-    return float(areas[1] / areas[0]) if len(areas) > 1 else 0.0
-
-
 def check_cutout(before: np.ndarray, after: np.ndarray) -> Verdict:
     """How well `after`'s transparency cuts the subject out of `before` (RGBA)."""
     if before.shape != after.shape or np.any(rgb(before) != rgb(after)):
@@ -104,7 +90,6 @@ def check_cutout(before: np.ndarray, after: np.ndarray) -> Verdict:
     defects["an edge through the subject or the background"] = (
         max(0.0, alike_across(lab, subject, step) - 0.06) / 0.07
     )
-    defects["more than one subject kept"] = max(0.0, second_subject(subject) - 0.08) / 0.07
     border = np.concatenate([matte[0], matte[-1], matte[:, 0], matte[:, -1]])
     defects["background kept at the picture's border"] = max(0.0, float(border.mean()) - 0.35) / 0.2
     return verdict(defects, strictness=STRICTNESS)
