@@ -2,9 +2,9 @@
 
     LAYERPATH_KRITA_SCREENSHOT=out.png [LAYERPATH_KRITA_INSTRUCTION="..."] krita IMAGE
 
-Once the window and the docker are up, the docker is shown; with an instruction, it is
-typed into the panel and run like a click on Run. Then out.png gets a screenshot of the
-whole window, out.json what was seen (docker, panel, run, the document's layers), out.kra
+Once the window, the picture and the docker are up, the docker is shown; with an
+instruction, it is typed into the panel and run like a click on Run. Then out.png gets a
+screenshot of the whole window, out.json what was seen (docker, panel, run, the document's layers), out.kra
 the document, and Krita quits through its own file_quit action.
 """
 
@@ -26,6 +26,15 @@ WAIT_FOR_WINDOW_S = 90
 WAIT_FOR_RUN_S = 240
 
 
+def _picture(document: Any) -> int:
+    """A fingerprint of the picture Krita shows (0 while it reads as transparent): a
+    document opened from the command line exists before its picture is loaded, and
+    fills in tile by tile."""
+    document.waitForDone()
+    data = bytes(document.pixelData(0, 0, document.width(), document.height()))
+    return hash(data) if any(data) else 0
+
+
 class Check:
     def __init__(self, docker_id: str) -> None:
         self.docker_id = docker_id
@@ -34,6 +43,7 @@ class Check:
         self.seen: dict[str, Any] = {"window": False, "docker": False}
         self.tries = WAIT_FOR_WINDOW_S
         self.shot = False
+        self.last_picture = 0
 
     def poll(self) -> None:
         """Wait until Krita shows a window with a document and our docker."""
@@ -42,10 +52,21 @@ class Check:
         document = app.activeDocument()
         docks = [d for d in app.dockers() if d.objectName() == self.docker_id]
         self.tries -= 1
-        if (window is None or document is None or not docks) and self.tries > 0:
-            QtCore.QTimer.singleShot(1000, self.poll)
+        picture = _picture(document) if document is not None else 0
+        shown, self.last_picture = picture != 0 and picture == self.last_picture, picture
+        if (window is None or not shown or not docks) and self.tries > 0:  # loaded, settled
+            QtCore.QTimer.singleShot(1000, self.poll)  # (a photographer sees it first)
             return
-        self.seen.update(window=window is not None, docker=bool(docks))
+        self.seen.update(window=window is not None, docker=bool(docks), picture=shown)
+        if document is not None:  # what the run will read, for a failure's report
+            data = bytes(document.pixelData(0, 0, document.width(), document.height()))
+            self.seen["picture_read"] = [
+                document.width(),
+                document.height(),
+                str(document.colorModel()),
+                str(document.colorDepth()),
+                round(sum(data[::97]) / max(1, len(data[::97])), 1),
+            ]
         if not docks:
             self.finish()
             return
