@@ -11,8 +11,8 @@ a frame-shaped cut-out; old text half erased, new text over the sign's frame, th
 erased, a misspelt word). OpenCV's Telea and Navier-Stokes fills, and patch_fill's own
 results, are added as they come and labelled by their distance to the truth: a smooth
 fill of a plain sky is good, of gravel bad; a patch fill that pieces a cat's fur together
-from elsewhere is wrong however plausible it looks. A generated bad result that does not differ visibly from the truth is left
-out: labels must be true.
+from elsewhere is wrong however plausible it looks. A generated bad result that does not
+differ visibly from the truth is left out: labels must be true.
 
 Cases come one at a time (a generator): the photos are camera-sized.
 """
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -39,7 +40,7 @@ from layerpath.benchmarks.photos import (
 )
 from layerpath.tools.imaging import dilate, erode, mask_box, parse_color, to_lab
 from layerpath.tools.recolor import recolor_lab
-from layerpath.tools.regions import grow_box, paste
+from layerpath.tools.regions import grow_box
 from layerpath.tools.text import load_font
 from layerpath.tools.types import Box
 
@@ -122,24 +123,26 @@ def judged_fill(
 # --- removal -------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1)
+def _patch_fill() -> Any:
+    from layerpath.tools.registry import Registry
+
+    return Registry.from_catalogue().get("patch_fill")
+
+
 def _patch_fills(before: np.ndarray, hole: np.ndarray) -> Iterator[np.ndarray]:
     """patch_fill's results for the hole, with its first two parameter sets (what the
     engine tries first): the failures of a real tool, not only the made ones."""
-    from layerpath.tools.registry import Registry
     from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 
-    tool = Registry.from_catalogue().get("patch_fill")
-    image = rgba(before)
+    tool = _patch_fill()
     for params in tool.spec.param_schedule()[:2]:
         result = tool.run(
             ToolContext(SubtaskKind.OBJECT_REMOVAL, "object"),
-            {ArtifactKind.IMAGE: image, ArtifactKind.MASK: hole},
+            {ArtifactKind.IMAGE: rgba(before), ArtifactKind.MASK: hole},
             params,
         )
-        out = result.outputs[ArtifactKind.IMAGE]
-        if result.window is not None and out.shape != image.shape:
-            out = paste(image, result.window, out)
-        yield np.ascontiguousarray(out[..., :3])
+        yield np.ascontiguousarray(result.outputs[ArtifactKind.IMAGE][..., :3])
 
 
 def removal_cases(photo: Photo, rng: np.random.Generator) -> Iterator[CheckCase]:

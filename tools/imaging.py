@@ -155,3 +155,19 @@ def drop_rules(ink: np.ndarray) -> np.ndarray:
         horizontal = bw >= 0.85 * w and bh <= max(2, 0.2 * h)
         keep[part] = not (vertical or horizontal)
     return keep[labels]
+
+
+def sector_energy(
+    values: np.ndarray, region: np.ndarray, sectors: int = 8, statistic: float | None = None
+) -> np.ndarray:
+    """The mean (or the `statistic` percentile) of `values` in each angular sector of
+    `region` around its centre (sectors with too few pixels left out)."""
+    ys, xs = np.nonzero(region)
+    angle = np.arctan2(ys - ys.mean(), xs - xs.mean())
+    sector = ((angle + np.pi) / (2 * np.pi) * sectors).astype(int) % sectors
+    found = []
+    for k in range(sectors):
+        chosen = values[ys[sector == k], xs[sector == k]]
+        if len(chosen) >= 8:
+            found.append(chosen.mean() if statistic is None else np.percentile(chosen, statistic))
+    return np.array(found or [0.0], np.float32)

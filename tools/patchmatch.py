@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from layerpath.tools.imaging import dilate
+from layerpath.tools.imaging import dilate, sector_energy
 
 #: the completion runs on at most this many pixels of window (the finest level)
 WORK_PIXELS = 360_000
@@ -555,17 +555,9 @@ def ring_texture(rgb: np.ndarray, hole: np.ndarray) -> float:
     )
     width = max(4, round(0.35 * float(np.sqrt(hole.sum()))))
     ring = dilate(hole, 2 + width) & ~dilate(hole, 2)
-    ys, xs = np.nonzero(ring)
-    if len(ys) < 16:
+    if ring.sum() < 16:
         return float(gradient.mean())
-    angle = np.arctan2(ys - ys.mean(), xs - xs.mean())
-    sector = ((angle + np.pi) / (2 * np.pi) * 8).astype(int) % 8
-    means = [
-        gradient[ys[sector == k], xs[sector == k]].mean()
-        for k in range(8)
-        if (sector == k).sum() >= 8
-    ]
-    return float(max(means))
+    return float(sector_energy(gradient, ring).max())
 
 
 def _membrane(

@@ -23,10 +23,9 @@ from layerpath.engine.checks.texture import (
     lab_of,
     repeated_share,
     seam_offset,
-    sector_energy,
 )
 from layerpath.engine.checks.verdict import Verdict, verdict
-from layerpath.tools.imaging import dilate, erode, mask_box, rgb
+from layerpath.tools.imaging import dilate, erode, mask_box, rgb, sector_energy
 from layerpath.tools.regions import analysis_copy, crop
 
 ANALYSIS_PIXELS = 1_000_000

@@ -96,22 +96,6 @@ def seam_offset(luma: np.ndarray, region: np.ndarray, width: int) -> float:
     return abs(float(np.median(soft[iy, ix] - soft[oy[match], ox[match]])))
 
 
-def sector_energy(
-    values: np.ndarray, region: np.ndarray, sectors: int = 8, statistic: float | None = None
-) -> np.ndarray:
-    """The mean (or the `statistic` percentile) of `values` in each angular sector of
-    `region` around its centre (sectors with too few pixels left out)."""
-    ys, xs = np.nonzero(region)
-    angle = np.arctan2(ys - ys.mean(), xs - xs.mean())
-    sector = ((angle + np.pi) / (2 * np.pi) * sectors).astype(int) % sectors
-    found = []
-    for k in range(sectors):
-        chosen = values[ys[sector == k], xs[sector == k]]
-        if len(chosen) >= 8:
-            found.append(chosen.mean() if statistic is None else np.percentile(chosen, statistic))
-    return np.array(found or [0.0], np.float32)
-
-
 def coherence(luma: np.ndarray, sigma: float = 2.5) -> np.ndarray:
     """How strongly the texture runs in one direction (0 = none, 1 = all of it): the
     structure tensor's coherence."""

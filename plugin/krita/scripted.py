@@ -4,8 +4,9 @@
 
 Once the window, the picture and the docker are up, the docker is shown; with an
 instruction, it is typed into the panel and run like a click on Run. Then out.png gets a
-screenshot of the whole window, out.json what was seen (docker, panel, run, the document's layers), out.kra
-the document, and Krita quits through its own file_quit action.
+screenshot of the whole window, out.json what was seen (docker, panel, run, the
+document's layers), out.kra the document, and Krita quits through its own file_quit
+action.
 """
 
 from __future__ import annotations
@@ -26,13 +27,12 @@ WAIT_FOR_WINDOW_S = 90
 WAIT_FOR_RUN_S = 240
 
 
-def _picture(document: Any) -> int:
-    """A fingerprint of the picture Krita shows (0 while it reads as transparent): a
-    document opened from the command line exists before its picture is loaded, and
-    fills in tile by tile."""
+def _picture(document: Any) -> bytes:
+    """The picture Krita shows, as it reads now: a document opened from the command line
+    exists before its picture is loaded, reads as transparent, then fills in tile by
+    tile."""
     document.waitForDone()
-    data = bytes(document.pixelData(0, 0, document.width(), document.height()))
-    return hash(data) if any(data) else 0
+    return bytes(document.pixelData(0, 0, document.width(), document.height()))
 
 
 class Check:
@@ -52,14 +52,14 @@ class Check:
         document = app.activeDocument()
         docks = [d for d in app.dockers() if d.objectName() == self.docker_id]
         self.tries -= 1
-        picture = _picture(document) if document is not None else 0
+        data = _picture(document) if document is not None else b""
+        picture = hash(data) if any(data) else 0  # 0 while it reads as transparent
         shown, self.last_picture = picture != 0 and picture == self.last_picture, picture
         if (window is None or not shown or not docks) and self.tries > 0:  # loaded, settled
             QtCore.QTimer.singleShot(1000, self.poll)  # (a photographer sees it first)
             return
         self.seen.update(window=window is not None, docker=bool(docks), picture=shown)
         if document is not None:  # what the run will read, for a failure's report
-            data = bytes(document.pixelData(0, 0, document.width(), document.height()))
             self.seen["picture_read"] = [
                 document.width(),
                 document.height(),
