@@ -330,26 +330,129 @@ def _vote(
     return out
 
 
-def _winners(level: _Level, qy: np.ndarray, qx: np.ndarray, cost: np.ndarray) -> np.ndarray:
-    """The hole's colours copied, each from the best-matching patch that covers it (no
-    averaging: the fill keeps the sharpness of what it copies)."""
+def _winning_sources(
+    level: _Level, qy: np.ndarray, qx: np.ndarray, cost: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For every pixel, the pixel its colour is copied from: in the hole, from the
+    best-matching patch that covers it; elsewhere itself."""
     h, w = level.shape
     r = RADIUS
-    lab = level.lab
     best = np.full((h, w), np.inf, np.float32)
-    out = lab[r:-r, r:-r].copy()
+    source_y, source_x = np.mgrid[0:h, 0:w].astype(np.int32)
     for dy in range(-r, r + 1):
         for dx in range(-r, r + 1):
             y, x = level.ty + dy, level.tx + dx
             inside = (y >= 0) & (y < h) & (x >= 0) & (x < w)
             y, x, c = y[inside], x[inside], cost[inside]
             better = c < best[y, x]
-            y, x, c = y[better], x[better], c[better]
-            best[y, x] = c
-            out[y, x] = lab[qy[inside][better] + dy + r, qx[inside][better] + dx + r]
+            y, x = y[better], x[better]
+            best[y, x] = c[better]
+            source_y[y, x] = qy[inside][better] + dy
+            source_x[y, x] = qx[inside][better] + dx
     keep = ~level.hole
-    out[keep] = lab[r:-r, r:-r][keep]
+    source_y[keep], source_x[keep] = np.nonzero(keep)
+    return source_y, source_x
+
+
+def _winners(level: _Level, qy: np.ndarray, qx: np.ndarray, cost: np.ndarray) -> np.ndarray:
+    """The hole's colours copied, each from the best-matching patch that covers it (no
+    averaging: the fill keeps the sharpness of what it copies)."""
+    source_y, source_x = _winning_sources(level, qy, qx, cost)
+    return level.lab[source_y + RADIUS, source_x + RADIUS]
+
+
+def _seamless(level: _Level, source_y: np.ndarray, source_x: np.ndarray) -> np.ndarray:
+    """The copied fill with its seams taken out in the gradient domain (as Photomontage
+    fuses its pieces): between two neighbouring pixels copied from neighbouring pixels
+    the step stays as copied; across a seam (two pieces from different places, or a
+    piece against the hole's edge) a step larger than the photo takes beside either
+    source becomes the photo's own step there, and the fill is the least change that
+    makes its steps so. A patchwork of lighter and darker pieces becomes one surface;
+    its texture stays. Where two surfaces meet (a cup's rim and its body: colour regions
+    far apart, see _surfaces) the step stays: that edge is the photo's."""
+    h, w = level.shape
+    r = RADIUS
+    picture = level.lab[r:-r, r:-r]
+    filled = picture[source_y, source_x]
+    hole = level.hole
+    surface = _surfaces(picture, level.region, hole)
+    divergence = np.zeros_like(filled)
+    for ey, ex in ((0, 1), (1, 0)):
+        # edges from p = (y, x) to q = (y + ey, x + ex)
+        py, px = np.mgrid[0 : h - ey, 0 : w - ex]
+        qy, qx = py + ey, px + ex
+        touching = hole[py, px] | hole[qy, qx]
+        py, px, qy, qx = py[touching], px[touching], qy[touching], qx[touching]
+        spy, spx, sqy, sqx = source_y[py, px], source_x[py, px], source_y[qy, qx], source_x[qy, qx]
+        seam = (sqy != spy + ey) | (sqx != spx + ex)
+        seam &= surface[py, px] == surface[qy, qx]  # two surfaces meet: an edge
+        py, px, qy, qx = py[seam], px[seam], qy[seam], qx[seam]
+        spy, spx, sqy, sqx = spy[seam], spx[seam], sqy[seam], sqx[seam]
+        # the steps the photo takes beside p's source and beside q's (where it is photo):
+        # a copied step no larger than them is texture and stays; a larger one is a
+        # seam, and becomes the photo's own step beside p's source (or q's)
+        natural = np.zeros((len(py), 3), np.float32)
+        bound = np.zeros((len(py), 3), np.float32)
+        found = np.zeros(len(py), bool)
+        for ay, ax, by, bx in (
+            (sqy - ey, sqx - ex, sqy, sqx),
+            (spy, spx, spy + ey, spx + ex),  # last: p's source wins where both are photo
+        ):
+            ok = (ay >= 0) & (ax >= 0) & (by < h) & (bx < w)
+            ok[ok] &= ~hole[ay[ok], ax[ok]] & ~hole[by[ok], bx[ok]]
+            step = picture[by[ok], bx[ok]] - picture[ay[ok], ax[ok]]
+            natural[ok] = step
+            bound[ok] = np.maximum(bound[ok], np.abs(step))
+            found |= ok
+        copied = filled[qy, qx] - filled[py, px]
+        wanted = np.where(np.abs(copied) <= bound, copied, natural)
+        wanted[~found] = 0.0
+        residual = wanted - copied
+        np.add.at(divergence, (py, px), residual)
+        np.add.at(divergence, (qy, qx), -residual)
+    out = filled.copy()
+    # each surface on its own: a correction must not spread across its edge
+    for label in np.unique(surface[hole]):
+        free = hole & (surface == label)
+        rows, cols = np.flatnonzero(free.any(axis=1)), np.flatnonzero(free.any(axis=0))
+        y0, y1 = max(0, rows[0] - 2), min(h, rows[-1] + 3)
+        x0, x1 = max(0, cols[0] - 2), min(w, cols[-1] + 3)
+        part = free[y0:y1, x0:x1]
+        correction = _membrane(
+            np.zeros((y1 - y0, x1 - x0, 3), np.float32),
+            ~part,
+            divergence=divergence[y0:y1, x0:x1],
+        )
+        out[y0:y1, x0:x1][part] += correction[part]
     return out
+
+
+#: colour regions whose typical colours are closer than this (CIE76 Delta E) are one
+#: surface to the seam fusion: shades of a cat's fur, not a cup's white rim and its body
+SURFACE_APART = 25.0
+
+
+def _surfaces(picture: np.ndarray, region: np.ndarray, hole: np.ndarray) -> np.ndarray:
+    """Each pixel's surface: its colour region, regions of alike typical colour (the
+    median of their known pixels) joined."""
+    labels = np.unique(region)
+    known = ~hole
+    typical = np.array(
+        [
+            np.median(picture[known & (region == k)], axis=0)
+            if (known & (region == k)).any()
+            else np.full(3, np.inf, np.float32)
+            for k in labels
+        ]
+    )
+    apart = np.linalg.norm(typical[:, None] - typical[None], axis=2)
+    owner = np.arange(len(labels))
+    for a in range(len(labels)):
+        for b in np.flatnonzero(apart[a] < SURFACE_APART):
+            owner[owner == owner[b]] = owner[a]
+    lookup = np.zeros(int(labels.max() - labels.min()) + 1, np.int32)
+    lookup[labels - labels.min()] = owner
+    return lookup[region - labels.min()]
 
 
 def _pyramid(lab: np.ndarray, hole: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -434,8 +537,8 @@ def complete(
         previous = level
         progress((depth + 1) / len(levels))
     assert previous is not None and qy is not None and qx is not None and cost is not None
-    estimate = _winners(previous, qy, qx, cost)  # the last votes averaged: copy the best
-    assert previous is not None and qy is not None and qx is not None and estimate is not None
+    # the last votes averaged: copy the best, and fuse the pieces without seams
+    estimate = _seamless(previous, *_winning_sources(previous, qy, qx, cost))
     out = np.clip(rgb_of(estimate), 0, 255).astype(np.uint8)
     out[~hole] = rgb[~hole]
     field_y = np.full(hole.shape, -1, np.int32)
@@ -560,13 +663,21 @@ def ring_texture(rgb: np.ndarray, hole: np.ndarray) -> float:
     return float(sector_energy(gradient, ring).max())
 
 
+RELAX = 40
+
+
 def _membrane(
-    values: np.ndarray, known: np.ndarray, default: np.ndarray | None = None
+    values: np.ndarray,
+    known: np.ndarray,
+    default: np.ndarray | None = None,
+    divergence: np.ndarray | None = None,
 ) -> np.ndarray:
     """`values` where `known`, and elsewhere the membrane they span (Laplace's equation
     solved with the known pixels as its border): a gradient carries on as a gradient,
-    not towards the ring's average. Solved coarse to fine, each level started from the
-    coarser one's answer and relaxed (Jacobi) until it settles."""
+    not towards the ring's average. With `divergence`, Poisson's equation instead (the
+    Laplacian of the answer is `divergence` where it is free). Solved coarse to fine,
+    each level started from the coarser one's answer and relaxed (Jacobi) until it
+    settles."""
     if known.any():
         default = values[known].mean(axis=0)
     elif default is None:
@@ -578,15 +689,22 @@ def _membrane(
         small = cv2.resize(values * known[..., None], size, interpolation=cv2.INTER_AREA)
         coarse_known = weight > 0.99
         small = np.where(coarse_known[..., None], small / np.maximum(weight, 1e-6)[..., None], 0)
-        coarse = _membrane(small, coarse_known, default)
+        # a Laplacian at twice the spacing is four times as large: the blocks' sums
+        coarser = (
+            None
+            if divergence is None
+            else 4.0 * cv2.resize(divergence, size, interpolation=cv2.INTER_AREA)
+        )
+        coarse = _membrane(small, coarse_known, default, coarser)
         guess = cv2.resize(coarse, (w, h), interpolation=cv2.INTER_LINEAR)
     else:
         guess = np.broadcast_to(default, values.shape).astype(np.float32)
     out = np.where(known[..., None], values, guess).astype(np.float32)
     free = ~known
     kernel = np.array([[0, 0.25, 0], [0.25, 0, 0.25], [0, 0.25, 0]], np.float32)
-    for _ in range(40):
-        out[free] = cv2.filter2D(out, -1, kernel, borderType=cv2.BORDER_REPLICATE)[free]
+    source = 0.0 if divergence is None else divergence[free] / 4.0
+    for _ in range(RELAX):
+        out[free] = cv2.filter2D(out, -1, kernel, borderType=cv2.BORDER_REPLICATE)[free] - source
     return out
 
 

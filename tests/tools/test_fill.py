@@ -124,3 +124,31 @@ def test_patch_fill_fills_out_of_focus_ground_smoothly() -> None:
     error = np.abs(filled[inside] - field[inside]).mean()  # from what was under it
     telea = remove("opencv_telea", before, mask)[..., :3].astype(np.float32)
     assert error <= 1.3 * np.abs(telea[inside] - field[inside]).mean()
+
+
+def test_pieces_copied_from_lighter_and_darker_ground_are_fused_without_a_seam() -> None:
+    """A hole whose left half is copied from darker ground and its right half from
+    lighter ground (as a patch fill of uneven ground may): the fill is made one surface,
+    with no step at the seam or at the hole's edge, and keeps the copied grain."""
+    from layerpath.tools import patchmatch
+
+    rng = np.random.default_rng(0)
+    lab = np.zeros((120, 320, 3), np.float32)
+    lab[..., 0] = 50.0
+    lab[:, 200:, 0] = 65.0  # lighter ground on the right
+    lab[..., 0] += rng.normal(0, 2.0, lab.shape[:2]).astype(np.float32)
+    hole = np.zeros(lab.shape[:2], bool)
+    hole[40:80, 60:140] = True
+    level = patchmatch._level(lab, hole, np.zeros(hole.shape, np.int32))
+    source_y, source_x = np.mgrid[0:120, 0:320]
+    left, right = hole & (source_x < 100), hole & (source_x >= 100)
+    source_x = source_x.copy()
+    source_x[left] -= 50  # from x 10..50: dark
+    source_x[right] += 110  # from x 210..250: light
+    copied = lab[source_y, source_x]
+    fused = patchmatch._seamless(level, source_y, source_x)
+    columns = lambda picture: picture[40:80, 50:150, 0].mean(axis=0)  # noqa: E731
+    assert np.abs(np.diff(columns(copied))).max() > 10  # the seams as copied
+    assert np.abs(np.diff(columns(fused))).max() < 2.0
+    grain = lambda picture: float(np.diff(picture[40:80, 62:138, 0], axis=1).std())  # noqa: E731
+    assert 0.8 < grain(fused) / grain(copied) < 1.2
