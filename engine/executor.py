@@ -24,10 +24,11 @@ from layerpath.engine.knowledge import BenchmarkTable, subtask_tools
 from layerpath.engine.layers import rejected_layer, step_layers
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
 from layerpath.engine.probe import probe, regions_touch
-from layerpath.engine.quality import score
+from layerpath.engine.quality import judge
 from layerpath.engine.search import Node, astar
 from layerpath.engine.steps import (
     USER_ERRORS,
+    BeyondChecking,
     BudgetExceeded,
     Rejected,
     RunLedger,
@@ -197,7 +198,7 @@ class Engine:
                 attempts.append(
                     _Attempt("failed", [], "no subroutine rule matches and mode is 'fast'")
                 )
-        except (*USER_ERRORS, BudgetExceeded, ToolUnavailable) as exc:
+        except (*USER_ERRORS, BudgetExceeded, BeyondChecking, ToolUnavailable) as exc:
             attempts.append(_Attempt("failed", [], str(exc)))
 
         concluded = self._conclude(
@@ -244,7 +245,7 @@ class Engine:
         rule = Rule(id="user", subtask=subtask.kind, tools=list(tools))
         try:
             attempt = self._run_rule(rule, runner, {ArtifactKind.IMAGE: start})
-        except (*USER_ERRORS, BudgetExceeded) as exc:
+        except (*USER_ERRORS, BudgetExceeded, BeyondChecking) as exc:
             attempt = _Attempt("failed", [], str(exc))
         outcome, _ = self._conclude(
             request, subtask, [attempt], None, {}, ledger, emit, uuid.uuid4().hex[:12], start,
@@ -283,7 +284,7 @@ class Engine:
             subtask,
             ctx,
             ledger,
-            lambda *args: score(*args, critic=critic),
+            lambda *args: judge(*args, critic=critic),
             request.quality_threshold,
             emit,
             cancelled,
@@ -420,7 +421,7 @@ class Engine:
                 sum(c.seconds for c in own_calls),
                 0.0,
                 fallback_reason=fallback_reason,
-                error=failures[-1] if failures else "failed",
+                error=_failure(failures, rejected),
                 features=features,
                 start_image=image.value,
             )
@@ -440,6 +441,17 @@ class Engine:
         )
         new_image = final.state.get(ArtifactKind.IMAGE, image)
         return outcome, new_image
+
+
+def _failure(failures: Sequence[str], rejected: Rejected | None) -> str:
+    """Why a subtask failed, in plain words: the last attempt's reason and, when the
+    checks turned results down, what they found wrong with the best one."""
+    message = failures[-1] if failures else "failed"
+    if rejected is not None and rejected.result.reason:
+        found = rejected.result.reason
+        if found.split("; ")[0] not in message:  # (not said twice)
+            message += f"; the best attempt ({rejected.tool.name}) was turned down: {found}"
+    return message
 
 
 def raise_unavailable(subtask: Subtask, registry: Registry) -> None:

@@ -24,6 +24,7 @@ from layerpath.engine.checks.text import (
     check_text_removal,
     check_text_replacement,
 )
+from layerpath.engine.checks.verdict import Verdict
 from layerpath.engine.types import ArtifactKind, Box, Subtask, SubtaskKind, TextBox
 from layerpath.tools.imaging import (
     boxes_mask,
@@ -144,8 +145,22 @@ def score(
     window: Box | None = None,
     critic: Critic | None = None,
 ) -> float:
-    """Quality of one tool step. `produced` is what the step made, `state` everything the
-    path holds now (masks, text boxes), `before` the image the step started from.
+    """Quality of one tool step in [0, 1]: judge()'s score."""
+    return judge(subtask, produced, state, before, as_kind, window, critic).score
+
+
+def judge(
+    subtask: Subtask,
+    produced: Values,
+    state: Values,
+    before: np.ndarray,
+    as_kind: SubtaskKind | None = None,
+    window: Box | None = None,
+    critic: Critic | None = None,
+) -> Verdict:
+    """Quality of one tool step, and what is wrong with it in plain words. `produced` is
+    what the step made, `state` everything the path holds now (masks, text boxes),
+    `before` the image the step started from.
     `as_kind` judges a helper step by its own job (an erase inside a text replacement
     is checked as a text removal). `window`: where the image may have changed; the
     checks look there and around it only, never at the rest of a large photo. A
@@ -153,19 +168,7 @@ def score(
     counts."""
     kind = as_kind or subtask.kind
     if ArtifactKind.IMAGE not in produced:
-        if ArtifactKind.MASK in produced:
-            return check_mask(produced[ArtifactKind.MASK])
-        if ArtifactKind.CAPTION in produced:
-            return 0.85 if len(str(produced[ArtifactKind.CAPTION]).split()) >= 2 else 0.0
-        if ArtifactKind.ANSWER in produced:  # a span of the text, or a label: not empty
-            return 0.8 if str(produced[ArtifactKind.ANSWER]).strip() else 0.0
-        if ArtifactKind.DEPTH in produced:
-            return check_depth(produced[ArtifactKind.DEPTH])
-        if ArtifactKind.TEXT_BOXES in produced:
-            return check_text_boxes(
-                select_text_boxes(produced[ArtifactKind.TEXT_BOXES], subtask.params)
-            )
-        return 0.8
+        return Verdict(_score_artifact(subtask, produced))
     full_after = produced[ArtifactKind.IMAGE]
     full_mask = state.get(ArtifactKind.MASK)
     full_boxes = select_text_boxes(state.get(ArtifactKind.TEXT_BOXES, ()), subtask.params)
@@ -180,25 +183,42 @@ def score(
     else:
         mask = np.zeros(after.shape[:2], dtype=bool)
     boxes = [_shifted(b, -region.x0, -region.y0) for b in full_boxes]
-    checkers: dict[SubtaskKind, Callable[[], float]] = {
-        K.OBJECT_RECOLORATION: lambda: check_recolour(start, after, mask, subtask.to or "").score,
-        K.OBJECT_REMOVAL: lambda: check_removal(start, after, mask).score,
-        K.TEXT_REPLACEMENT: lambda: (
-            check_text_replacement(start, after, boxes, subtask.to or "").score
-        ),
-        K.TEXT_REMOVAL: lambda: check_text_removal(start, after, boxes).score,
+    checkers: dict[SubtaskKind, Callable[[], Verdict | float]] = {
+        K.OBJECT_RECOLORATION: lambda: check_recolour(start, after, mask, subtask.to or ""),
+        K.OBJECT_REMOVAL: lambda: check_removal(start, after, mask),
+        K.TEXT_REPLACEMENT: lambda: check_text_replacement(start, after, boxes, subtask.to or ""),
+        K.TEXT_REMOVAL: lambda: check_text_removal(start, after, boxes),
         K.TEXT_REDACTION: lambda: check_text_gone(start, after, boxes),
         K.TEXT_ADDITION: lambda: check_text_added(after, subtask.to or ""),
         K.KEYWORD_HIGHLIGHTING: lambda: check_changed_in(start, after, boxes),
         K.IMAGE_DEBLURRING: lambda: check_sharpened(start, after),
-        K.BACKGROUND_REMOVAL: lambda: check_cutout(start, after).score,
+        K.BACKGROUND_REMOVAL: lambda: check_cutout(start, after),
         K.IMAGE_UPSCALING: lambda: check_upscaled(start, after, subtask.params.get("factor")),
         K.OUTPAINTING: lambda: check_outpainted(start, after, produced.get(ArtifactKind.PLACEMENT)),
     }
     check = checkers.get(kind)
-    quality = 0.8 if check is None else float(np.clip(check(), 0.0, 1.0))
+    found = Verdict(0.8) if check is None else check()
+    verdict = found if isinstance(found, Verdict) else Verdict(found)
+    verdict = replace(verdict, score=float(np.clip(verdict.score, 0.0, 1.0)))
     if critic is not None and as_kind is None:  # a finishing step: the critic looks too
         opinion = critic.judge(subtask, before, full_after)
-        if opinion is not None:
-            quality = min(quality, opinion)
-    return quality
+        if opinion is not None and opinion < verdict.score:
+            verdict = Verdict(opinion, "the critic model judged the picture poorly")
+    return verdict
+
+
+def _score_artifact(subtask: Subtask, produced: Values) -> float:
+    """A step that made no picture: its mask, caption, answer, depth or text boxes."""
+    if ArtifactKind.MASK in produced:
+        return check_mask(produced[ArtifactKind.MASK])
+    if ArtifactKind.CAPTION in produced:
+        return 0.85 if len(str(produced[ArtifactKind.CAPTION]).split()) >= 2 else 0.0
+    if ArtifactKind.ANSWER in produced:  # a span of the text, or a label: not empty
+        return 0.8 if str(produced[ArtifactKind.ANSWER]).strip() else 0.0
+    if ArtifactKind.DEPTH in produced:
+        return check_depth(produced[ArtifactKind.DEPTH])
+    if ArtifactKind.TEXT_BOXES in produced:
+        return check_text_boxes(
+            select_text_boxes(produced[ArtifactKind.TEXT_BOXES], subtask.params)
+        )
+    return 0.8

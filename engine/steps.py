@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from layerpath.engine import events
+from layerpath.engine.checks.verdict import Verdict
 from layerpath.engine.types import (
     Artifact,
     ArtifactKind,
@@ -30,8 +31,8 @@ from layerpath.tools.regions import changed_window, grow_box
 log = logging.getLogger(__name__)
 
 State = Mapping[ArtifactKind, Artifact]
-#: Scores a step: (subtask, produced values, state values, image before, judge-as kind,
-#: the window outside which the image did not change) -> q
+#: Judges a step: (subtask, produced values, state values, image before, judge-as kind,
+#: the window outside which the image did not change) -> q and what is wrong
 Scorer = Callable[
     [
         Subtask,
@@ -41,7 +42,7 @@ Scorer = Callable[
         SubtaskKind | None,
         Box | None,
     ],
-    float,
+    Verdict,
 ]
 #: Errors that no other tool or parameter can fix: they end the subtask at once.
 USER_ERRORS = (TargetNotFound, BadInput)
@@ -49,6 +50,12 @@ USER_ERRORS = (TargetNotFound, BadInput)
 
 class BudgetExceeded(LayerpathError):
     """The run used up its tool-call budget."""
+
+
+class BeyondChecking(LayerpathError):
+    """The checks can vouch for no result of this subtask here, whatever the tool (the
+    ground behind an object too varied to say what a fill should show): the subtask
+    ends failed at once instead of trying every tool."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +70,7 @@ class StepResult:
     passed: bool
     error: str | None = None
     window: Box | None = None  # where the produced image may differ from the input
+    reason: str = ""  # what the checks found wrong with it, in plain words
 
 
 @dataclass(frozen=True, eq=False)
@@ -165,7 +173,7 @@ class StepRunner:
         started = time.perf_counter()
         error = None
         produced: dict[ArtifactKind, Artifact] = {}
-        quality, reported, window = 0.0, None, None
+        quality, reason, final, reported, window = 0.0, "", False, None, None
         try:
             ctx = replace(
                 self.ctx,
@@ -196,7 +204,7 @@ class StepRunner:
             before = state[ArtifactKind.IMAGE].value
             finisher = self.subtask.kind in tool.spec.subtasks
             judge_as = None if finisher or not tool.spec.subtasks else tool.spec.subtasks[0]
-            quality = self.scorer(
+            verdict = self.scorer(
                 self.subtask,
                 {k: a.value for k, a in produced.items()},
                 values,
@@ -204,11 +212,14 @@ class StepRunner:
                 judge_as,
                 window,
             )
+            quality, reason, final = verdict.score, verdict.reason, verdict.final
         if reported is not None:  # the tool knows better than the clock (a replayed call)
             seconds = reported
         passed = error is None and quality >= self.threshold
         cost = self.charge(tool, seconds)
-        result = StepResult(tool.name, dict(params), produced, cost, quality, passed, error, window)
+        result = StepResult(
+            tool.name, dict(params), produced, cost, quality, passed, error, window, reason
+        )
         self.ledger.memo[key] = result
         if error is None and not passed and self.subtask.kind in tool.spec.subtasks:
             best = self.best_rejected
@@ -226,6 +237,8 @@ class StepRunner:
             "ok" if passed else "fail",
             seconds,
         )
+        if final and not passed:  # (a final verdict's reason names the cause first)
+            raise BeyondChecking(f"{reason.split('; ')[0]}, so no other tool was tried")
         return result
 
 

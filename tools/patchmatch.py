@@ -663,6 +663,7 @@ def ring_texture(rgb: np.ndarray, hole: np.ndarray) -> float:
     return float(sector_energy(gradient, ring).max())
 
 
+#: Jacobi sweeps per level of the coarse-to-fine membrane and Poisson solves
 RELAX = 40
 
 

@@ -7,6 +7,7 @@ import cv2
 import numpy as np
 
 from layerpath.tools.imaging import dilate, erode, rgb, to_lab
+from layerpath.tools.patchmatch import regions
 
 
 def grey(image: np.ndarray) -> np.ndarray:
@@ -141,6 +142,36 @@ def repeated_share(luma: np.ndarray, region: np.ndarray, side: int = 6) -> float
     return float((shared & (spread[group] >= side)).sum() / len(keys))
 
 
+def acutance(luma: np.ndarray, region: np.ndarray, share: float = 0.15) -> float:
+    """How crisp the region's strongest edges are: at its `share` of pixels with the
+    most gradient once blurred (sigma 2), the finest-scale gradient against the blurred
+    one. A sharp edge keeps its fine gradient (about 1 and up); the same edge smeared or
+    blurred loses it (0.5-0.7): a diffusion fill drags a mortar line into a soft fan."""
+    fine, soft = energy(luma)[region], energy(luma, 2.0)[region]
+    if not len(soft):
+        return 0.0
+    top = soft >= np.percentile(soft, 100 * (1 - share))
+    return float(fine[top].mean() / (soft[top].mean() + 1e-3))
+
+
+def sector_acutance(luma: np.ndarray, region: np.ndarray, sectors: int = 8) -> np.ndarray:
+    """acutance() in each angular sector of the region around its centre (sectors
+    with too few pixels left out): a ring beside a sharp object on one side and soft
+    ground on the other has both."""
+    ys, xs = np.nonzero(region)
+    if not len(ys):
+        return np.zeros(1, np.float32)
+    angle = np.arctan2(ys - ys.mean(), xs - xs.mean())
+    sector = ((angle + np.pi) / (2 * np.pi) * sectors).astype(int) % sectors
+    found = []
+    for k in range(sectors):
+        part = np.zeros(region.shape, bool)
+        part[ys[sector == k], xs[sector == k]] = True
+        if part.sum() >= 64:
+            found.append(acutance(luma, part))
+    return np.array(found or [acutance(luma, region)], np.float32)
+
+
 def lab_of(image: np.ndarray) -> np.ndarray:
     return to_lab(rgb(image))
 
@@ -185,3 +216,39 @@ def broken_lines(luma: np.ndarray, region: np.ndarray, width: int) -> tuple[int,
             if np.mean([near_edge[y, x] for x, y in into]) < 0.4:
                 broken += 1
     return broken, running
+
+
+def ground_unpredictability(image: np.ndarray, region: np.ndarray) -> float:
+    """How far the photo around a region departs from what its surroundings predict
+    (Lab Delta E, once softened by a tenth of the region's size): a band around the
+    region as wide as a third of its size is predicted from outside it, pixel by pixel
+    by the better of two models: the softened picture continued smoothly (Telea: sky,
+    a wall, bokeh) and colour regions continued straight across (a table's edge, a
+    wall beside a floor). Such ground scores 1-4; a garden, a crate or a face change
+    within a hole's width (5 and more), and whatever was behind the region could be
+    anything: no fill there can be vouched for by the photo around it. The size is the
+    side of a square of the region's area, or less for a long thin region (a spoon's
+    handle: the fill bridges its width, not its length)."""
+    area = float(region.sum())
+    contours, _ = cv2.findContours(region.astype(np.uint8), cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
+    perimeter = sum(cv2.arcLength(c, True) for c in contours)
+    size = min(np.sqrt(area), 2 * np.sqrt(np.pi) * area / max(perimeter, 1.0))  # (a disc: equal)
+    sigma = max(2.0, 0.1 * size)
+    soft = cv2.GaussianBlur(np.ascontiguousarray(rgb(image)), (0, 0), sigma)
+    grown = dilate(region, int(np.ceil(2 * sigma)))  # past what the softening mixed in
+    width = max(3, int(0.3 * size))
+    unknown = dilate(grown, width)
+    band = unknown & ~grown
+    if not band.any():
+        return 0.0
+    lab = lab_of(soft)
+    smooth = lab_of(cv2.inpaint(soft, unknown.astype(np.uint8), 3, cv2.INPAINT_TELEA))
+    labels = regions(lab, unknown, np.random.default_rng(0))
+    near = dilate(unknown, width) & ~unknown
+    continued = smooth.copy()
+    for label in np.unique(labels[band]):
+        own = near & (labels == label)
+        if own.any():
+            continued[band & (labels == label)] = np.median(lab[own], axis=0)
+    misses = [np.linalg.norm(lab[band] - guess[band], axis=1) for guess in (smooth, continued)]
+    return float(np.minimum(*misses).mean())

@@ -9,11 +9,14 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Verdict:
     """0..1 (0.5 = just acceptable) and, when below 1, what is wrong in plain words;
-    `defects`: each measured defect in units of its tolerance."""
+    `defects`: each measured defect in units of its tolerance; `final`: see below."""
 
     score: float
     reason: str = ""
     defects: Mapping[str, float] = field(default_factory=dict)
+    #: no other result for the same region could pass: the picture, not this result, is
+    #: why (ground too varied for any fill to be vouched for); trying more is no use
+    final: bool = False
 
 
 def verdict(

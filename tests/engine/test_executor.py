@@ -281,3 +281,28 @@ def test_one_tool_on_two_targets_gives_each_its_own_result(
     painted[y : y + h, x : x + w] = wall.pixels[..., 3] > 0
     overlap = (painted & scene.masks["wall"]).sum() / (painted | scene.masks["wall"]).sum()
     assert overlap > 0.95
+
+
+def test_a_removal_no_check_can_vouch_for_ends_failed_after_one_fill(
+    registry: Registry,
+) -> None:
+    """An object on the astronaut's suit and flag (scikit-image's photo): the ground
+    behind it could be anything, so the first fill is turned down as final; no other
+    tool is tried, the picture stays as it was, the fill is kept hidden, and the
+    failure says why in plain words."""
+    cv2 = pytest.importorskip("cv2")
+    data = pytest.importorskip("skimage.data")
+    photo = data.astronaut()
+    mask = np.zeros(photo.shape[:2], np.uint8)
+    cv2.circle(mask, (250, 330), 35, 1, -1)
+    image = np.dstack([photo, np.full(photo.shape[:2], 255, np.uint8)])
+    image[mask > 0, :3] = (30, 200, 40)
+    snapshot = Snapshot(image, masks={"box": mask > 0})
+    result = Engine(registry).run(EditRequest("remove the box", snapshot))
+    (outcome,) = result.outcomes
+    assert not outcome.ok and np.array_equal(result.image, image)
+    fills = [c for c in result.calls if c.tool != "named_masks"]
+    assert len(fills) == 1 and not fills[0].passed
+    (hidden,) = outcome.steps
+    assert not hidden.visible and hidden.tool == fills[0].tool
+    assert outcome.error is not None and "too varied" in outcome.error, outcome.error

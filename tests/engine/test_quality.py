@@ -171,3 +171,29 @@ def test_new_words_written_over_the_old_are_not_a_replacement() -> None:
     assert judged(image, run("pillow_text_write", image, boxes)) < 0.5
     erased = run("text_inpaint_erase", image, boxes)
     assert judged(erased, run("pillow_text_write", erased, boxes)) >= 0.5
+
+
+@pytest.mark.parametrize(
+    ("photo", "centre", "vouched"),
+    [("astronaut", (330, 250), False), ("rocket", (100, 150), True)],
+)
+def test_no_fill_of_varied_ground_passes_not_even_the_truth(
+    photo: str, centre: tuple[int, int], vouched: bool
+) -> None:
+    """Removed from the astronaut's suit and flag, whatever was there could be anything:
+    even the photo itself scores below the threshold, and the reason says why; from
+    plain sky the photo itself passes. (scikit-image's own photos.)"""
+    import cv2
+    from skimage import data
+
+    from layerpath.engine.checks.removal import check_removal
+
+    picture = getattr(data, photo)()[..., :3]
+    hole = np.zeros(picture.shape[:2], np.uint8)
+    cv2.circle(hole, centre[::-1], 35, 1, -1)
+    with_object = picture.copy()
+    with_object[hole > 0] = (30, 200, 40)
+    opaque = lambda rgb: np.dstack([rgb, np.full(rgb.shape[:2], 255, np.uint8)])  # noqa: E731
+    found = check_removal(opaque(with_object), opaque(picture), hole > 0)
+    assert (found.score >= 0.5) == vouched, found
+    assert ("too varied" in found.reason) != vouched, found

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from layerpath.engine.checks.verdict import Verdict
 from layerpath.engine.knowledge import BenchmarkTable
 from layerpath.engine.search import astar, combine
 from layerpath.engine.steps import RunLedger, StepRunner
@@ -78,9 +79,9 @@ def make_runner(qualities: Mapping[str, float]) -> tuple[StepRunner, RunLedger]:
         before: Any,
         as_kind: Any,
         window: Any,
-    ) -> float:
+    ) -> Verdict:
         name = next(iter(produced.values())).split(":")[0]
-        return qualities[name]
+        return Verdict(qualities[name])
 
     runner = StepRunner(
         Subtask(KIND, "thing", id="s1"), ToolContext(KIND), ledger, score, threshold=0.5
