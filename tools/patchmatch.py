@@ -115,11 +115,16 @@ def _alike(centres: np.ndarray) -> np.ndarray:
 
 
 def regions(
-    lab: np.ndarray, hole: np.ndarray, rng: np.random.Generator, count: int = 8
+    lab: np.ndarray,
+    hole: np.ndarray,
+    rng: np.random.Generator,
+    count: int = 8,
+    span: int = 96,
 ) -> np.ndarray:
     """Each pixel's region: the known pixels clustered by colour (k-means in Lab, clusters
     of alike colour joined), and each hole pixel given the region continued across the
-    hole (_continued), so a cup's rim, a saucer and the table each carry on through it."""
+    hole (_continued, worked out where the hole spans at most `span` pixels), so a cup's
+    rim, a saucer and the table each carry on through it."""
     known = lab[~hole].reshape(-1, 3).astype(np.float32)
     if len(known) < count:
         return np.zeros(hole.shape, np.int32)
@@ -133,7 +138,7 @@ def regions(
     if len(present) <= 1:
         labels[hole] = present[0] if len(present) else 0
         return labels
-    labels[hole] = _continued(labels, hole)
+    labels[hole] = _continued(labels, hole, span)
     return labels
 
 
@@ -141,17 +146,17 @@ def regions(
 _RAYS = 16
 
 
-def _continued(labels: np.ndarray, hole: np.ndarray) -> np.ndarray:
+def _continued(labels: np.ndarray, hole: np.ndarray, most: int = 96) -> np.ndarray:
     """Each hole pixel's region, continued straight across the hole: of the lines through
     the pixel whose two ends leave the hole in the same region, the shortest gives its
     region (a wall's edge behind a ball runs on as a straight line, a cup's rim under a
     spoon), if it is nearly as short as the shortest line through the pixel; any other
     pixel takes the nearest border's region.
-    Worked out on a copy where the hole spans at most about 96 pixels."""
+    Worked out on a copy where the hole spans at most about `most` pixels."""
     h, w = hole.shape
     rows, cols = np.flatnonzero(hole.any(axis=1)), np.flatnonzero(hole.any(axis=0))
     span = max(rows[-1] - rows[0], cols[-1] - cols[0]) + 1
-    scale = min(1.0, 96.0 / span)
+    scale = min(1.0, most / span)
     size = (max(1, round(w * scale)), max(1, round(h * scale)))
     small_labels = cv2.resize(labels.astype(np.int32), size, interpolation=cv2.INTER_NEAREST)
     small_hole = cv2.resize(hole.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0

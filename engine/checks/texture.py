@@ -233,8 +233,15 @@ def ground_unpredictability(image: np.ndarray, region: np.ndarray) -> float:
     contours, _ = cv2.findContours(region.astype(np.uint8), cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
     perimeter = sum(cv2.arcLength(c, True) for c in contours)
     size = min(np.sqrt(area), 2 * np.sqrt(np.pi) * area / max(perimeter, 1.0))  # (a disc: equal)
+    picture = np.ascontiguousarray(rgb(image))
+    scale = min(1.0, 60.0 / max(size, 1.0))  # softened anyway: worked out where size is 60
+    if scale < 1.0:
+        dsize = (max(8, round(region.shape[1] * scale)), max(8, round(region.shape[0] * scale)))
+        picture = cv2.resize(picture, dsize, interpolation=cv2.INTER_AREA)
+        region = cv2.resize(region.astype(np.uint8), dsize, interpolation=cv2.INTER_NEAREST) > 0
+        size *= scale
     sigma = max(2.0, 0.1 * size)
-    soft = cv2.GaussianBlur(np.ascontiguousarray(rgb(image)), (0, 0), sigma)
+    soft = cv2.GaussianBlur(picture, (0, 0), sigma)
     grown = dilate(region, int(np.ceil(2 * sigma)))  # past what the softening mixed in
     width = max(3, int(0.3 * size))
     unknown = dilate(grown, width)
@@ -243,7 +250,7 @@ def ground_unpredictability(image: np.ndarray, region: np.ndarray) -> float:
         return 0.0
     lab = lab_of(soft)
     smooth = lab_of(cv2.inpaint(soft, unknown.astype(np.uint8), 3, cv2.INPAINT_TELEA))
-    labels = regions(lab, unknown, np.random.default_rng(0))
+    labels = regions(lab, unknown, np.random.default_rng(0), span=48)
     near = dilate(unknown, width) & ~unknown
     continued = smooth.copy()
     for label in np.unique(labels[band]):
