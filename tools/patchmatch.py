@@ -212,7 +212,13 @@ def _continued(labels: np.ndarray, hole: np.ndarray, most: int = 96) -> np.ndarr
     region[local] = agree[best, pick][local]
     small = small_labels.copy()
     small[hy, hx] = region
-    return cv2.resize(small, (w, h), interpolation=cv2.INTER_NEAREST)[hole]
+    if scale >= 1.0:
+        return small[hole]
+    # enlarged smoothly (each region's share interpolated, the largest wins): an outline
+    # that runs on through the hole stays a line, not a staircase of the copy's pixels
+    present = np.unique(region)
+    shares = [cv2.resize((small == k).astype(np.float32), (w, h)) for k in present]
+    return present[np.argmax(np.stack(shares), axis=0)][hole]
 
 
 #: weight of a patch's detail in its descriptor
