@@ -24,7 +24,7 @@ import numpy as np
 
 from layerpath.benchmarks.checkset import CHECKERS, CheckCase, check_cases
 from layerpath.benchmarks.photos import all_photos
-from layerpath.engine.quality import score
+from layerpath.engine.quality import judge as judge_step
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
 from layerpath.tools.ocr import read_text
 from layerpath.tools.regions import changed_window
@@ -61,7 +61,8 @@ def judge(case: CheckCase) -> Judged:
     if case.checker.startswith("text"):
         state[ArtifactKind.TEXT_BOXES] = read_text(case.before)
     window = changed_window(case.before, case.after)
-    quality = score(subtask, {ArtifactKind.IMAGE: case.after}, state, case.before, None, window)
+    produced = {ArtifactKind.IMAGE: case.after}
+    quality = judge_step(subtask, produced, state, case.before, None, window).score
     return Judged(
         case.checker, case.photo, case.family, case.good, quality, time.perf_counter() - started
     )

@@ -136,19 +136,6 @@ def analysis_region(
     return grow_box(region, margin, shape) if region is not None else full_box(shape)
 
 
-def score(
-    subtask: Subtask,
-    produced: Values,
-    state: Values,
-    before: np.ndarray,
-    as_kind: SubtaskKind | None = None,
-    window: Box | None = None,
-    critic: Critic | None = None,
-) -> float:
-    """Quality of one tool step in [0, 1]: judge()'s score."""
-    return judge(subtask, produced, state, before, as_kind, window, critic).score
-
-
 def judge(
     subtask: Subtask,
     produced: Values,

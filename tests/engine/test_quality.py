@@ -15,7 +15,7 @@ import pytest
 from layerpath.benchmarks.checks import judge, roc_auc, summary
 from layerpath.benchmarks.checkset import CheckCase, check_cases
 from layerpath.engine.checks.verdict import verdict
-from layerpath.engine.quality import score
+from layerpath.engine.quality import judge as judge_step
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
 from layerpath.tools.imaging import dilate
 
@@ -115,12 +115,14 @@ def test_a_removal_is_judged_around_its_window_only(scene) -> None:  # type: ign
     after = result.outputs[ArtifactKind.IMAGE]
     subtask = Subtask(SubtaskKind.OBJECT_REMOVAL, "ball")
     state = {ArtifactKind.IMAGE: after, ArtifactKind.MASK: ball}
-    whole = score(subtask, {ArtifactKind.IMAGE: after}, state, scene.image, None, None)
-    windowed = score(subtask, {ArtifactKind.IMAGE: after}, state, scene.image, None, result.window)
+    whole = judge_step(subtask, {ArtifactKind.IMAGE: after}, state, scene.image).score
+    windowed = judge_step(
+        subtask, {ArtifactKind.IMAGE: after}, state, scene.image, None, result.window
+    ).score
     assert whole == pytest.approx(windowed, abs=0.05) and windowed >= 0.5
     spoiled = scene.image.copy()
     spoiled[~dilate(ball, 30)] = (0, 0, 0, 255)  # everything else blackened
-    assert score(subtask, {ArtifactKind.IMAGE: spoiled}, state, scene.image, None, None) < 0.2
+    assert judge_step(subtask, {ArtifactKind.IMAGE: spoiled}, state, scene.image).score < 0.2
 
 
 def test_the_summary_reports_false_passes_and_false_fails_at_the_threshold() -> None:
@@ -166,7 +168,7 @@ def test_new_words_written_over_the_old_are_not_a_replacement() -> None:
 
     def judged(before: np.ndarray, after: np.ndarray) -> float:
         state = {ArtifactKind.IMAGE: after, ArtifactKind.TEXT_BOXES: boxes}
-        return score(subtask, {ArtifactKind.IMAGE: after}, state, before, None, None)
+        return judge_step(subtask, {ArtifactKind.IMAGE: after}, state, before).score
 
     assert judged(image, run("pillow_text_write", image, boxes)) < 0.5
     erased = run("text_inpaint_erase", image, boxes)
