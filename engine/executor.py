@@ -421,7 +421,7 @@ class Engine:
                 sum(c.seconds for c in own_calls),
                 0.0,
                 fallback_reason=fallback_reason,
-                error=_failure(failures, rejected),
+                error=_failure(failures, rejected, kept=bool(steps)),
                 features=features,
                 start_image=image.value,
             )
@@ -443,14 +443,17 @@ class Engine:
         return outcome, new_image
 
 
-def _failure(failures: Sequence[str], rejected: Rejected | None) -> str:
+def _failure(failures: Sequence[str], rejected: Rejected | None, kept: bool) -> str:
     """Why a subtask failed, in plain words: the last attempt's reason and, when the
-    checks turned results down, what they found wrong with the best one."""
+    checks turned results down, what they found wrong with the best one, and that it is
+    `kept` as a hidden layer."""
     message = failures[-1] if failures else "failed"
     if rejected is not None and rejected.result.reason:
         found = rejected.result.reason
         if found.split("; ")[0] not in message:  # (not said twice)
             message += f"; the best attempt ({rejected.tool.name}) was turned down: {found}"
+    if kept:
+        message += "; the best attempt is kept as a hidden layer"
     return message
 
 

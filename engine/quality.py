@@ -190,7 +190,9 @@ def judge(
     if critic is not None and as_kind is None:  # a finishing step: the critic looks too
         opinion = critic.judge(subtask, before, full_after)
         if opinion is not None and opinion < verdict.score:
-            verdict = Verdict(opinion, "the critic model judged the picture poorly")
+            verdict = replace(
+                verdict, score=opinion, reason="the critic model judged the picture poorly"
+            )
     return verdict
 
 

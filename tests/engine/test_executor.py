@@ -306,3 +306,4 @@ def test_a_removal_no_check_can_vouch_for_ends_failed_after_one_fill(
     (hidden,) = outcome.steps
     assert not hidden.visible and hidden.tool == fills[0].tool
     assert outcome.error is not None and "too varied" in outcome.error, outcome.error
+    assert outcome.error.endswith("the best attempt is kept as a hidden layer")
