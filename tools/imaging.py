@@ -157,14 +157,23 @@ def drop_rules(ink: np.ndarray) -> np.ndarray:
     return keep[labels]
 
 
+def angular_sectors(
+    region: np.ndarray, sectors: int = 8
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The region's pixels (rows, columns) and the angular sector around the region's
+    centre each lies in (0 .. sectors - 1)."""
+    ys, xs = np.nonzero(region)
+    angle = np.arctan2(ys - ys.mean(), xs - xs.mean())
+    sector = ((angle + np.pi) / (2 * np.pi) * sectors).astype(int) % sectors
+    return ys, xs, sector
+
+
 def sector_energy(
     values: np.ndarray, region: np.ndarray, sectors: int = 8, statistic: float | None = None
 ) -> np.ndarray:
     """The mean (or the `statistic` percentile) of `values` in each angular sector of
     `region` around its centre (sectors with too few pixels left out)."""
-    ys, xs = np.nonzero(region)
-    angle = np.arctan2(ys - ys.mean(), xs - xs.mean())
-    sector = ((angle + np.pi) / (2 * np.pi) * sectors).astype(int) % sectors
+    ys, xs, sector = angular_sectors(region, sectors)
     found = []
     for k in range(sectors):
         chosen = values[ys[sector == k], xs[sector == k]]

@@ -104,10 +104,11 @@ def _kmeans(
 ALIKE = 10.0
 
 
-def _alike(centres: np.ndarray) -> np.ndarray:
-    """For each cluster, the first cluster it is alike to (chains of alike clusters join)."""
+def _alike(centres: np.ndarray, within: float = ALIKE) -> np.ndarray:
+    """For each cluster, the first cluster it is alike to, closer than `within` (chains
+    of alike clusters join)."""
     owner = np.arange(len(centres))
-    close = np.linalg.norm(centres[:, None] - centres[None], axis=2) < ALIKE
+    close = np.linalg.norm(centres[:, None] - centres[None], axis=2) < within
     for a in range(len(centres)):
         for b in np.flatnonzero(close[a]):
             owner[owner == owner[b]] = owner[a]
@@ -456,11 +457,7 @@ def _surfaces(picture: np.ndarray, region: np.ndarray, hole: np.ndarray) -> np.n
             for k in labels
         ]
     )
-    apart = np.linalg.norm(typical[:, None] - typical[None], axis=2)
-    owner = np.arange(len(labels))
-    for a in range(len(labels)):
-        for b in np.flatnonzero(apart[a] < SURFACE_APART):
-            owner[owner == owner[b]] = owner[a]
+    owner = _alike(typical, SURFACE_APART)
     lookup = np.zeros(int(labels.max() - labels.min()) + 1, np.int32)
     lookup[labels - labels.min()] = owner
     return lookup[region - labels.min()]

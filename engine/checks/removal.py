@@ -93,8 +93,9 @@ def check_removal(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> Ve
     defects["edges lost in a smear"] = textured * max(0.0, 0.6 - peaks) / 0.2
     # the crispness of its strongest edges against the ring's softer sectors: a smear
     # drags the ground's edges (mortar, a pole, grass blades) into soft fans
-    ring_crisp = float(np.percentile(sector_acutance(luma, ring), 25))
-    crisp = acutance(luma, inner) / (ring_crisp + 1e-3)
+    blurred = energy(luma, 2.0)
+    ring_crisp = float(np.percentile(sector_acutance(fine, blurred, ring), 25))
+    crisp = acutance(fine, blurred, inner) / (ring_crisp + 1e-3)
     defects["soft, smeared edges"] = textured * max(0.0, 0.8 - crisp) / 0.15
     flat = float((soft[inner] < np.percentile(soft[ring], 25)).mean())
     defects["flat patches"] = textured * max(0.0, flat - 0.45) / 0.15

@@ -6,7 +6,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from layerpath.tools.imaging import dilate, erode, rgb, to_lab
+from layerpath.tools.imaging import angular_sectors, dilate, erode, rgb, to_lab
 from layerpath.tools.patchmatch import regions
 
 
@@ -142,34 +142,39 @@ def repeated_share(luma: np.ndarray, region: np.ndarray, side: int = 6) -> float
     return float((shared & (spread[group] >= side)).sum() / len(keys))
 
 
-def acutance(luma: np.ndarray, region: np.ndarray, share: float = 0.15) -> float:
-    """How crisp the region's strongest edges are: at its `share` of pixels with the
-    most gradient once blurred (sigma 2), the finest-scale gradient against the blurred
-    one. A sharp edge keeps its fine gradient (about 1 and up); the same edge smeared or
-    blurred loses it (0.5-0.7): a diffusion fill drags a mortar line into a soft fan."""
-    fine, soft = energy(luma)[region], energy(luma, 2.0)[region]
-    if not len(soft):
+def acutance(
+    fine: np.ndarray, blurred: np.ndarray, region: np.ndarray, share: float = 0.15
+) -> float:
+    """How crisp the region's strongest edges are, from the gradient maps `fine` (the
+    finest scale) and `blurred` (after a blur of sigma 2): at its `share` of pixels with
+    the most blurred gradient, the fine gradient against the blurred one. A sharp edge
+    keeps its fine gradient (about 1 and up); the same edge smeared or blurred loses it
+    (0.5-0.7): a diffusion fill drags a mortar line into a soft fan."""
+    return _acutance(fine[region], blurred[region], share)
+
+
+def _acutance(fine: np.ndarray, blurred: np.ndarray, share: float = 0.15) -> float:
+    if not len(blurred):
         return 0.0
-    top = soft >= np.percentile(soft, 100 * (1 - share))
-    return float(fine[top].mean() / (soft[top].mean() + 1e-3))
+    top = blurred >= np.percentile(blurred, 100 * (1 - share))
+    return float(fine[top].mean() / (blurred[top].mean() + 1e-3))
 
 
-def sector_acutance(luma: np.ndarray, region: np.ndarray, sectors: int = 8) -> np.ndarray:
+def sector_acutance(
+    fine: np.ndarray, blurred: np.ndarray, region: np.ndarray, sectors: int = 8
+) -> np.ndarray:
     """acutance() in each angular sector of the region around its centre (sectors
     with too few pixels left out): a ring beside a sharp object on one side and soft
     ground on the other has both."""
-    ys, xs = np.nonzero(region)
-    if not len(ys):
+    if not region.any():
         return np.zeros(1, np.float32)
-    angle = np.arctan2(ys - ys.mean(), xs - xs.mean())
-    sector = ((angle + np.pi) / (2 * np.pi) * sectors).astype(int) % sectors
-    found = []
-    for k in range(sectors):
-        part = np.zeros(region.shape, bool)
-        part[ys[sector == k], xs[sector == k]] = True
-        if part.sum() >= 64:
-            found.append(acutance(luma, part))
-    return np.array(found or [acutance(luma, region)], np.float32)
+    ys, xs, sector = angular_sectors(region, sectors)
+    found = [
+        _acutance(fine[ys[sector == k], xs[sector == k]], blurred[ys[sector == k], xs[sector == k]])
+        for k in range(sectors)
+        if (sector == k).sum() >= 64
+    ]
+    return np.array(found or [acutance(fine, blurred, region)], np.float32)
 
 
 def lab_of(image: np.ndarray) -> np.ndarray:
