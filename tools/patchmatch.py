@@ -122,18 +122,11 @@ def regions(
     count: int = 8,
     span: int = 96,
 ) -> np.ndarray:
-    """Each pixel's region: the known pixels clustered by colour (k-means in Lab, clusters
-    of alike colour joined), and each hole pixel given the region continued across the
-    hole (_continued, worked out where the hole spans at most `span` pixels), so a cup's
-    rim, a saucer and the table each carry on through it."""
-    known = lab[~hole].reshape(-1, 3).astype(np.float32)
-    if len(known) < count:
-        return np.zeros(hole.shape, np.int32)
-    centres = _kmeans(known[:: max(1, len(known) // 20000)], count, rng)
-    flat = lab.reshape(-1, 3)
-    nearest = np.argmin(((flat[:, None, :] - centres[None]) ** 2).sum(axis=2), axis=1)
-    nearest = _alike(centres)[nearest]
-    labels = cv2.medianBlur(nearest.reshape(hole.shape).astype(np.uint8), 5).astype(np.int32)
+    """Each pixel's region: the known pixels clustered by colour (colour_labels), and
+    each hole pixel given the region continued across the hole (_continued, worked out
+    where the hole spans at most `span` pixels), so a cup's rim, a saucer and the table
+    each carry on through it."""
+    labels = colour_labels(lab, ~hole, rng, count)
     border = dilate(hole, 2) & ~hole
     present = np.unique(labels[border])
     if len(present) <= 1:
@@ -143,17 +136,29 @@ def regions(
     return labels
 
 
+def colour_labels(
+    lab: np.ndarray, known: np.ndarray, rng: np.random.Generator, count: int = 8
+) -> np.ndarray:
+    """Every pixel's colour region: the `known` pixels clustered by colour (k-means in
+    Lab, clusters of alike colour joined), each pixel given its nearest cluster, the
+    labels median-filtered (no speckle)."""
+    points = lab[known].reshape(-1, 3).astype(np.float32)
+    if len(points) < count:
+        return np.zeros(known.shape, np.int32)
+    centres = _kmeans(points[:: max(1, len(points) // 20000)], count, rng)
+    flat = lab.reshape(-1, 3)
+    nearest = np.argmin(((flat[:, None, :] - centres[None]) ** 2).sum(axis=2), axis=1)
+    nearest = _alike(centres)[nearest]
+    return cv2.medianBlur(nearest.reshape(known.shape).astype(np.uint8), 5).astype(np.int32)
+
+
 #: directions of the rays cast across a hole (half a turn: each ray goes both ways)
 _RAYS = 16
 
 
 def _continued(labels: np.ndarray, hole: np.ndarray, most: int = 96) -> np.ndarray:
-    """Each hole pixel's region, continued straight across the hole: of the lines through
-    the pixel whose two ends leave the hole in the same region, the shortest gives its
-    region (a wall's edge behind a ball runs on as a straight line, a cup's rim under a
-    spoon), if it is nearly as short as the shortest line through the pixel; any other
-    pixel takes the nearest border's region.
-    Worked out on a copy where the hole spans at most about `most` pixels."""
+    """Each hole pixel's region, continued straight across the hole (continued_across),
+    worked out on a copy where the hole spans at most about `most` pixels."""
     h, w = hole.shape
     rows, cols = np.flatnonzero(hole.any(axis=1)), np.flatnonzero(hole.any(axis=0))
     span = max(rows[-1] - rows[0], cols[-1] - cols[0]) + 1
@@ -162,24 +167,63 @@ def _continued(labels: np.ndarray, hole: np.ndarray, most: int = 96) -> np.ndarr
     small_labels = cv2.resize(labels.astype(np.int32), size, interpolation=cv2.INTER_NEAREST)
     small_hole = cv2.resize(hole.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0
     small_hole |= cv2.resize(hole.astype(np.uint8), size, interpolation=cv2.INTER_AREA) > 0
-    sh, sw = small_hole.shape
-    hy, hx = np.nonzero(small_hole)
+    region = continued_across(small_labels, small_hole)
+    small = small_labels.copy()
+    small[small_hole] = region
+    if scale >= 1.0:
+        return small[hole]
+    # enlarged smoothly (each region's share interpolated, the largest wins): an outline
+    # that runs on through the hole stays a line, not a staircase of the copy's pixels
+    present = np.unique(region)
+    shares = [cv2.resize((small == k).astype(np.float32), (w, h)) for k in present]
+    return present[np.argmax(np.stack(shares), axis=0)][hole]
+
+
+def continued_across(labels: np.ndarray, hole: np.ndarray) -> np.ndarray:
+    """Each hole pixel's region (in the order of np.nonzero(hole)), continued straight
+    across the hole: of the lines through the pixel whose two ends leave the hole in the
+    same region, the shortest gives its region (a wall's edge behind a ball runs on as a
+    straight line, a cup's rim under a spoon), if it is nearly as short as the shortest
+    line through the pixel (lines_across); any other pixel takes the nearest border's
+    region."""
+    hy, hx = np.nonzero(hole)
     # the nearest known pixel's region: the fallback
     _, index = cv2.distanceTransformWithLabels(
-        small_hole.astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL
+        hole.astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL
     )
-    ky, kx = np.nonzero(~small_hole)
+    ky, kx = np.nonzero(~hole)
     by_index = np.zeros(int(index.max()) + 1, np.int32)
-    by_index[index[ky, kx]] = small_labels[ky, kx]
+    by_index[index[ky, kx]] = labels[ky, kx]
     region = by_index[index[hy, hx]]
+    agree, length, local = lines_across(labels, hole)
+    best = np.argmin(length, axis=0)
+    pick = np.arange(len(hy))
+    found = local[best, pick]
+    region[found] = agree[best, pick][found]
+    return region
+
+
+def lines_across(
+    labels: np.ndarray, hole: np.ndarray, rays: int = _RAYS, depth: int = 1
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For each of `rays` directions (half a turn) and each hole pixel (in the order of
+    np.nonzero(hole)): the region both ends of the line through it leave the hole in
+    (-1 where they differ), the line's length (inf where they differ), and whether the
+    line counts as a continuation: it must be about as short as any line through the
+    pixel (a spoon's handle lying along a cup's edge is crossed by short lines that
+    disagree, and a long line along the handle, from the rim to the saucer, is no
+    continuation of either). An end's region must hold for `depth` pixels beyond the
+    border along the line (a shape heading into the hole, not one grazing it)."""
+    sh, sw = hole.shape
+    hy, hx = np.nonzero(hole)
     lengths: list[np.ndarray] = []  # per direction: the line's length through the hole
     agreed: list[np.ndarray] = []  # per direction: the region both its ends are in, or -1
     limit = 2 * (sh + sw)
-    for angle in np.arange(_RAYS) * np.pi / _RAYS:
+    for angle in np.arange(rays) * np.pi / rays:
         dy, dx = np.sin(angle), np.cos(angle)
         ends = []
         for sign in (1.0, -1.0):
-            steps = np.zeros(len(hy))
+            steps = np.full(len(hy), np.inf)
             label = np.full(len(hy), -1, np.int32)
             going = np.ones(len(hy), bool)
             for step in range(1, limit):
@@ -189,37 +233,27 @@ def _continued(labels: np.ndarray, hole: np.ndarray, most: int = 96) -> np.ndarr
                 x = np.rint(hx[going] + sign * step * dx).astype(np.int32)
                 off = (y < 0) | (y >= sh) | (x < 0) | (x >= sw)
                 yc, xc = np.clip(y, 0, sh - 1), np.clip(x, 0, sw - 1)
-                out = ~small_hole[yc, xc] & ~off
+                out = ~hole[yc, xc] & ~off
                 moving = np.flatnonzero(going)
                 # the region a pixel past the border (not a halo the mask left)
                 ya = np.clip(np.rint(yc + sign * dy), 0, sh - 1).astype(np.int32)
                 xa = np.clip(np.rint(xc + sign * dx), 0, sw - 1).astype(np.int32)
-                beyond = np.where(small_hole[ya, xa], small_labels[yc, xc], small_labels[ya, xa])
+                beyond = np.where(hole[ya, xa], labels[yc, xc], labels[ya, xa])
+                for further in range(2, depth + 1):
+                    yb = np.clip(np.rint(yc + sign * further * dy), 0, sh - 1).astype(np.int32)
+                    xb = np.clip(np.rint(xc + sign * further * dx), 0, sw - 1).astype(np.int32)
+                    beyond = np.where(labels[yb, xb] == beyond, beyond, -1)
                 label[moving[out]] = beyond[out]
                 steps[moving[out]] = step
                 going[moving[out | off]] = False
             ends.append((label, steps))
         (first, near), (second, far) = ends
-        lengths.append(np.where((first >= 0) & (second >= 0), near + far, np.inf))
+        lengths.append(near + far)  # inf unless both ends leave the hole
         agreed.append(np.where(first == second, first, -1))
-    # a line counts only if it is about as short as any through the pixel: a spoon's handle
-    # lying along a cup's edge is crossed by short lines that disagree, and a long line
-    # along the handle, from the rim to the saucer, is no continuation of either
     length, agree = np.array(lengths), np.array(agreed)
+    local = (agree >= 0) & (length <= 1.3 * length.min(axis=0))
     length[agree < 0] = np.inf
-    best = np.argmin(length, axis=0)
-    pick = np.arange(len(hy))
-    local = length[best, pick] <= 1.3 * np.array(lengths).min(axis=0)
-    region[local] = agree[best, pick][local]
-    small = small_labels.copy()
-    small[hy, hx] = region
-    if scale >= 1.0:
-        return small[hole]
-    # enlarged smoothly (each region's share interpolated, the largest wins): an outline
-    # that runs on through the hole stays a line, not a staircase of the copy's pixels
-    present = np.unique(region)
-    shares = [cv2.resize((small == k).astype(np.float32), (w, h)) for k in present]
-    return present[np.argmax(np.stack(shares), axis=0)][hole]
+    return agree, length, local
 
 
 #: weight of a patch's detail in its descriptor

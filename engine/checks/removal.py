@@ -6,7 +6,8 @@ ground around it), the crispness of its strongest edges (a diffusion fill drags 
 into soft fans), its colours (a leftover object or a foreign patch brings colours the
 ring lacks), the edge of the hole (a brighter or darker ghost of the outline), the
 direction of its texture (streaks dragged across it), repeats within it (one patch
-tiled), straight lines of the photo that stop at the fill (mortar, a pole), and what
+tiled), straight lines of the photo that stop at the fill (mortar, a pole), shapes of
+the ground that cross the hole and stop at the fill (a stem under a blob), and what
 did not change at all (the object left in part). Where the ground around the hole
 changes within its width (a garden, crates, a face), no fill can be vouched for: the
 verdict is final, below the threshold, whatever the fill."""
@@ -20,6 +21,7 @@ from layerpath.engine.checks.texture import (
     bands,
     broken_lines,
     coherence,
+    cut_off_shapes,
     energy,
     foreign_share,
     grain,
@@ -117,6 +119,8 @@ def check_removal(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> Ve
     defects["streaks"] = max(0.0, float(flow[inner].mean() - flow[ring].mean()) - 0.12) / 0.15
     broken, running = broken_lines(luma, hole, width)
     defects["lines broken off at the fill"] = max(0, broken - 1) * broken / max(1, running)
+    # a stem, a pole or a stripe that crosses the hole and stops at the fill
+    defects["a shape of the ground cut off"] = max(0.0, cut_off_shapes(end, hole) - 0.3) / 0.5
     repeats = repeated_share(luma, inner) - repeated_share(grey(start), ring)
     defects["a repeated patch"] = max(0.0, repeats - 0.1) / 0.15
     judged = verdict(defects, untouched, STRICTNESS)

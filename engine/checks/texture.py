@@ -7,7 +7,7 @@ import cv2
 import numpy as np
 
 from layerpath.tools.imaging import angular_sectors, dilate, erode, rgb, to_lab
-from layerpath.tools.patchmatch import regions
+from layerpath.tools.patchmatch import colour_labels, lines_across, regions
 
 
 def grey(image: np.ndarray) -> np.ndarray:
@@ -238,13 +238,7 @@ def ground_unpredictability(image: np.ndarray, region: np.ndarray) -> float:
     contours, _ = cv2.findContours(region.astype(np.uint8), cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
     perimeter = sum(cv2.arcLength(c, True) for c in contours)
     size = min(np.sqrt(area), 2 * np.sqrt(np.pi) * area / max(perimeter, 1.0))  # (a disc: equal)
-    picture = np.ascontiguousarray(rgb(image))
-    scale = min(1.0, 60.0 / max(size, 1.0))  # softened anyway: worked out where size is 60
-    if scale < 1.0:
-        dsize = (max(8, round(region.shape[1] * scale)), max(8, round(region.shape[0] * scale)))
-        picture = cv2.resize(picture, dsize, interpolation=cv2.INTER_AREA)
-        region = cv2.resize(region.astype(np.uint8), dsize, interpolation=cv2.INTER_NEAREST) > 0
-        size *= scale
+    picture, region, size = _at_most(image, region, size)
     sigma = max(2.0, 0.1 * size)
     soft = cv2.GaussianBlur(picture, (0, 0), sigma)
     grown = dilate(region, int(np.ceil(2 * sigma)))  # past what the softening mixed in
@@ -264,3 +258,67 @@ def ground_unpredictability(image: np.ndarray, region: np.ndarray) -> float:
             continued[band & (labels == label)] = np.median(lab[own], axis=0)
     misses = [np.linalg.norm(lab[band] - guess[band], axis=1) for guess in (smooth, continued)]
     return float(np.minimum(*misses).mean())
+
+
+#: the size (pixels) a region is worked out at by the measures of its whole shape: they
+#: soften the picture anyway
+SHAPE_SIZE = 60.0
+
+
+def _at_most(
+    image: np.ndarray, region: np.ndarray, size: float
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """The picture (RGB) and region scaled so that the region's `size` is at most
+    SHAPE_SIZE, and its size there."""
+    picture = np.ascontiguousarray(rgb(image))
+    scale = min(1.0, SHAPE_SIZE / max(size, 1.0))
+    if scale < 1.0:
+        dsize = (max(8, round(region.shape[1] * scale)), max(8, round(region.shape[0] * scale)))
+        picture = cv2.resize(picture, dsize, interpolation=cv2.INTER_AREA)
+        region = cv2.resize(region.astype(np.uint8), dsize, interpolation=cv2.INTER_NEAREST) > 0
+    return picture, region, size * scale
+
+
+def cut_off_shapes(image: np.ndarray, region: np.ndarray) -> float:
+    """How much of a shape that runs across the region the fill leaves out (0..1): a
+    stem, a pole or a stripe of the ground enters on one side and leaves on the other,
+    and the fill there has another colour (a dark blob where the stem should carry
+    on). The ground around the region is split into colour regions; a minor one (less
+    than half the ring around the region) that lines through the fill continue from
+    both sides predicts where it runs; the share of that path whose colour is far from
+    the shape's own, weighted down when the path is small (under a tenth of the fill).
+    The worst such shape counts. Lines that leave the region in two different colours
+    predict nothing: where the ground is busier than that, ground_unpredictability
+    says so."""
+    picture, region, size = _at_most(image, region, float(np.sqrt(region.sum())))
+    sigma = max(1.5, 0.05 * size)
+    lab = lab_of(cv2.GaussianBlur(picture, (0, 0), sigma))
+    grown = dilate(region, int(np.ceil(2 * sigma)))  # past where the softening mixed the fill in
+    width = max(4, int(0.35 * size))
+    ring = bands(grown, 0, width)
+    if not ring.any() or not erode(region, 2).any():
+        return 0.0
+    labels = colour_labels(lab, ring, np.random.default_rng(0), count=6)
+    agree, length, local = lines_across(labels, grown, rays=32, depth=max(2, width // 2))
+    # a line of the shape's colour as short as the shortest continuation (a stem across
+    # the sky: the line along the stem and the one across it, sky to sky, tie)
+    local &= length <= 1.1 * length.min(axis=0)
+    ys, xs = np.nonzero(grown)
+    within = erode(region, 2)
+    present = np.unique(labels[ring])
+    worst = 0.0
+    for label in np.unique(agree[local]):
+        own = ring & (labels == label)
+        path = np.zeros_like(grown)
+        path[ys, xs] = (local & (agree == label)).any(axis=0)
+        # a band as wide as a shape: lines between specks of a colour are no shape
+        path = dilate(erode(path, 1), 1) & within
+        if own.sum() > 0.25 * ring.sum() or path.sum() < 0.03 * within.sum():
+            continue
+        colour = np.median(lab[own], axis=0)
+        spread = float(np.percentile(np.linalg.norm(lab[own] - colour, axis=1), 75))
+        others = [np.median(lab[ring & (labels == k)], axis=0) for k in present if k != label]
+        apart = min((float(np.linalg.norm(colour - other)) for other in others), default=0.0)
+        far = np.linalg.norm(lab[path] - colour, axis=1) > max(12.0, 2 * spread, 0.5 * apart)
+        worst = max(worst, float(far.mean()) * min(1.0, path.sum() / (0.1 * within.sum())))
+    return worst

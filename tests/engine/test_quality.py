@@ -199,3 +199,32 @@ def test_no_fill_of_varied_ground_passes_not_even_the_truth(
     found = check_removal(opaque(with_object), opaque(picture), hole > 0)
     assert (found.score >= 0.5) == vouched, found
     assert ("too varied" in found.reason) != vouched, found
+
+
+def test_a_fill_that_cuts_off_a_stem_crossing_the_hole_is_rejected() -> None:
+    """A soft green stem drawn across scikit-image's rocket sky, an object over its
+    middle: the photo with the stem carried on through passes, a fill of plain sky
+    there (the stem stops at the fill, as a diffusion or a patch of the dark ground
+    leaves it) is rejected and the reason names it."""
+    import cv2
+    from skimage import data
+
+    from layerpath.engine.checks.removal import check_removal
+
+    sky = data.rocket()[..., :3]
+    stem = np.zeros(sky.shape[:2], np.float32)
+    cv2.line(stem, (140, 0), (165, 300), 1.0, 14)
+    stem = cv2.GaussianBlur(stem, (0, 0), 3.0)[..., None]
+    ground = (sky * (1 - stem) + np.array([60, 110, 40]) * stem).astype(np.uint8)
+    hole = np.zeros(sky.shape[:2], np.uint8)
+    cv2.circle(hole, (150, 100), 35, 1, -1)
+    covered = hole > 0
+    with_object = ground.copy()
+    with_object[covered] = (200, 180, 30)
+    cut_off = ground.copy()
+    cut_off[covered] = sky[covered]
+    opaque = lambda rgb: np.dstack([rgb, np.full(rgb.shape[:2], 255, np.uint8)])  # noqa: E731
+    carried_on = check_removal(opaque(with_object), opaque(ground), covered)
+    assert carried_on.score >= 0.5, carried_on
+    stopped = check_removal(opaque(with_object), opaque(cut_off), covered)
+    assert stopped.score < 0.5 and "shape of the ground cut off" in stopped.reason, stopped
