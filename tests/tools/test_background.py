@@ -61,13 +61,14 @@ def test_remove_the_background_is_a_cut_out_layer_in_the_ora(
     out, psd = tmp_path / "out.ora", tmp_path / "out.psd"
     assert main(["edit", str(photo), "remove the background", "-o", str(out)]) == 0
     shown = [line.strip() for line in capsys.readouterr().err.splitlines() if "%" in line]
-    assert shown == [f"grabcut_background {p}%" for p in (25, 50, 75, 100)]  # each quarter
+    # the first choice on the photos suite; progress shown each quarter
+    assert shown == [f"salient_cutout {p}%" for p in (25, 50, 75, 100)]
     doc = read_layered(out)
     original, group = doc.layers
     assert isinstance(original, PixelLayer) and np.array_equal(original.pixels, image)
     assert isinstance(group, GroupLayer)
     (step,) = group.children
-    assert step.blend == "destination-in" and step.name.startswith("1. grabcut_background")
+    assert step.blend == "destination-in" and step.name.startswith("1. salient_cutout")
     picture = composite(doc)
     assert np.array_equal(picture[..., :3][disk], image[..., :3][disk])
     assert picture[..., 3][disk].mean() > 245 and picture[0, :, 3].max() == 0
@@ -130,7 +131,7 @@ def test_isnet_matte_is_scaled_to_the_photo(isnet: ModelManager) -> None:
     assert alpha[:63].max() == 0 and alpha[237:].max() == 0 and alpha[:, :88].max() == 0
 
 
-def test_grabcut_reports_progress_through_the_engine_and_stops_when_cancelled() -> None:
+def test_grabcut_cutouts_report_progress_through_the_engine_and_stop_when_cancelled() -> None:
     from layerpath.engine import events
     from layerpath.engine.executor import Engine
     from layerpath.engine.types import EditRequest, Snapshot
@@ -142,15 +143,17 @@ def test_grabcut_reports_progress_through_the_engine_and_stops_when_cancelled() 
     )
     assert result.ok
     shares = [e.share for e in seen if isinstance(e, events.ToolProgress)]
-    assert shares == [0.2, 0.4, 0.6, 0.8, 1.0]  # one per GrabCut iteration
-    assert all(e.tool == "grabcut_background" for e in seen if isinstance(e, events.ToolProgress))
+    # salient_cutout, the first choice: one per GrabCut iteration, then the edge
+    assert shares == pytest.approx([1 / 6, 2 / 6, 3 / 6, 4 / 6, 5 / 6, 1.0])
+    assert all(e.tool == "salient_cutout" for e in seen if isinstance(e, events.ToolProgress))
 
     from layerpath.errors import Cancelled
 
-    tool = Registry.from_catalogue().get("grabcut_background")
-    stop = ToolContext(SubtaskKind.BACKGROUND_REMOVAL, cancelled=lambda: True)
-    with pytest.raises(Cancelled):
-        tool.run(stop, {A.IMAGE: image}, tool.spec.param_schedule()[0])
+    for name in ("salient_cutout", "grabcut_background"):
+        tool = Registry.from_catalogue().get(name)
+        stop = ToolContext(SubtaskKind.BACKGROUND_REMOVAL, cancelled=lambda: True)
+        with pytest.raises(Cancelled):
+            tool.run(stop, {A.IMAGE: image}, tool.spec.param_schedule()[0])
 
 
 def test_salient_cutout_keeps_ears_and_a_tail_that_a_frame_guess_cuts() -> None:
