@@ -204,7 +204,11 @@ def continued_across(labels: np.ndarray, hole: np.ndarray) -> np.ndarray:
 
 
 def lines_across(
-    labels: np.ndarray, hole: np.ndarray, rays: int = _RAYS, depth: int = 1
+    labels: np.ndarray,
+    hole: np.ndarray,
+    rays: int = _RAYS,
+    depth: int = 1,
+    longest: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each of `rays` directions (half a turn) and each hole pixel (in the order of
     np.nonzero(hole)): the region both ends of the line through it leave the hole in
@@ -213,12 +217,14 @@ def lines_across(
     pixel (a spoon's handle lying along a cup's edge is crossed by short lines that
     disagree, and a long line along the handle, from the rim to the saucer, is no
     continuation of either). An end's region must hold for `depth` pixels beyond the
-    border along the line (a shape heading into the hole, not one grazing it)."""
+    border along the line (a shape heading into the hole, not one grazing it). Lines
+    with an end more than `longest` pixels away are left out (a quicker, rougher
+    answer for a long hole)."""
     sh, sw = hole.shape
     hy, hx = np.nonzero(hole)
     lengths: list[np.ndarray] = []  # per direction: the line's length through the hole
     agreed: list[np.ndarray] = []  # per direction: the region both its ends are in, or -1
-    limit = 2 * (sh + sw)
+    limit = 2 * (sh + sw) if longest is None else longest + 1
     for angle in np.arange(rays) * np.pi / rays:
         dy, dx = np.sin(angle), np.cos(angle)
         ends = []
@@ -235,17 +241,22 @@ def lines_across(
                 yc, xc = np.clip(y, 0, sh - 1), np.clip(x, 0, sw - 1)
                 out = ~hole[yc, xc] & ~off
                 moving = np.flatnonzero(going)
+                going[moving[off]] = False
+                if not out.any():
+                    continue
                 # the region a pixel past the border (not a halo the mask left)
+                yc, xc = yc[out], xc[out]
                 ya = np.clip(np.rint(yc + sign * dy), 0, sh - 1).astype(np.int32)
                 xa = np.clip(np.rint(xc + sign * dx), 0, sw - 1).astype(np.int32)
                 beyond = np.where(hole[ya, xa], labels[yc, xc], labels[ya, xa])
-                for further in range(2, depth + 1):
-                    yb = np.clip(np.rint(yc + sign * further * dy), 0, sh - 1).astype(np.int32)
-                    xb = np.clip(np.rint(xc + sign * further * dx), 0, sw - 1).astype(np.int32)
-                    beyond = np.where(labels[yb, xb] == beyond, beyond, -1)
-                label[moving[out]] = beyond[out]
+                if depth > 1:
+                    further = sign * np.arange(2, depth + 1)[:, None]
+                    yb = np.clip(np.rint(yc + further * dy), 0, sh - 1).astype(np.int32)
+                    xb = np.clip(np.rint(xc + further * dx), 0, sw - 1).astype(np.int32)
+                    beyond = np.where((labels[yb, xb] == beyond).all(axis=0), beyond, -1)
+                label[moving[out]] = beyond
                 steps[moving[out]] = step
-                going[moving[out | off]] = False
+                going[moving[out]] = False
             ends.append((label, steps))
         (first, near), (second, far) = ends
         lengths.append(near + far)  # inf unless both ends leave the hole

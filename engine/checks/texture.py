@@ -266,12 +266,12 @@ SHAPE_SIZE = 60.0
 
 
 def _at_most(
-    image: np.ndarray, region: np.ndarray, size: float
+    image: np.ndarray, region: np.ndarray, size: float, most: float = SHAPE_SIZE
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """The picture (RGB) and region scaled so that the region's `size` is at most
-    SHAPE_SIZE, and its size there."""
+    `most`, and its size there."""
     picture = np.ascontiguousarray(rgb(image))
-    scale = min(1.0, SHAPE_SIZE / max(size, 1.0))
+    scale = min(1.0, most / max(size, 1.0))
     if scale < 1.0:
         dsize = (max(8, round(region.shape[1] * scale)), max(8, round(region.shape[0] * scale)))
         picture = cv2.resize(picture, dsize, interpolation=cv2.INTER_AREA)
@@ -290,7 +290,7 @@ def cut_off_shapes(image: np.ndarray, region: np.ndarray) -> float:
     The worst such shape counts. Lines that leave the region in two different colours
     predict nothing: where the ground is busier than that, ground_unpredictability
     says so."""
-    picture, region, size = _at_most(image, region, float(np.sqrt(region.sum())))
+    picture, region, size = _at_most(image, region, float(np.sqrt(region.sum())), 40.0)
     sigma = max(1.5, 0.05 * size)
     lab = lab_of(cv2.GaussianBlur(picture, (0, 0), sigma))
     grown = dilate(region, int(np.ceil(2 * sigma)))  # past where the softening mixed the fill in
@@ -299,7 +299,9 @@ def cut_off_shapes(image: np.ndarray, region: np.ndarray) -> float:
     if not ring.any() or not erode(region, 2).any():
         return 0.0
     labels = colour_labels(lab, ring, np.random.default_rng(0), count=6)
-    agree, length, local = lines_across(labels, grown, rays=32, depth=max(2, width // 2))
+    agree, length, local = lines_across(
+        labels, grown, rays=32, depth=max(2, width // 2), longest=int(1.5 * size)
+    )
     # a line of the shape's colour as short as the shortest continuation (a stem across
     # the sky: the line along the stem and the one across it, sky to sky, tie)
     local &= length <= 1.1 * length.min(axis=0)
