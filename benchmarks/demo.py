@@ -26,11 +26,12 @@ SAUCER_RIM = [
     (460, 165), (430, 125), (400, 102),
 ]  # fmt: skip
 #: the cup (its opening, its body down to the foot) and its handle
-CUP_BODY = [(173, 120), (176, 200), (200, 245), (250, 283), (320, 287), (368, 250), (398, 205), (406, 120)]  # fmt: skip
+CUP_BODY = [(173, 120), (176, 200), (200, 245), (250, 283), (320, 287), (360, 258), (374, 235), (384, 205), (391, 180), (396, 150), (400, 120)]  # fmt: skip
 #: the spoon's handle, tapering from its rounded end to the bowl's neck
 SPOON_HANDLE = [
     (396, 66), (400, 115), (402, 140), (391, 190), (382, 215), (375, 242), (387, 242),
-    (391, 215), (400, 190), (415, 140), (425, 110), (427, 70),
+    (387, 220), (389, 205), (392, 190), (395, 175), (398, 160), (402, 150), (406, 140),
+    (410, 130), (414, 120), (418, 110), (421, 100), (427, 70),
 ]  # fmt: skip
 SIGN_BOX = (452, 22, 588, 78)
 SIGN_TEXT = "CLOSED"
@@ -54,7 +55,7 @@ def _masks(h: int, w: int) -> dict[str, np.ndarray]:
     spoon = np.zeros((h, w), np.uint8)
     cv2.ellipse(spoon, (411, 72), (14, 9), -15, 0, 360, 1, -1)
     cv2.fillPoly(spoon, [np.array(SPOON_HANDLE)], 1)
-    cv2.ellipse(spoon, (366, 283), (40, 44), 10, 0, 360, 1, -1)
+    cv2.ellipse(spoon, (364, 281), (39, 44), 26, 0, 360, 1, -1)  # fitted to its rim
     spoon = np.asarray(cv2.dilate(spoon, np.ones((5, 5), np.uint8)))  # a little generous
     rim = cv2.fitEllipse(np.array(SAUCER_RIM, np.float32))
     saucer = np.zeros((h, w), np.uint8)
