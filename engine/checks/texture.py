@@ -283,13 +283,14 @@ def cut_off_shapes(image: np.ndarray, region: np.ndarray) -> float:
     """How much of a shape that runs across the region the fill leaves out (0..1): a
     stem, a pole or a stripe of the ground enters on one side and leaves on the other,
     and the fill there has another colour (a dark blob where the stem should carry
-    on). The ground around the region is split into colour regions; a minor one (less
-    than half the ring around the region) that lines through the fill continue from
-    both sides predicts where it runs; the share of that path whose colour is far from
-    the shape's own, weighted down when the path is small (under a tenth of the fill).
-    The worst such shape counts. Lines that leave the region in two different colours
-    predict nothing: where the ground is busier than that, ground_unpredictability
-    says so."""
+    on). The ground around the region is split into colour regions; a minor one (at
+    most a quarter of the ring around the region) that lines through the fill continue
+    from both sides, heading in (it holds for half the ring's width beyond the border),
+    predicts where it runs; the share of that path whose colour is far from the shape's
+    own, weighted down when the path is small (under a tenth of the fill). The worst
+    such shape counts. Lines that leave the region in two different colours predict
+    nothing: where the ground is busier than that, ground_unpredictability says so.
+    Worked out where the region's size is 40 pixels."""
     picture, region, size = _at_most(image, region, float(np.sqrt(region.sum())), 40.0)
     sigma = max(1.5, 0.05 * size)
     lab = lab_of(cv2.GaussianBlur(picture, (0, 0), sigma))
