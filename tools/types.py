@@ -180,7 +180,8 @@ class ToolContext:
 @dataclass(frozen=True)
 class ToolResult:
     """A tool's outputs; `cost`: the seconds the work took, when the tool knows better
-    than the clock around its call (a result replayed from a benchmark's cache);
+    than the clock around its call (a result replayed from a benchmark's cache, or a
+    call that also prepared a library once: pymatting compiled on its first use);
     `window`: for an image the same size as the input, the box outside which it equals
     the input (the engine finds it when a tool does not say)."""
 
