@@ -297,7 +297,8 @@ def cut_off_shapes(image: np.ndarray, region: np.ndarray) -> float:
     grown = dilate(region, int(np.ceil(2 * sigma)))  # past where the softening mixed the fill in
     width = max(4, int(0.35 * size))
     ring = bands(grown, 0, width)
-    if not ring.any() or not erode(region, 2).any():
+    within = erode(region, 2)
+    if not ring.any() or not within.any():
         return 0.0
     labels = colour_labels(lab, ring, np.random.default_rng(0), count=6)
     agree, length, local = lines_across(
@@ -307,8 +308,8 @@ def cut_off_shapes(image: np.ndarray, region: np.ndarray) -> float:
     # the sky: the line along the stem and the one across it, sky to sky, tie)
     local &= length <= 1.1 * length.min(axis=0)
     ys, xs = np.nonzero(grown)
-    within = erode(region, 2)
-    present = np.unique(labels[ring])
+    # each colour region's median colour in the ring (every line leaves into the ring)
+    colours = {k: np.median(lab[ring & (labels == k)], axis=0) for k in np.unique(labels[ring])}
     worst = 0.0
     for label in np.unique(agree[local]):
         own = ring & (labels == label)
@@ -318,9 +319,9 @@ def cut_off_shapes(image: np.ndarray, region: np.ndarray) -> float:
         path = dilate(erode(path, 1), 1) & within
         if own.sum() > 0.25 * ring.sum() or path.sum() < 0.03 * within.sum():
             continue
-        colour = np.median(lab[own], axis=0)
+        colour = colours[label]
         spread = float(np.percentile(np.linalg.norm(lab[own] - colour, axis=1), 75))
-        others = [np.median(lab[ring & (labels == k)], axis=0) for k in present if k != label]
+        others = [other for k, other in colours.items() if k != label]
         apart = min((float(np.linalg.norm(colour - other)) for other in others), default=0.0)
         far = np.linalg.norm(lab[path] - colour, axis=1) > max(12.0, 2 * spread, 0.5 * apart)
         worst = max(worst, float(far.mean()) * min(1.0, path.sum() / (0.1 * within.sum())))
