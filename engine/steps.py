@@ -23,6 +23,7 @@ from layerpath.engine.types import (
     SubtaskKind,
     ToolCall,
     ToolContext,
+    ToolResult,
 )
 from layerpath.errors import BadInput, Cancelled, LayerpathError, TargetNotFound, ToolFailed
 from layerpath.tools.base import Tool
@@ -182,6 +183,9 @@ class StepRunner:
                 ),
             )
             out = tool.run(ctx, {k: state[k].value for k in tool.spec.inputs}, params)
+            wrong = _malformed(tool, out, state)
+            if wrong is not None:
+                raise ToolFailed(f"{tool.name} {wrong}")
             reported = out.cost
             produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in out.outputs.items()}
             window = _image_window(state, out.outputs, out.window)
@@ -195,24 +199,28 @@ class StepRunner:
             raise
         except ToolFailed as exc:
             error = str(exc)
-        except Exception as exc:  # a tool bug must not take the host down
+        except (Exception, SystemExit) as exc:  # a tool bug must not take the host down
             log.exception("tool %s crashed", tool.name)
-            error = f"{tool.name} crashed: {exc}"
+            error = f"{tool.name} crashed: {type(exc).__name__}: {exc}"
         seconds = time.perf_counter() - started
         if error is None:
             values = {k: a.value for k, a in {**state, **produced}.items()}
             before = state[ArtifactKind.IMAGE].value
             finisher = self.subtask.kind in tool.spec.subtasks
             judge_as = None if finisher or not tool.spec.subtasks else tool.spec.subtasks[0]
-            verdict = self.scorer(
-                self.subtask,
-                {k: a.value for k, a in produced.items()},
-                values,
-                before,
-                judge_as,
-                window,
-            )
-            quality, reason, final = verdict.score, verdict.reason, verdict.final
+            try:
+                verdict = self.scorer(
+                    self.subtask,
+                    {k: a.value for k, a in produced.items()},
+                    values,
+                    before,
+                    judge_as,
+                    window,
+                )
+                quality, reason, final = verdict.score, verdict.reason, verdict.final
+            except Exception as exc:  # a result the checks cannot read is not vouched for
+                log.exception("checking %s's result failed", tool.name)
+                error = f"the checks could not judge {tool.name}'s result: {exc}"
         if reported is not None:  # the tool knows better than the clock (a replayed call)
             seconds = reported
         passed = error is None and quality >= self.threshold
@@ -240,6 +248,37 @@ class StepRunner:
         if final and not passed:  # (a final verdict's reason names the cause first)
             raise BeyondChecking(f"{reason.split('; ')[0]}, so no other tool was tried")
         return result
+
+
+def _malformed(tool: Tool, out: object, state: State) -> str | None:
+    """What is wrong with a tool's answer (None when it is usable): not a ToolResult, an
+    output it promised missing, a picture that is not RGBA bytes, a mask not the
+    picture's size. Such an answer fails that attempt, like a tool error."""
+    if not isinstance(out, ToolResult) or not isinstance(out.outputs, Mapping):
+        return f"returned {type(out).__name__} instead of its results"
+    missing = [k.value for k in tool.spec.outputs if k not in out.outputs]
+    if missing:
+        return f"did not return its {', '.join(missing)}"
+    given = state[ArtifactKind.IMAGE].value if ArtifactKind.IMAGE in state else None
+    if not isinstance(given, np.ndarray):
+        return None  # (a plan worked out on symbols, not pictures: nothing to compare)
+    picture = out.outputs.get(ArtifactKind.IMAGE)
+    if ArtifactKind.IMAGE in out.outputs and not (
+        isinstance(picture, np.ndarray)
+        and picture.dtype == np.uint8
+        and picture.ndim == 3
+        and picture.shape[2] == 4
+        and min(picture.shape[:2]) > 0
+    ):
+        shape = getattr(picture, "shape", None)
+        return f"returned a picture that is not RGBA bytes ({type(picture).__name__} {shape})"
+    mask = out.outputs.get(ArtifactKind.MASK)
+    if ArtifactKind.MASK in out.outputs:
+        size = given.shape[:2]
+        if not isinstance(mask, np.ndarray) or mask.shape != size:
+            shape = getattr(mask, "shape", None)
+            return f"returned a mask of shape {shape} for a picture of {size}"
+    return None
 
 
 def _image_window(

@@ -2,11 +2,16 @@
 
 Rows hold the tool path, params, probed features, cost, quality, failures and mode;
 never image pixels, never secrets, never OCR text (features hold no text).
+
+Traces are a by-product: a database that cannot be used (a read-only folder, a full
+disk, a file that is not a database or holds other tables) is said once, as a warning,
+and the run goes on without recording.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -15,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from layerpath.engine.types import SubtaskKind
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS attempts (
@@ -49,10 +56,32 @@ class TraceStore:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.executescript(SCHEMA)
+        #: why the store records nothing (None while it works)
+        self.problem: str | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._connect() as db:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.executescript(SCHEMA)
+                db.execute("SELECT run_id, subtask_kind, tool_path, failures FROM attempts LIMIT 0")
+                db.execute("SELECT tool, n, cost_sum, quality_sum FROM tool_stats LIMIT 0")
+        except (sqlite3.Error, OSError) as exc:
+            self._give_up(exc)
+
+    def _give_up(self, exc: BaseException) -> None:
+        """Stop recording, and say so once."""
+        if self.problem is None:
+            self.problem = str(exc) or type(exc).__name__
+            log.warning(
+                "the trace database %s cannot be used (%s); the run goes on without "
+                "recording traces",
+                self.path,
+                self.problem,
+            )
+
+    @property
+    def usable(self) -> bool:
+        return self.problem is None
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
@@ -78,10 +107,10 @@ class TraceStore:
         ok: bool,
         failures: Sequence[str],
     ) -> None:
-        with self._connect() as db:
-            db.execute(
-                "INSERT INTO attempts (run_id, created, subtask_kind, route, mode, alpha, tool_path,"
-                " params, features, cost, quality, ok, failures) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        if not self.usable:
+            return
+        try:
+            self._insert_attempt(
                 (
                     run_id,
                     time.time(),
@@ -96,24 +125,52 @@ class TraceStore:
                     quality,
                     int(ok),
                     json.dumps(list(failures)),
-                ),
+                )
+            )
+        except (sqlite3.Error, OSError) as exc:
+            self._give_up(exc)
+
+    def _insert_attempt(self, row: tuple[Any, ...]) -> None:
+        with self._connect() as db:
+            db.execute(
+                "INSERT INTO attempts (run_id, created, subtask_kind, route, mode, alpha, tool_path,"
+                " params, features, cost, quality, ok, failures) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                row,
             )
 
     def record_tool(self, tool: str, kind: SubtaskKind, cost: float, quality: float) -> None:
-        with self._connect() as db:
-            db.execute(
-                "INSERT INTO tool_stats VALUES (?,?,1,?,?) ON CONFLICT(tool, subtask_kind) DO UPDATE"
-                " SET n = n + 1, cost_sum = cost_sum + excluded.cost_sum,"
-                " quality_sum = quality_sum + excluded.quality_sum",
-                (tool, kind.value, cost, quality),
-            )
+        if not self.usable:
+            return
+        try:
+            with self._connect() as db:
+                db.execute(
+                    "INSERT INTO tool_stats VALUES (?,?,1,?,?) ON CONFLICT(tool, subtask_kind)"
+                    " DO UPDATE SET n = n + 1, cost_sum = cost_sum + excluded.cost_sum,"
+                    " quality_sum = quality_sum + excluded.quality_sum",
+                    (tool, kind.value, cost, quality),
+                )
+        except (sqlite3.Error, OSError) as exc:
+            self._give_up(exc)
 
     def tool_stats(self) -> dict[tuple[str, SubtaskKind], tuple[int, float, float]]:
-        with self._connect() as db:
-            rows = db.execute(
-                "SELECT tool, subtask_kind, n, cost_sum, quality_sum FROM tool_stats"
-            ).fetchall()
-        return {(t, SubtaskKind(k)): (n, c, q) for t, k, n, c, q in rows}
+        """What the recorded calls measured per tool and subtask kind (nothing when the
+        store cannot be read)."""
+        if not self.usable:
+            return {}
+        try:
+            with self._connect() as db:
+                rows = db.execute(
+                    "SELECT tool, subtask_kind, n, cost_sum, quality_sum FROM tool_stats"
+                ).fetchall()
+            kinds = {k.value for k in SubtaskKind}
+            return {
+                (str(t), SubtaskKind(k)): (int(n), float(c), float(q))
+                for t, k, n, c, q in rows
+                if k in kinds
+            }
+        except (sqlite3.Error, OSError, TypeError, ValueError) as exc:
+            self._give_up(exc)
+            return {}
 
     def attempts(self) -> list[dict[str, Any]]:
         with self._connect() as db:

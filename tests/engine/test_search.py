@@ -7,7 +7,6 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 import pytest
 
 from layerpath.engine.checks.verdict import Verdict
@@ -90,7 +89,8 @@ def make_runner(qualities: Mapping[str, float]) -> tuple[StepRunner, RunLedger]:
 
 
 def start() -> dict[ArtifactKind, Artifact]:
-    return {A.IMAGE: Artifact(A.IMAGE, np.zeros((2, 2, 4), np.uint8), "input")}
+    """The search works on symbols here: the fake tools' artifacts are names."""
+    return {A.IMAGE: Artifact(A.IMAGE, "input:image", "input")}
 
 
 def graph() -> list[FakeTool]:

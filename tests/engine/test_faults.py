@@ -1,0 +1,129 @@
+"""Faults never lose finished work: a tool that answers nonsense or tries to end the
+process fails only its own attempt, and a trace database that cannot be used is said
+once while the run goes on. The real engine and offline tools on the generated scene;
+the faulty tools are real Tool subclasses registered beside the catalogue's."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import sqlite3
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from layerpath.engine.executor import Engine
+from layerpath.engine.traces import TraceStore
+from layerpath.engine.types import EditRequest, Mode, SubtaskKind
+from layerpath.tools.base import Tool
+from layerpath.tools.registry import Registry
+from layerpath.tools.types import ArtifactKind, Prior, ToolContext, ToolResult
+from tests.conftest import Scene
+
+
+class Faulty(Tool):
+    """A removal tool that answers what its `answer` parameter says."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        image = inputs[ArtifactKind.IMAGE]
+        answer = params["answer"]
+        if answer == "none":
+            return None  # type: ignore[return-value]
+        if answer == "exit":
+            raise SystemExit(3)
+        if answer == "small":
+            return ToolResult({ArtifactKind.IMAGE: image[:5, :5]})
+        if answer == "grey":
+            return ToolResult({ArtifactKind.IMAGE: image[..., 0].astype(np.float64)})
+        return ToolResult({})  # "nothing": its image missing
+
+
+def registry_with(answer: str) -> Registry:
+    """The catalogue's tools and a faulty removal tool the search rates best of all."""
+    catalogue = Registry.from_catalogue()
+    model = catalogue.get("patch_fill").spec
+    spec = dataclasses.replace(
+        model,
+        name="faulty_fill",
+        impl="tests.engine.test_faults:Faulty",
+        params={"answer": answer},
+        retry_params=(),
+        priors={SubtaskKind.OBJECT_REMOVAL: Prior(0.01, 0.99)},
+    )
+    return Registry([*catalogue, Faulty(spec)])
+
+
+@pytest.mark.parametrize("answer", ["none", "exit", "small", "grey", "nothing"])
+def test_a_tool_answering_nonsense_fails_its_attempt_and_the_search_goes_on(
+    answer: str, scene: Scene
+) -> None:
+    engine = Engine(registry_with(answer))
+    result = engine.run(EditRequest("remove the ball", scene.snapshot(), mode=Mode.SLOW))
+    (outcome,) = result.outcomes
+    faulty = [c for c in result.calls if c.tool == "faulty_fill"]
+    assert faulty and all(not c.passed and c.error for c in faulty)
+    assert "faulty_fill" in (faulty[0].error or "")
+    assert outcome.ok and outcome.tools[-1] != "faulty_fill", outcome.error
+
+
+def test_a_tool_rerun_by_hand_that_answers_nothing_is_reported_failed(scene: Scene) -> None:
+    engine = Engine(registry_with("none"))
+    outcome = engine.rerun(
+        EditRequest("remove the ball", scene.snapshot()),
+        engine.run(EditRequest("remove the ball", scene.snapshot())).outcomes[0].subtask,
+        ("named_masks", "faulty_fill"),
+    )
+    assert not outcome.ok and "returned NoneType" in (outcome.error or ""), outcome.error
+
+
+def _garbage(path: Path) -> None:
+    path.write_bytes(b"this is not a database\n" * 100)
+
+
+def _foreign(path: Path) -> None:
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE attempts (who TEXT, what BLOB)")
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+
+
+@pytest.mark.parametrize("spoil", [_garbage, _foreign, _directory])
+def test_a_trace_database_that_cannot_be_used_is_said_once_and_the_run_goes_on(
+    spoil: Any, scene: Scene, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "traces.sqlite"
+    spoil(path)
+    before = path.read_bytes() if path.is_file() else None
+    with caplog.at_level(logging.WARNING):
+        store = TraceStore(path)
+        result = Engine(Registry.from_catalogue(), traces=store).run(
+            EditRequest("remove the ball and recolor the wall to yellow", scene.snapshot())
+        )
+    assert result.ok and not store.usable
+    warnings = [r for r in caplog.records if "trace database" in r.getMessage()]
+    assert len(warnings) == 1 and "without recording" in warnings[0].getMessage()
+    if before is not None and spoil is _garbage:
+        assert path.read_bytes() == before, "a file that is not ours is left as it was"
+
+
+def test_a_trace_database_lost_during_the_run_stops_recording_quietly(
+    scene: Scene, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "traces.sqlite"
+    store = TraceStore(path)
+    assert store.usable
+    with sqlite3.connect(path) as db:  # another program drops a table under the store
+        db.execute("DROP TABLE attempts")
+    with caplog.at_level(logging.WARNING):
+        result = Engine(Registry.from_catalogue(), traces=store).run(
+            EditRequest("remove the ball and recolor the wall to yellow", scene.snapshot())
+        )
+    assert result.ok and not store.usable
+    assert sum("trace database" in r.getMessage() for r in caplog.records) == 1
