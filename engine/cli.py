@@ -6,21 +6,23 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from layerpath import __version__
 from layerpath.engine import cli_models, events
 from layerpath.engine.document import LayeredDocument
 from layerpath.engine.factory import engine_for
-from layerpath.engine.io import load_snapshot
+from layerpath.engine.io import load_snapshot, output_problem, write_atomically
 from layerpath.engine.knowledge import model_description_table
 from layerpath.engine.llm_planner import planner_for
 from layerpath.engine.planner import Plan, plan_offline
 from layerpath.engine.report import build_report
 from layerpath.engine.traces import TraceStore
-from layerpath.engine.types import EditRequest, Mode, Snapshot, StepLayer
+from layerpath.engine.types import EditRequest, Mode, Snapshot, StepLayer, SubtaskKind
 from layerpath.errors import BadInput, LayerpathError
 from layerpath.settings import data_dir, load_settings
 from layerpath.tools.registry import Registry
@@ -199,17 +201,52 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Interrupts:
+    """Ctrl-C during a run: the first asks the engine to stop after the step it is
+    running (the finished steps are saved), a second (or SIGTERM) stops at once, and
+    the finished steps are still saved."""
+
+    def __init__(self) -> None:
+        self.asked = False
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _Interrupts:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            self._previous[number] = signal.signal(number, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for number, handler in self._previous.items():
+            signal.signal(number, handler)
+
+    def _handle(self, number: int, frame: object) -> None:
+        if number == signal.SIGINT and not self.asked:
+            self.asked = True
+            print(
+                "stopping after the current step (Ctrl-C again to stop at once); "
+                "the finished steps are saved",
+                file=sys.stderr,
+                flush=True,
+            )
+            return
+        raise KeyboardInterrupt
+
+
 def cmd_edit(args: argparse.Namespace) -> int:
     if not 0.0 <= args.alpha <= 2.0:
         raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
     mask_files = _parse_masks(args.mask)
-    inputs = {args.image.resolve(), *(p.resolve() for p in mask_files.values())}
-    if args.output.resolve() in inputs:
-        raise BadInput(
-            f"{args.output} is an input file; choose another output so nothing is overwritten."
-        )
-    settings = load_settings()
+    inputs = [args.image, *mask_files.values()]
     document = LayeredDocument.open(args.image, mask_files)
+    size = (document.image.width, document.image.height)
+    # where the results go is checked before any tool runs: a problem found after the
+    # tools ran would lose their work
+    problem = output_problem(args.output, inputs, size)
+    if problem is None and args.report is not None:
+        problem = output_problem(args.report, [*inputs, args.output], any_format=True)
+    if problem is not None:
+        raise BadInput(problem[0].upper() + problem[1:] + ".")
+    settings = load_settings()
     traces = (
         None
         if args.no_traces or not settings.record_traces
@@ -225,23 +262,46 @@ def cmd_edit(args: argparse.Namespace) -> int:
         max_retries=settings.retries,
     )
     group = document.add_group(args.instruction)
+    kept: list[str] = []  # the step layers in the document
     progress = _Progress()
 
     def on_event(event: object) -> None:
-        progress(event)
+        if isinstance(event, events.PlanReady) and args.output.suffix.lower() == ".psd":
+            if any(s.kind == SubtaskKind.BACKGROUND_REMOVAL for s in event.plan):
+                raise BadInput(
+                    "A background removal step cuts out what lies below it, which a PSD "
+                    "layer cannot do; save as .ora (Krita, GIMP, the layerpath editor) or "
+                    "as a flattened .png or .tif."
+                )
         if isinstance(event, events.StepDone):  # the same path a panel takes: layers as they come
-            document.add_step(group, event.step)
+            kept.append(document.add_step(group, event.step))  # (kept before it is told)
+        progress(event)
 
-    result = engine.run(request, on_event)
-    written = document.save(args.output)
-    if args.report:
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-        args.report.write_text(
-            json.dumps(build_report(result, planner_name), indent=2), encoding="utf-8"
+    result = None
+    with _Interrupts() as interrupts:
+        try:
+            result = engine.run(request, on_event, cancel=lambda: interrupts.asked)
+        except KeyboardInterrupt:
+            pass
+        if not kept:  # nothing to keep: no file with an empty group
+            if result is None or result.cancelled:
+                print("cancelled before any step finished; nothing was written", file=sys.stderr)
+                return 130
+            print("no step made a layer; nothing was written", file=sys.stderr)
+            return 1
+        written = document.save(args.output)
+        if args.report and result is not None:
+            report = json.dumps(build_report(result, planner_name), indent=2).encode("utf-8")
+            write_atomically(args.report, lambda file: file.write(report))
+    if result is None or result.cancelled:
+        print(
+            f"cancelled: the {len(kept)} finished steps are saved in {written}",
+            file=sys.stderr,
         )
+        return 130
     ok = sum(1 for o in result.outcomes if o.ok)
     print(
-        f"{ok}/{len(result.plan)} subtasks done, {len(progress.steps)} layers, "
+        f"{ok}/{len(result.plan)} subtasks done, {len(kept)} layers, "
         f"{len(result.calls)} tool calls, {result.seconds:.1f}s -> {written}"
     )
     return 0 if result.ok else 1

@@ -9,12 +9,14 @@ from __future__ import annotations
 import io
 import logging
 import os
+import shutil
+import tempfile
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
@@ -323,7 +325,7 @@ def encode_png(pixels: np.ndarray | bytes) -> bytes:
     return buffer.getvalue()
 
 
-def write_ora(doc: LayeredImage, path: Path) -> None:
+def write_ora(doc: LayeredImage, path: Path | BinaryIO) -> None:
     """OpenRaster: stack.xml, one PNG per layer (cropped to its pixels, placed by its
     x/y), the merged picture and a thumbnail. The PNGs are encoded in parallel and
     stored in the zip as they are (they are compressed already)."""
@@ -395,7 +397,7 @@ def write_ora(doc: LayeredImage, path: Path) -> None:
             archive.writestr(f"data/layer{number}.png", data)
 
 
-def write_psd(doc: LayeredImage, path: Path) -> None:
+def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
     from psd_tools import PSDImage
 
     if any(layer.blend != "normal" for layer, _ in doc.pixel_layers()):
@@ -422,25 +424,116 @@ def write_psd(doc: LayeredImage, path: Path) -> None:
                 add(group, child)
         else:
             add(psd, layer)
-    psd.save(str(path))
+    psd.save(path)
+
+
+#: what `write_layered` writes, by suffix: layers (.ora, .psd) or the flattened picture
+LAYERED_OUTPUTS = {".ora", ".psd"}
+FLAT_OUTPUTS = {".png", ".jpg", ".jpeg", ".tif", ".tiff"}
+
+
+def output_problem(
+    path: Path,
+    inputs: Iterable[Path] = (),
+    size: tuple[int, int] | None = None,
+    any_format: bool = False,
+) -> str | None:
+    """Why `path` cannot take a result (None when it can), found before any tool runs:
+    a format layerpath does not write (unless `any_format`: a report), one of the
+    inputs, a folder, a folder that cannot be written (a temporary file is made there
+    and removed, which also finds a name too long), or less free space than the
+    picture's raw size (`size`: w, h)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    try:
+        if path.resolve() in {Path(p).resolve() for p in inputs}:
+            return f"{path} is an input file; choose another name so nothing is overwritten"
+        if path.is_dir():
+            return f"{path} is a folder; give a file name, e.g. {path / 'result.ora'}"
+    except OSError as exc:  # (a name too long to look up)
+        return f"cannot write into {path.parent} ({exc.strerror or exc}); choose a shorter name"
+    if not any_format and suffix not in LAYERED_OUTPUTS | FLAT_OUTPUTS:
+        return (
+            f"cannot write '{path.name}': use .ora or .psd for layers, or .png, .jpg or .tif "
+            "for a flattened picture"
+        )
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        handle, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=folder)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as exc:
+        return f"cannot write into {folder} ({exc.strerror or exc}); choose another folder or name"
+    if size is not None:
+        need = size[0] * size[1] * 4
+        free = shutil.disk_usage(folder).free
+        if free < need:
+            return (
+                f"{folder} has {free / 1e6:.0f} MB free; the result needs about "
+                f"{need / 1e6:.0f} MB. Free some space or choose another folder"
+            )
+    return None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> Path:
+    """Write a file through a temporary one beside it (an unpredictable name, created
+    exclusively: nothing planted there is followed), renamed over `path` once complete,
+    and removed on any failure, Ctrl-C included: `path` is either what it was or whole."""
+    path = Path(path)
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    temporary = Path(name)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            write(file)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, 0o666 & ~_umask())  # (mkstemp makes it private to the owner)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _flat(doc: LayeredImage, suffix: str) -> Callable[[BinaryIO], None]:
+    """A writer of the flattened picture: PNG and TIFF keep transparency; JPEG has none,
+    so what is transparent shows white, as on paper."""
+
+    def write(file: BinaryIO) -> None:
+        merged = composite(doc)
+        if suffix == ".png":
+            file.write(encode_png(merged))
+        elif suffix in (".tif", ".tiff"):
+            Image.fromarray(merged, "RGBA").save(
+                file, format="TIFF", compression="tiff_adobe_deflate"
+            )
+        else:
+            alpha = merged[..., 3:].astype(np.float32) / 255.0
+            flat = merged[..., :3] * alpha + 255.0 * (1.0 - alpha)
+            Image.fromarray(np.rint(flat).astype(np.uint8), "RGB").save(
+                file, format="JPEG", quality=95, subsampling=0
+            )
+
+    return write
 
 
 def write_layered(doc: LayeredImage, path: Path) -> Path:
-    """Write .ora or .psd (by suffix) or a flattened .png; never over an input file
-    (the CLI checks), atomically via a temporary file."""
+    """Write .ora or .psd (layers) or a flattened .png, .jpg or .tif, by suffix; never
+    over an input file (the CLI checks), atomically (write_atomically)."""
     path = Path(path)
     suffix = path.suffix.lower()
-    tmp = path.with_name(f".{path.stem}.partial{suffix}")
+    if suffix not in LAYERED_OUTPUTS | FLAT_OUTPUTS:
+        raise BadInput(f"{output_problem(path)}.")
     path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".ora":
-        write_ora(doc, tmp)
-    elif suffix == ".psd":
-        write_psd(doc, tmp)
-    elif suffix == ".png":
-        tmp.write_bytes(encode_png(composite(doc)))
-    else:
-        raise BadInput(
-            f"Cannot write '{path.name}': use .ora or .psd for layers, .png for a flat image."
-        )
-    tmp.replace(path)
-    return path
+        return write_atomically(path, lambda file: write_ora(doc, file))
+    if suffix == ".psd":
+        return write_atomically(path, lambda file: write_psd(doc, file))
+    return write_atomically(path, _flat(doc, suffix))

@@ -1,0 +1,197 @@
+"""Where results go is checked before any tool runs, files are written whole or not at
+all, and a stopped run keeps its finished steps: the real CLI on the generated scene,
+its files read back."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from layerpath.engine.cli import main
+from layerpath.engine.io import (
+    GroupLayer,
+    LayeredImage,
+    PixelLayer,
+    read_layered,
+    write_atomically,
+    write_layered,
+)
+from tests.conftest import Scene
+
+EDIT = "remove the ball and recolor the wall to yellow"
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def edit(image: Path, masks: dict[str, Path], *more: str, instruction: str = EDIT) -> int:
+    named = [f"--mask={name}={path}" for name, path in masks.items()]
+    return main(["edit", str(image), instruction, *named, *more])
+
+
+def ran_no_tool(err: str) -> bool:
+    return "layer '" not in err and "plan (" not in err
+
+
+@pytest.mark.parametrize("clash", ["image", "mask", "output"])
+def test_a_report_named_like_an_input_or_the_output_is_refused_before_any_tool_runs(
+    clash: str, scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    image, masks = scene.save(tmp_path / "in")
+    out = tmp_path / "out.ora"
+    report = {"image": image, "mask": masks["ball"], "output": out}[clash]
+    before = {p: digest(p) for p in [image, *masks.values()]}
+    assert edit(image, masks, "-o", str(out), "--report", str(report)) == 2
+    err = capsys.readouterr().err
+    assert ("is an input file" in err) and ran_no_tool(err), err
+    assert before == {p: digest(p) for p in before} and not out.exists()
+
+
+def test_outputs_that_cannot_be_written_are_refused_before_any_tool_runs(
+    scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    image, masks = scene.save(tmp_path / "in")
+    (tmp_path / "afile").write_text("x")
+    cases = {
+        tmp_path / "out.gif": "use .ora or .psd",
+        tmp_path: "is a folder",
+        tmp_path / ("n" * 300 + ".ora"): "cannot write into",
+        tmp_path / "afile" / "out.ora": "cannot write into",  # its folder is a file
+        Path("/proc/layerpath-out.ora"): "cannot write into",  # no one may write there
+    }
+    for out, said in cases.items():
+        assert edit(image, masks, "-o", str(out)) == 2, out
+        err = capsys.readouterr().err
+        assert said in err.lower() and ran_no_tool(err) and "Traceback" not in err, err
+
+
+def test_a_cut_out_into_a_psd_is_refused_once_planned_before_any_tool_runs(
+    scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    image, masks = scene.save(tmp_path / "in")
+    out = tmp_path / "out.psd"
+    code = edit(image, masks, "-o", str(out), instruction="remove the background")
+    err = capsys.readouterr().err
+    assert code == 2 and "save as .ora" in err and "layer '" not in err, err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("suffix", [".jpg", ".tif"])
+def test_flattened_jpeg_and_tiff_outputs(
+    suffix: str, scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    image, masks = scene.save(tmp_path / "in")
+    out = tmp_path / f"out{suffix}"
+    assert edit(image, masks, "-o", str(out)) == 0, capsys.readouterr().err
+    picture = np.asarray(Image.open(out).convert("RGB")).astype(int)
+    wall = picture[scene.masks["wall"] & ~scene.masks["ball"]].mean(axis=0)
+    assert wall[0] > wall[2] + 40 and wall[1] > wall[2] + 40  # yellow, as the edit made it
+    assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
+
+
+def sample(scene: Scene) -> LayeredImage:
+    h, w = scene.image.shape[:2]
+    return LayeredImage(w, h, [PixelLayer("Original", scene.image), GroupLayer("run")])
+
+
+def test_a_link_planted_where_the_old_temporary_file_went_is_not_followed(
+    scene: Scene, tmp_path: Path
+) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    out = tmp_path / "out.ora"
+    (tmp_path / ".out.partial.ora").symlink_to(victim)
+    write_layered(sample(scene), out)
+    assert victim.read_text() == "keep me"
+    assert isinstance(read_layered(out).layers[0], PixelLayer)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        ".out.partial.ora",
+        "out.ora",
+        "victim.txt",
+    ]
+
+
+@pytest.mark.parametrize("stop", [OSError("No space left on device"), KeyboardInterrupt()])
+def test_a_write_that_stops_halfway_leaves_the_old_file_and_no_temporary(
+    stop: BaseException, tmp_path: Path
+) -> None:
+    out = tmp_path / "out.ora"
+    out.write_bytes(b"the user's earlier result")
+
+    def write(file: object) -> None:
+        file.write(b"half a zip")  # type: ignore[attr-defined]
+        raise stop
+
+    with pytest.raises(type(stop)):
+        write_atomically(out, write)
+    assert out.read_bytes() == b"the user's earlier result"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.ora"]
+
+
+def test_a_written_file_gets_the_usual_permissions(scene: Scene, tmp_path: Path) -> None:
+    out = write_layered(sample(scene), tmp_path / "out.png")
+    mask = os.umask(0)
+    os.umask(mask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_a_run_that_makes_no_layer_writes_no_file(
+    scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    image, _ = scene.save(tmp_path / "in")
+    out = tmp_path / "out.ora"
+    assert main(["edit", str(image), "remove the giraffe", "-o", str(out)]) == 1
+    assert "nothing was written" in capsys.readouterr().err and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "signals", [[signal.SIGINT], [signal.SIGINT, signal.SIGINT], [signal.SIGTERM]]
+)
+def test_stopping_a_run_keeps_its_finished_steps(
+    signals: list[int], scene: Scene, tmp_path: Path
+) -> None:
+    """Ctrl-C once (stop after the running step), twice (at once) or SIGTERM, sent as
+    soon as the first step's layer is reported: exit 130, the output holds the finished
+    steps and says so, no temporary file is left. The picture is the scene enlarged to
+    12 MP so the run is still busy when the signal comes."""
+    big = np.asarray(Image.fromarray(scene.image).resize((4000, 3000), Image.Resampling.BILINEAR))
+    image = tmp_path / "big.png"
+    Image.fromarray(big).save(image)
+    masks = []
+    for name in ("ball", "wall"):
+        path = tmp_path / f"{name}.png"
+        grown = Image.fromarray(scene.masks[name].astype(np.uint8) * 255).resize((4000, 3000))
+        grown.save(path)
+        masks += ["--mask", f"{name}={path}"]
+    out = tmp_path / "out.ora"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "layerpath", "edit", str(image),
+         "recolor the wall to yellow, remove the ball and replace the sign text with OPEN",
+         *masks, "-o", str(out), "--no-traces"],
+        stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.stderr is not None
+    lines = []
+    for line in run.stderr:
+        lines.append(line)
+        if line.startswith("  layer '"):
+            break
+    for number in signals:
+        run.send_signal(number)
+    rest = run.stderr.read()
+    assert run.wait(timeout=300) == 130, "".join(lines) + rest
+    assert "finished steps are saved in" in rest, rest
+    done = read_layered(out)
+    group = done.layers[-1]
+    assert isinstance(group, GroupLayer) and len(group.children) >= 1
+    assert len(group.children) < 6  # it stopped: the whole edit makes more layers
+    assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
