@@ -23,7 +23,7 @@ from layerpath.engine.planner import Plan, plan_offline
 from layerpath.engine.report import build_report
 from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import EditRequest, Mode, Snapshot, StepLayer, SubtaskKind
-from layerpath.errors import BadInput, LayerpathError
+from layerpath.errors import BadInput, LayerpathError, printable, shown
 from layerpath.settings import data_dir, load_settings
 from layerpath.tools.registry import Registry
 
@@ -148,7 +148,7 @@ class _Progress:
     def __call__(self, event: object) -> None:
         say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
         if isinstance(event, events.PlanWarning):
-            say(f"warning: {event.message}")
+            say(f"warning: {printable(event.message)}")
         elif isinstance(event, events.PlanReady):
             say(
                 f"plan ({event.planner}): "
@@ -171,9 +171,11 @@ class _Progress:
             self.steps.append(event.step)
             say(f"  layer '{event.step.name}' q={event.step.quality:.2f} {event.step.cost:.2f}s")
             if event.step.text:  # what OCR read or a caption: shown, never planned from
-                say("    text: " + event.step.text.replace("\n", " | "))
+                say("    text: " + shown(event.step.text.replace("\n", " | "), 400))
         elif isinstance(event, events.SubtaskFailed):
-            say(f"  FAILED {event.outcome.subtask.describe()}: {event.outcome.error}")
+            say(
+                f"  FAILED {event.outcome.subtask.describe()}: {printable(str(event.outcome.error))}"
+            )
 
 
 def _print_plan(plan: Plan, as_json: bool) -> None:
@@ -237,7 +239,8 @@ def cmd_edit(args: argparse.Namespace) -> int:
         raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
     mask_files = _parse_masks(args.mask)
     inputs = [args.image, *mask_files.values()]
-    document = LayeredDocument.open(args.image, mask_files)
+    settings = load_settings()
+    document = LayeredDocument.open(args.image, mask_files, int(settings.max_megapixels * 1e6))
     size = (document.image.width, document.image.height)
     # where the results go is checked before any tool runs: a problem found after the
     # tools ran would lose their work
@@ -246,7 +249,6 @@ def cmd_edit(args: argparse.Namespace) -> int:
         problem = output_problem(args.report, [*inputs, args.output], any_format=True)
     if problem is not None:
         raise BadInput(problem[0].upper() + problem[1:] + ".")
-    settings = load_settings()
     traces = (
         None
         if args.no_traces or not settings.record_traces
@@ -261,7 +263,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
         quality_threshold=settings.quality_threshold if args.threshold is None else args.threshold,
         max_retries=settings.retries,
     )
-    group = document.add_group(args.instruction)
+    group = document.add_group(shown(args.instruction.strip(), 200))
     kept: list[str] = []  # the step layers in the document
     progress = _Progress()
 
@@ -376,8 +378,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return commands[args.command](args)
     except LayerpathError as exc:
         log.debug("user error", exc_info=True)
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("cancelled", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `layerpath tools | head`: the reader had enough
+        # Python flushes stdout again at exit; point it where that cannot fail
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from layerpath.engine.io import (
+    MAX_PIXELS,
     GroupLayer,
     LayeredImage,
     PixelLayer,
@@ -69,9 +70,11 @@ class LayeredDocument:
         self.runs: list[Mapping[str, Any]] = []  # reports of the runs made on this document
 
     @classmethod
-    def open(cls, path: Path, mask_files: Mapping[str, Path]) -> LayeredDocument:
+    def open(
+        cls, path: Path, mask_files: Mapping[str, Path], max_pixels: int = MAX_PIXELS
+    ) -> LayeredDocument:
         """Read a PNG/JPEG/TIFF/ORA/PSD and its named mask files."""
-        image = read_layered(Path(path))
+        image = read_layered(Path(path), max_pixels)
         size = (image.width, image.height)
         return cls(image, {name: read_mask(file, size, name) for name, file in mask_files.items()})
 

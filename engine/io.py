@@ -10,6 +10,7 @@ import io
 import logging
 import os
 import shutil
+import struct
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Mapping
@@ -141,58 +142,175 @@ def _over(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
 # --- reading ---------------------------------------------------------------------------
 
 
-def _open_pil(path: Path, data: bytes | None = None) -> Image.Image:
-    """The picture in the file (or in `data`, the file's bytes); a clear error when it is
-    not one layerpath reads."""
+#: the largest picture opened by default (the max_megapixels setting); a file claiming
+#: more is refused from its header, before anything is decoded
+MAX_PIXELS = 200_000_000
+#: the smallest side of a picture the tools can work on
+MIN_SIDE = 16
+
+
+def check_size(
+    path: Path, width: int, height: int, max_pixels: int = MAX_PIXELS, smallest: int = MIN_SIDE
+) -> None:
+    """A clear error for a canvas too large (a decompression bomb's header, or a real
+    photo past the limit), too small, or not a size at all: before anything is
+    decoded or allocated."""
+    if width < 1 or height < 1:
+        raise BadInput(f"{path} says its picture is {width}x{height} pixels, which is no picture.")
+    if width * height > max_pixels:
+        raise BadInput(
+            f"{path} is {width}x{height} pixels ({width * height / 1e6:.0f} MP); layerpath "
+            f"opens pictures up to {max_pixels / 1e6:.0f} MP (the max_megapixels setting). "
+            "Scale it down first, or raise the setting if this machine has the memory."
+        )
+    if min(width, height) < smallest:
+        raise BadInput(
+            f"{path} is only {width}x{height} pixels; layerpath needs at least "
+            f"{smallest}x{smallest}."
+        )
+
+
+def _open_pil(
+    path: Path, data: bytes | None = None, max_pixels: int = MAX_PIXELS, smallest: int = MIN_SIDE
+) -> Image.Image:
+    """The picture in the file (or in `data`, the file's bytes), its size checked from
+    its header before it is decoded; a clear error when it is not one layerpath reads."""
     if data is None and not path.exists():
         raise BadInput(f"{path} does not exist.")
+    pillows = Image.MAX_IMAGE_PIXELS
     try:
+        # the size is checked here, from the header, against layerpath's own limit
+        # (Pillow's would refuse a 180 MP photo and name no setting)
+        Image.MAX_IMAGE_PIXELS = None
         image = Image.open(io.BytesIO(data) if data is not None else path)
+        check_size(path, image.width, image.height, max_pixels, smallest)
         image.load()
         return image
-    except (UnidentifiedImageError, OSError) as exc:
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        # (ValueError: a text chunk that inflates past Pillow's limit; SyntaxError: a
+        # broken header, as Pillow's plugins say it)
         raise BadInput(
             f"{path} is not an image layerpath can read ({exc}). Use PNG, JPEG, TIFF, ORA or PSD."
         ) from exc
+    finally:
+        Image.MAX_IMAGE_PIXELS = pillows
 
 
-def read_ora(path: Path) -> LayeredImage:
-    from pyora import Project
+#: the largest stack.xml read (a real one is a few kB; a zip bomb's is gigabytes)
+STACK_XML_BYTES = 16_000_000
+
+
+def _number(element: Any, name: str, default: int, path: Path) -> int:
+    raw = element.get(name)
+    if raw is None:
+        return default
+    try:
+        return int(float(raw))
+    except ValueError:
+        raise BadInput(
+            f"{path} is not a readable OpenRaster file: its stack.xml gives {name}={raw!r}, "
+            "which is not a number."
+        ) from None
+
+
+def read_ora(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
+    """OpenRaster: the canvas size and every layer's size are checked from stack.xml
+    and the PNG headers before any pixel is decoded. Layers of nested stacks join their
+    top-level group (layerpath keeps one level of groups); a layer without a name gets
+    one."""
+    from xml.etree import ElementTree as ET
+
+    def bad(reason: object) -> BadInput:
+        return BadInput(f"{path} is not a readable OpenRaster file ({reason}).")
 
     try:
-        project = Project.load(str(path))
-    except Exception as exc:  # pyora raises bare zip/xml errors
-        raise BadInput(f"{path} is not a readable OpenRaster file ({exc}).") from exc
-    width, height = project.dimensions
-    doc = LayeredImage(int(width), int(height))
-    for child in project.children:
-        doc.layers.append(_ora_node(child))
-    doc.layers.reverse()  # pyora lists top first
-    return doc
+        with zipfile.ZipFile(path) as archive:
+            if archive.getinfo("stack.xml").file_size > STACK_XML_BYTES:
+                raise bad("its stack.xml is far too large")
+            stack = ET.fromstring(archive.read("stack.xml"))
+            width = _number(stack, "w", 0, path)
+            height = _number(stack, "h", 0, path)
+            check_size(path, width, height, max_pixels)
+            root = stack.find("stack")
+            if root is None:
+                raise bad("its stack.xml holds no stack of layers")
+            count = iter(range(1, 1 << 30))
+
+            def layer(element: Any, visible: bool) -> PixelLayer:
+                source = str(element.get("src") or "").lstrip("/")
+                if not source:
+                    raise bad("a layer names no picture file")
+                data = archive.read(source)
+                picture = _open_pil(Path(f"{path}:{source}"), data, max_pixels, smallest=1)
+                ops = {op: blend for blend, op in BLENDS.items()}
+                return PixelLayer(
+                    element.get("name") or f"layer {next(count)}",
+                    _to_rgba(picture),
+                    (_number(element, "x", 0, path), _number(element, "y", 0, path)),
+                    visible and element.get("visibility", "visible") != "hidden",
+                    ops.get(element.get("composite-op", "svg:src-over"), "normal"),
+                )
+
+            def flattened(group: Any, visible: bool) -> list[PixelLayer]:
+                found: list[PixelLayer] = []
+                for child in reversed(list(group)):  # listed top first
+                    shown = visible and child.get("visibility", "visible") != "hidden"
+                    if child.tag == "layer":
+                        found.append(layer(child, visible))
+                    elif child.tag == "stack":
+                        found.extend(flattened(child, shown))
+                return found
+
+            doc = LayeredImage(width, height)
+            for child in reversed(list(root)):
+                if child.tag == "layer":
+                    doc.layers.append(layer(child, True))
+                elif child.tag == "stack":
+                    doc.layers.append(
+                        GroupLayer(
+                            child.get("name") or f"group {next(count)}",
+                            flattened(child, True),
+                            child.get("visibility", "visible") != "hidden",
+                        )
+                    )
+            return doc
+    except BadInput:
+        raise
+    except (zipfile.BadZipFile, KeyError, ET.ParseError, OSError, EOFError) as exc:
+        raise bad(exc) from exc
 
 
-def _ora_node(node: object) -> PixelLayer | GroupLayer:
-    if getattr(node, "is_group", False):
-        children = [_ora_node(c) for c in node.children][::-1]  # type: ignore[attr-defined]
-        flat = [c for c in children if isinstance(c, PixelLayer)]
-        return GroupLayer(node.name, flat, bool(node.visible))  # type: ignore[attr-defined]
-    pixels = _to_rgba(node.get_image_data(raw=True))  # type: ignore[attr-defined]
-    ops = {op: blend for blend, op in BLENDS.items()}
-    blend = ops.get(getattr(node, "composite_op", "svg:src-over"), "normal")
-    return PixelLayer(node.name, pixels, tuple(node.offsets), bool(node.visible), blend)  # type: ignore[attr-defined]
+#: a Photoshop file's header: signature, version, 6 reserved bytes, channels, rows,
+#: columns, depth and colour mode, big-endian
+_PSD_HEADER = struct.Struct(">4sH6xHIIHH")
 
 
-def read_psd(path: Path) -> LayeredImage:
+def read_psd(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
+    """Photoshop: the canvas size is checked from the file's header, and every layer's
+    from its record, before any pixel is decoded."""
     from psd_tools import PSDImage
 
+    with open(path, "rb") as file:
+        header = file.read(_PSD_HEADER.size)
+    if len(header) < _PSD_HEADER.size or header[:4] != b"8BPS":
+        raise BadInput(f"{path} is not a readable Photoshop file (no PSD header).")
+    _, version, _, height, width, _, _ = _PSD_HEADER.unpack(header)
+    if version not in (1, 2):  # PSD, PSB
+        raise BadInput(f"{path} is not a readable Photoshop file (version {version}).")
+    check_size(path, width, height, max_pixels)
     try:
         psd = PSDImage.open(path)
-    except Exception as exc:
+    except Exception as exc:  # psd-tools raises whatever its parser meets
         raise BadInput(f"{path} is not a readable Photoshop file ({exc}).") from exc
     doc = LayeredImage(psd.width, psd.height)
 
     def pixel(layer: Any) -> PixelLayer | None:
-        picture = None if layer.is_group() else layer.topil()
+        if layer.is_group() or layer.width * layer.height > max_pixels:
+            return None if layer.is_group() else _too_large(path, layer)
+        try:
+            picture = layer.topil()
+        except Exception as exc:
+            raise BadInput(f"{path}: its layer '{layer.name}' cannot be read ({exc}).") from exc
         if picture is None:
             return None
         return PixelLayer(layer.name, _to_rgba(picture), (layer.left, layer.top), layer.visible)
@@ -206,18 +324,28 @@ def read_psd(path: Path) -> LayeredImage:
     return doc
 
 
-def read_layered(path: Path) -> LayeredImage:
-    """Any supported file as layers (a flat image becomes one layer, 'Original')."""
+def _too_large(path: Path, layer: Any) -> PixelLayer:
+    raise BadInput(
+        f"{path}: its layer '{layer.name}' claims {layer.width}x{layer.height} pixels, more "
+        "than layerpath opens (the max_megapixels setting)."
+    )
+
+
+def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
+    """Any supported file as layers (a flat image becomes one layer, 'Original'); sizes
+    past `max_pixels` or under MIN_SIDE are refused before anything is decoded."""
     path = Path(path)
     suffix = path.suffix.lower()
     if not path.exists():
         raise BadInput(f"{path} does not exist.")
+    if path.is_dir():
+        raise BadInput(f"{path} is a folder; give the picture's file.")
     if suffix == ".ora":
-        return read_ora(path)
+        return read_ora(path, max_pixels)
     if suffix == ".psd":
-        return read_psd(path)
+        return read_psd(path, max_pixels)
     data = path.read_bytes()  # decoded from these bytes: a later change to the file cannot differ
-    picture = _open_pil(path, data)
+    picture = _open_pil(path, data, max_pixels)
     pixels = _to_rgba(picture)
     encoded = None
     if picture.format == "PNG":
@@ -264,7 +392,7 @@ def split_masks(doc: LayeredImage) -> tuple[LayeredImage, dict[str, np.ndarray]]
 
 def read_mask(path: Path, size: tuple[int, int], name: str) -> np.ndarray:
     """A mask PNG: white (or opaque, where the PNG has transparency) is inside."""
-    image = _open_pil(Path(path))
+    image = _open_pil(Path(path), smallest=1)  # (its size is compared with the picture's)
     if image.size != size:
         raise BadInput(
             f"The mask '{name}' ({path}) is {image.size[0]}x{image.size[1]} but the image is "
@@ -298,7 +426,8 @@ def load_snapshot(path: Path, mask_files: Mapping[str, Path]) -> tuple[Snapshot,
 
 
 def _safe(name: str, taken: set[str]) -> str:
-    """pyora addresses layers by path: no slashes, no duplicates."""
+    """Layer names in a written file: no slashes (readers address layers by path), no
+    duplicates."""
     base = name.replace("/", "∕").strip() or "layer"
     candidate, n = base, 2
     while candidate in taken:

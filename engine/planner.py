@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from layerpath.engine.types import Subtask, SubtaskKind
-from layerpath.errors import BadInput, UnsupportedInstruction
+from layerpath.errors import BadInput, UnsupportedInstruction, shown
 from layerpath.tools.imaging import parse_color
 
 K = SubtaskKind
@@ -457,7 +457,7 @@ def plan_offline(instruction: str) -> Plan:
         subtasks.append(subtask)
     if not subtasks:
         raise UnsupportedInstruction(
-            f'Nothing in "{instruction.strip()}" is an edit layerpath can do. '
+            f'Nothing in "{shown(instruction.strip())}" is an edit layerpath can do. '
             + supported_summary()
         )
     return Plan(tuple(order_subtasks(subtasks)), tuple(warnings))

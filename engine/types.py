@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from layerpath.errors import shown
 from layerpath.tools.types import (
     Artifact,
     ArtifactKind,
@@ -86,9 +87,9 @@ class Subtask:
     def describe(self) -> str:
         words = [self.kind.label]
         if self.target:
-            words.append(f"'{self.target}'")
+            words.append(f"'{shown(self.target)}'")
         if self.to:
-            words.append(f"-> '{self.to}'")
+            words.append(f"-> '{shown(self.to)}'")
         return " ".join(words)
 
     def to_json(self) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from layerpath.gui.canvas import CanvasView, Tool
 from layerpath.gui.layers import LayersDock
 from layerpath.gui.panel import Panel
 from layerpath.gui.qt import QAction, QActionGroup, Qt, QtGui, QtWidgets, QUndoStack
-from layerpath.settings import Settings
+from layerpath.settings import Settings, load_settings
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,7 @@ class EditorWindow(QtWidgets.QMainWindow):
         self.canvas = CanvasView()
         self.setCentralWidget(self.canvas)
         self.layers = LayersDock(self.undo, self.refresh)
+        self.settings = settings
         self.panel = Panel(self, engine_factory, settings)
         self._dock("Layers", self.layers, Qt.DockWidgetArea.LeftDockWidgetArea)
         self._dock("layerpath", self.panel, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -117,7 +118,8 @@ class EditorWindow(QtWidgets.QMainWindow):
 
     def open_file(self, path: Path, mask_files: Mapping[str, Path] | None = None) -> None:
         """Open an image (PNG/JPEG/TIFF/ORA/PSD) with optional named mask files."""
-        self.document = LayeredDocument.open(Path(path), mask_files or {})
+        limit = int((self.settings or load_settings()).max_megapixels * 1e6)
+        self.document = LayeredDocument.open(Path(path), mask_files or {}, limit)
         self.path = Path(path)
         self.undo.clear()
         self.canvas.clear_selection()

@@ -45,3 +45,20 @@ class PlannerError(LayerpathError):
 
 class Cancelled(LayerpathError):
     """The user cancelled the run."""
+
+
+def shown(text: str, limit: int = 120) -> str:
+    """User text (an instruction, a mask's name, words read from a picture) as it may
+    appear inside a message: control characters escaped (a terminal escape code in an
+    instruction must not recolour or clear the terminal it is echoed to) and anything
+    past `limit` characters cut with an ellipsis (a 100 kB instruction is not echoed
+    whole)."""
+    escaped = "".join(
+        ch if ch.isprintable() else ch.encode("unicode_escape").decode("ascii") for ch in text
+    )
+    return escaped if len(escaped) <= limit else escaped[: limit - 1] + "…"
+
+
+def printable(message: str) -> str:
+    """A whole message for a terminal: control characters escaped, line breaks kept."""
+    return "\n".join(shown(line, limit=1 << 30) for line in message.split("\n"))

@@ -53,3 +53,5 @@ class Settings(BaseModel):
     # the LLM endpoint's vision model (two pictures per step)
     critic: Literal["auto", "clip", "vlm", "none"] = "auto"
     record_traces: bool = True
+    # the largest picture opened (a file claiming more is refused from its header)
+    max_megapixels: float = Field(default=200.0, gt=0)

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from layerpath.errors import TargetNotFound
+from layerpath.errors import TargetNotFound, shown
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import component_boxes
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
@@ -55,10 +55,10 @@ def resolve_mask(
     ):
         if found is not None and found[1].any():
             return found
-    known = ", ".join(sorted(masks)) or "none"
+    known = shown(", ".join(sorted(masks)) or "none", 400)
     raise TargetNotFound(
-        f"No mask for '{target}'. Masks in this request: {known}. Give one with "
-        f"--mask {words[-1] if words else 'name'}=mask.png, name a layer or Krita mask "
+        f"No mask for '{shown(target or '')}'. Masks in this request: {known}. Give one with "
+        f"--mask {shown(words[-1]) if words else 'name'}=mask.png, name a layer or Krita mask "
         "after the object, or select it."
     )
 
@@ -73,7 +73,7 @@ class NamedMaskSource(Tool):
         label, mask = resolve_mask(ctx.target, ctx.masks, ctx.selection)
         if mask.shape != image.shape[:2]:
             raise TargetNotFound(
-                f"The mask '{label}' is {mask.shape[1]}x{mask.shape[0]} but the image is "
+                f"The mask '{shown(label)}' is {mask.shape[1]}x{mask.shape[0]} but the image is "
                 f"{image.shape[1]}x{image.shape[0]}; export the mask at the image size."
             )
         boxes = component_boxes(mask, label)

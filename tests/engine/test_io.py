@@ -96,7 +96,7 @@ def test_unknown_output_format_is_rejected(scene: Scene, tmp_path: Path) -> None
 
 
 def test_sixteen_bit_png_is_read_as_eight_bit(tmp_path: Path) -> None:
-    ramp = (np.arange(64, dtype=np.uint16).reshape(8, 8) * 1000).astype(np.uint16)
+    ramp = (np.arange(256, dtype=np.uint16).reshape(16, 16) * 250).astype(np.uint16)
     Image.fromarray(ramp).save(tmp_path / "deep.png")
     snapshot, _ = load_snapshot(tmp_path / "deep.png", {})
     assert snapshot.image.dtype == np.uint8 and snapshot.image[..., 0].max() > 200
