@@ -425,17 +425,6 @@ def load_snapshot(path: Path, mask_files: Mapping[str, Path]) -> tuple[Snapshot,
 # --- writing ---------------------------------------------------------------------------
 
 
-def _safe(name: str, taken: set[str]) -> str:
-    """Layer names in a written file: no slashes (readers address layers by path), no
-    duplicates."""
-    base = name.replace("/", "∕").strip() or "layer"
-    candidate, n = base, 2
-    while candidate in taken:
-        candidate, n = f"{base} ({n})", n + 1
-    taken.add(candidate)
-    return candidate
-
-
 #: zlib level for the PNGs inside written files: level 1 is five times faster than
 #: Pillow's default 6 on a camera file and about 15 % larger
 PNG_LEVEL = 1

@@ -135,9 +135,14 @@ def test_ora_stores_the_merged_picture_cropped_layers_and_the_input_png_as_read(
         with archive.open("Thumbnails/thumbnail.png") as png:
             assert max(Image.open(png).size) <= 256
     assert np.array_equal(merged, composite(doc))
-    back = read_layered(written)  # and pyora reads it back
+    back = read_layered(written)
     assert [layer.name for layer in back.layers] == ["Original", "remove the ball / recolor"]
     assert np.array_equal(composite(back), composite(doc))
+    from pyora import Project  # and another program's reader takes it too
+
+    project = Project.load(str(written))
+    assert tuple(project.dimensions) == (doc.width, doc.height)
+    assert [child.name for child in project.children] == ["remove the ball / recolor", "Original"]
 
 
 def _text_chunk(key: str, value: str) -> object:
