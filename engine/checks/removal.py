@@ -40,9 +40,13 @@ ANALYSIS_PIXELS = 1_000_000
 #: the working point (engine/checks/verdict.py): a raw score of 0.7 is the threshold, where
 #: the labelled check set (bench-out, seed 0) has 4 % false passes and 7 % false fails
 STRICTNESS = 1.94
-#: ground_unpredictability (Delta E) from which a fill's ground counts as varied: on the
-#: photos suite (seed 0) patch fills were wrong by the truth from 4.8 up, right below 4
-UNPREDICTABLE = 5.0
+#: ground_unpredictability (Delta E) from which a fill's ground counts as varied. patch_fill's
+#: fills of the photos suite's 60 removals (seeds 0-2), taking the first of its parameter
+#: sets the checks pass, as the engine does: with 5.0 (chosen on seed 0 alone) 13 of the 48
+#: passed were wrong by the truth; from 2.5 (chosen on seeds 0 and 1; seed 2 held out: 0
+#: wrong of 9), 1 of 22. Past 2.5 the checks' own measures cannot tell a right fill from
+#: a wrong one (a tyre cut off, a lattice smudged, whiskers broken all pass them)
+UNPREDICTABLE = 2.5
 #: the highest score a fill of such ground gets: below the threshold of 0.5
 VARIED_CAP = 0.45
 

@@ -229,9 +229,10 @@ def ground_unpredictability(image: np.ndarray, region: np.ndarray) -> float:
     region as wide as a third of its size is predicted from outside it, pixel by pixel
     by the better of two models: the softened picture continued smoothly (Telea: sky,
     a wall, bokeh) and colour regions continued straight across (a table's edge, a
-    wall beside a floor). Such ground scores 1-4; a garden, a crate or a face change
-    within a hole's width (5 and more), and whatever was behind the region could be
-    anything: no fill there can be vouched for by the photo around it. The size is the
+    wall beside a floor). Such ground scores 1-2.5; a garden, a crate, a face, a
+    lattice or a tyre change within a hole's width (2.5 and more, 5-15 for the
+    busiest), and whatever was behind the region could be anything: no fill there can
+    be vouched for by the photo around it. The size is the
     side of a square of the region's area, or less for a long thin region (a spoon's
     handle: the fill bridges its width, not its length)."""
     area = float(region.sum())

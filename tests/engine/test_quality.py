@@ -228,3 +228,34 @@ def test_a_fill_that_cuts_off_a_stem_crossing_the_hole_is_rejected() -> None:
     assert carried_on.score >= 0.5, carried_on
     stopped = check_removal(opaque(with_object), opaque(cut_off), covered)
     assert stopped.score < 0.5 and "shape of the ground cut off" in stopped.reason, stopped
+
+
+def test_a_fill_that_cuts_off_a_tyre_is_not_called_done() -> None:
+    """The photos suite's removal on scikit-image's motorcycle (seed 1): an object over
+    the bottom of the back tyre. patch_fill carries the brown ground through where the
+    tyre ran (wrong by the truth), and no measure of the fill alone caught it (it scored
+    0.93); the ground there changes within the hole's width, so the check does not vouch
+    for any fill of it."""
+    from layerpath.benchmarks.checkset import judged_fill
+    from layerpath.benchmarks.photos import skimage_photos
+    from layerpath.benchmarks.photos_suite import photo_tasks
+    from layerpath.engine.checks.removal import check_removal
+    from layerpath.tools.registry import Registry
+    from layerpath.tools.types import ToolContext
+
+    photos = [p for p in skimage_photos() if p.name == "motorcycle"]
+    task = next(t for t in photo_tasks(photos, 1) if t.id == "motorcycle-1")
+    truth = next(t for t in task.truths if t.kind == "object_removal")
+    mask = next(
+        m for m in task.masks.values() if (m & truth.region).sum() > 0.5 * truth.region.sum()
+    )
+    fill = Registry.from_catalogue().get("patch_fill")
+    result = fill.run(
+        ToolContext(SubtaskKind.OBJECT_REMOVAL, "object"),
+        {ArtifactKind.IMAGE: task.image, ArtifactKind.MASK: mask},
+        fill.spec.param_schedule()[0],
+    )
+    after = result.outputs[ArtifactKind.IMAGE]
+    assert judged_fill(after[..., :3], truth.truth, truth.region) is False
+    found = check_removal(task.image, after, mask)
+    assert found.score < 0.5 and found.final and "too varied" in found.reason, found
