@@ -25,6 +25,7 @@ from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import EditRequest, Mode, Snapshot, StepLayer, SubtaskKind
 from layerpath.errors import BadInput, LayerpathError, printable, shown
 from layerpath.settings import data_dir, load_settings
+from layerpath.settings.secrets import redact
 from layerpath.tools.registry import Registry
 
 log = logging.getLogger("layerpath")
@@ -146,7 +147,7 @@ class _Progress:
         self.shown = -1  # the last quarter of a long tool's progress printed
 
     def __call__(self, event: object) -> None:
-        say = lambda text: print(text, file=sys.stderr, flush=True)  # noqa: E731
+        say = lambda text: print(redact(text), file=sys.stderr, flush=True)  # noqa: E731
         if isinstance(event, events.PlanWarning):
             say(f"warning: {printable(event.message)}")
         elif isinstance(event, events.PlanReady):
@@ -293,8 +294,8 @@ def cmd_edit(args: argparse.Namespace) -> int:
             return 1
         written = document.save(args.output)
         if args.report and result is not None:
-            report = json.dumps(build_report(result, planner_name), indent=2).encode("utf-8")
-            write_atomically(args.report, lambda file: file.write(report))
+            report = json.dumps(build_report(result, planner_name), indent=2)
+            write_atomically(args.report, lambda file: file.write(report.encode("utf-8")))
     if result is None or result.cancelled:
         print(
             f"cancelled: the {len(kept)} finished steps are saved in {written}",
@@ -361,12 +362,25 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Redacted(logging.Filter):
+    """Hides API keys in log records (a server may echo the key it refused)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        hidden = redact(message)
+        if hidden != message:
+            record.msg, record.args = hidden, None
+        return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    for handler in logging.getLogger().handlers:  # no key in a log line, whoever logs it
+        handler.addFilter(_Redacted())
     commands = {
         "plan": cmd_plan,
         "edit": cmd_edit,
@@ -378,7 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return commands[args.command](args)
     except LayerpathError as exc:
         log.debug("user error", exc_info=True)
-        print(f"error: {printable(str(exc))}", file=sys.stderr)
+        print(f"error: {redact(printable(str(exc)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("cancelled", file=sys.stderr)

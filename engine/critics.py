@@ -20,10 +20,11 @@ from typing import Any, Protocol
 import numpy as np
 
 from layerpath.engine.types import Subtask, SubtaskKind
+from layerpath.errors import shown
 from layerpath.settings import LlmSettings, Settings
-from layerpath.settings.secrets import get_api_key
+from layerpath.settings.secrets import get_api_key, redact, remember_secret
 from layerpath.tools.clip import CLIP_MODEL, loaded_clip, similarities
-from layerpath.tools.endpoint import image_data_url, openai_client
+from layerpath.tools.endpoint import NoAnswerInTime, image_data_url, openai_client, within
 from layerpath.tools.models import ModelManager, ModelState
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,9 @@ class VlmCritic:
 
     def __init__(self, llm: LlmSettings, api_key: str | None, client: Any = None) -> None:
         self.model = llm.model
+        self.timeout_s = llm.timeout_s
+        if api_key:
+            remember_secret(api_key)
         self.client = client or openai_client(llm.base_url, api_key, llm.timeout_s)
 
     def judge(self, subtask: Subtask, before: np.ndarray, after: np.ndarray) -> float | None:
@@ -79,16 +83,25 @@ class VlmCritic:
         ]
         completions: Any = self.client.chat.completions  # messages are plain dicts
         try:
-            reply = completions.create(
-                model=self.model,
-                messages=[{"role": "user", "content": content}],
-                temperature=0,
-                max_tokens=8,
+            reply = within(
+                self.timeout_s,
+                lambda: completions.create(
+                    model=self.model,
+                    messages=[{"role": "user", "content": content}],
+                    temperature=0,
+                    max_tokens=8,
+                ),
+                self.client,
             )
-        except APIError as exc:
-            log.warning("the VLM critic is unavailable (%s); the checkers decide alone", exc)
+            text = reply.choices[0].message.content or ""
+            if not isinstance(text, str):
+                raise TypeError("no text in the answer")
+        except (APIError, NoAnswerInTime, AttributeError, IndexError, TypeError) as exc:
+            log.warning(
+                "the VLM critic is unavailable (%s); the checkers decide alone",
+                redact(shown(str(exc), 200)),
+            )
             return None
-        text = reply.choices[0].message.content or ""
         number = re.search(r"\d+(?:\.\d+)?", text)
         if number is None:
             log.warning("the VLM critic answered %r, not a rating", text[:80])

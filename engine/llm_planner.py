@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 from layerpath.engine.executor import Planner, offline_planner
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
 from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
-from layerpath.errors import PlannerError, UnsupportedInstruction
+from layerpath.errors import PlannerError, UnsupportedInstruction, shown
 from layerpath.settings import LlmSettings, Settings
-from layerpath.settings.secrets import get_api_key
-from layerpath.tools.endpoint import image_data_url, openai_client
+from layerpath.settings.secrets import get_api_key, redact, remember_secret
+from layerpath.tools.endpoint import NoAnswerInTime, image_data_url, openai_client, within
 
 log = logging.getLogger(__name__)
 
@@ -78,17 +78,39 @@ class LlmPlanner:
 
     def __init__(self, settings: LlmSettings, api_key: str | None, client: Any = None) -> None:
         self.settings = settings
+        if api_key:
+            remember_secret(api_key)
         self.client = client or openai_client(settings.base_url, api_key, settings.timeout_s)
 
     def _ask(self, messages: list[dict[str, Any]]) -> str:
+        """The model's answer; PlannerError when none comes within timeout_s in all, or
+        what comes is not a chat completion (an HTML page, bytes)."""
+        from openai import APIError
+
         completions: Any = self.client.chat.completions  # messages are plain dicts
-        response = completions.create(
-            model=self.settings.model,
-            messages=messages,
-            temperature=0,
-            response_format={"type": "json_object"},
-        )
-        return response.choices[0].message.content or ""
+        try:
+            response = within(
+                self.settings.timeout_s,
+                lambda: completions.create(
+                    model=self.settings.model,
+                    messages=messages,
+                    temperature=0,
+                    response_format={"type": "json_object"},
+                ),
+                self.client,
+            )
+            content = response.choices[0].message.content
+        except APIError:
+            raise
+        except NoAnswerInTime as exc:
+            raise PlannerError(f"the endpoint gave {exc}") from exc
+        except Exception as exc:  # a 200 whose body is no chat completion
+            raise PlannerError(
+                f"the endpoint's answer is not a chat completion ({type(exc).__name__})"
+            ) from exc
+        if content is not None and not isinstance(content, str):
+            raise PlannerError("the endpoint's answer holds no text")
+        return content or ""
 
     def plan(self, request: EditRequest) -> Plan:
         """Ask the model, repair once if its answer is invalid; PlannerError if still bad.
@@ -133,7 +155,7 @@ def llm_planner_with_fallback(
         try:
             return planner.plan(request)
         except (PlannerError, APIError) as exc:
-            reason = str(exc).splitlines()[0][:200]
+            reason = redact(shown((str(exc).splitlines() or [""])[0], 200))
             warning = f"The LLM planner failed ({reason}); planned offline instead."
             log.warning(warning)
             offline = plan_offline(request.prompt)

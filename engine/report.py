@@ -6,9 +6,11 @@ totals, warnings, ok.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from layerpath.engine.types import RunResult
+from layerpath.settings.secrets import redact
 
 REPORT_VERSION = 1
 
@@ -33,7 +35,7 @@ def build_report(result: RunResult, planner: str = "offline") -> dict[str, Any]:
             entry["error"] = outcome.error
         subtasks.append(entry)
     fallbacks = sum(1 for o in result.outcomes if o.fallback_reason)
-    return {
+    report = {
         "version": REPORT_VERSION,
         "prompt": request.prompt,
         "mode": request.mode.value,
@@ -54,3 +56,6 @@ def build_report(result: RunResult, planner: str = "offline") -> dict[str, Any]:
         "cancelled": result.cancelled,
         "ok": result.ok,
     }
+    # no API key in a report, even one a server echoed into an error message
+    hidden: dict[str, Any] = json.loads(redact(json.dumps(report)))
+    return hidden

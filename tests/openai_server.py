@@ -7,17 +7,29 @@ from __future__ import annotations
 import base64
 import json
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from email.parser import BytesParser
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+
+@dataclass(frozen=True)
+class Trickle:
+    """A scripted answer that arrives a byte at a time, for `seconds` in all."""
+
+    seconds: float = 30.0
+    every: float = 0.5
 
 
 class ScriptedServer:
     """Answers each chat completion with the next scripted (status, content)."""
 
     def __init__(self) -> None:
-        self.script: list[tuple[int, str]] = []
+        #: (status, answer): text is the message's content (or the error's message);
+        #: bytes go out as they are (not JSON); a Trickle arrives a byte at a time
+        self.script: list[tuple[int, str | bytes | Trickle]] = []
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.models = ["test-model"]
@@ -37,6 +49,12 @@ class ScriptedServer:
                 status, content = (
                     server.script.pop(0) if server.script else (500, "script exhausted")
                 )
+                if isinstance(content, bytes):  # not JSON at all: an HTML page, bytes
+                    self._send_raw(status, content, "text/html")
+                    return
+                if isinstance(content, Trickle):
+                    self._trickle(content)
+                    return
                 if status == 200:
                     payload = {
                         "id": "chatcmpl-test",
@@ -88,12 +106,30 @@ class ScriptedServer:
                 self._send(200, {"object": "list", "data": models})
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
-                data = json.dumps(payload).encode()
+                self._send_raw(status, json.dumps(payload).encode(), "application/json")
+
+            def _send_raw(self, status: int, data: bytes, kind: str) -> None:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _trickle(self, slow: Trickle) -> None:
+                """A JSON answer sent a byte every `slow.every` seconds: each read is
+                quick, the whole answer is not."""
+                data = b'{"id": "chatcmpl-slow", "choices": []}' + b" " * 10_000
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    for byte in data[: int(slow.seconds / slow.every)]:
+                        self.wfile.write(bytes([byte]))
+                        self.wfile.flush()
+                        time.sleep(slow.every)
+                except OSError:  # the client hung up: what the test wants
+                    pass
 
             def log_message(self, *args: Any) -> None:
                 pass

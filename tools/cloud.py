@@ -21,13 +21,13 @@ import cv2
 import numpy as np
 from PIL import Image
 
-from layerpath.errors import ToolFailed
+from layerpath.errors import ToolFailed, shown
 from layerpath.settings import CloudSettings, load_settings
-from layerpath.settings.secrets import get_api_key
+from layerpath.settings.secrets import get_api_key, redact
 from layerpath.tools.base import Tool
 from layerpath.tools.crops import crop_for_model, paste_back
 from layerpath.tools.diffusion import inpaint_prompt
-from layerpath.tools.endpoint import openai_client
+from layerpath.tools.endpoint import openai_client, within
 from layerpath.tools.imaging import paint_region, rgb, with_rgb
 from layerpath.tools.types import ArtifactKind, Availability, ToolContext, ToolResult
 
@@ -94,22 +94,28 @@ class CloudInpaint(Tool):
         picture, stencil = edit_request(crop.pixels, crop.mask, side)
         client = openai_client(cloud.base_url, get_api_key(cloud.base_url), cloud.timeout_s)
         try:
-            answer = client.images.edit(
-                model=cloud.model,
-                image=("window.png", picture, "image/png"),
-                mask=("mask.png", stencil, "image/png"),
-                prompt=prompt,
-                size=f"{side}x{side}",
-                n=1,
+            answer = within(
+                cloud.timeout_s,
+                lambda: client.images.edit(
+                    model=cloud.model,
+                    image=("window.png", picture, "image/png"),
+                    mask=("mask.png", stencil, "image/png"),
+                    prompt=prompt,
+                    size=f"{side}x{side}",
+                    n=1,
+                ),
+                client,
             )
+            data = answer.data[0].b64_json if answer.data else None
         except Exception as exc:  # the openai errors, named for a photographer
             status = getattr(exc, "status_code", None)
             if status in (401, 403):
                 raise ToolFailed(
                     f"{cloud.base_url} refused the API key ({status}); check it in Settings."
                 ) from exc
-            raise ToolFailed(f"The cloud image edit failed: {exc}") from exc
-        data = answer.data[0].b64_json if answer.data else None
+            raise ToolFailed(
+                f"The cloud image edit failed: {redact(shown(str(exc), 300))}"
+            ) from exc
         if not data:
             raise ToolFailed("The cloud service returned no picture.")
         painted = np.asarray(Image.open(io.BytesIO(base64.b64decode(data))).convert("RGB"))

@@ -4,15 +4,19 @@ server this test runs on 127.0.0.1 with scripted answers."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from layerpath.engine.cli import main
 from layerpath.engine.llm_planner import LlmPlanner, llm_planner_with_fallback
 from layerpath.engine.types import EditRequest, SubtaskKind
-from layerpath.settings import LlmSettings
+from layerpath.settings import LlmSettings, Settings, save_settings
+from layerpath.settings.secrets import set_api_key
 from tests.conftest import Scene
-from tests.openai_server import ScriptedServer
+from tests.openai_server import ScriptedServer, Trickle
 
 
 @pytest.fixture
@@ -112,3 +116,56 @@ def test_llm_plan_is_put_in_dependency_order(server: ScriptedServer, scene: Scen
         SubtaskKind.TEXT_REPLACEMENT,
         SubtaskKind.TEXT_DETECTION,
     ]
+
+
+@pytest.mark.parametrize(
+    "body", [b"<html><body>502 Bad Gateway</body></html>", bytes(range(256)) * 4]
+)
+def test_an_answer_that_is_not_json_falls_back_with_a_warning(
+    server: ScriptedServer, scene: Scene, body: bytes
+) -> None:
+    server.script = [(200, body)]
+    plan = llm_planner_with_fallback(planner_for(server))(
+        EditRequest("remove the ball", scene.snapshot()), lambda e: None
+    )
+    assert plan.planner == "offline (LLM fallback)" and plan.subtasks[0].target == "ball"
+    assert "planned offline" in plan.warnings[0]
+
+
+def test_a_server_trickling_its_answer_is_given_up_at_the_deadline(
+    server: ScriptedServer, scene: Scene
+) -> None:
+    """timeout_s is the whole answer's deadline, not each read's: a byte every half
+    second would otherwise hold the run as long as the server likes."""
+    server.script = [(200, Trickle(seconds=30))]
+    slow = LlmPlanner(LlmSettings(base_url=server.url, model="test-model", timeout_s=2), None)
+    started = time.monotonic()
+    plan = llm_planner_with_fallback(slow)(
+        EditRequest("remove the ball", scene.snapshot()), lambda e: None
+    )
+    assert time.monotonic() - started < 8
+    assert plan.planner == "offline (LLM fallback)" and "no answer within 2 s" in plan.warnings[0]
+
+
+def test_a_key_the_server_echoes_reaches_no_message_report_or_log(
+    server: ScriptedServer,
+    scene: Scene,
+    tmp_path: Path,
+    file_keyring: object,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    key = "sk-very-secret-4242"
+    set_api_key(server.url, key)
+    save_settings(Settings(planner="llm", llm=LlmSettings(base_url=server.url, timeout_s=5)))
+    server.script = [(401, f"Incorrect API key provided: {key}. Find your key at ...")]
+    image, masks = scene.save(tmp_path / "in")
+    report = tmp_path / "run.json"
+    code = main(
+        ["-v", "edit", str(image), "remove the ball", f"--mask=ball={masks['ball']}",
+         "-o", str(tmp_path / "out.ora"), "--report", str(report)]
+    )  # fmt: skip
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert server.headers[0]["authorization"] == f"Bearer {key}"  # it was sent, to the server
+    assert "Incorrect API key provided: [API key]" in captured.err
+    assert key not in captured.err + captured.out and key not in report.read_text()
