@@ -52,6 +52,19 @@ class Tool(ABC):
         """Whether this tool can run here: its packages, its model, its device. Cheap:
         nothing is imported or loaded to answer."""
         spec = self.spec
+        if spec.model is not None and spec.model in self.models.catalogue:
+            unpinned = [
+                f.path
+                for f in self.models.catalogue[spec.model].files
+                if f.runs_code and not f.sha256
+            ]
+            if unpinned:
+                return Availability(
+                    f"its checkpoint {unpinned[0]} is a pickle, which can run code when "
+                    "loaded, and layerpath's model catalogue pins no sha256 for it",
+                    "use the tool for the same job whose model is ONNX or safetensors "
+                    "(layerpath tools lists them)",
+                )
         missing = [m for m in spec.requires if importlib.util.find_spec(m) is None]
         if missing:
             return Availability(

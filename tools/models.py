@@ -49,8 +49,17 @@ class ModelFileSpec(BaseModel):
     sha256: str | None = None  # None: taken from the hub's LFS hash on download
     url: str | None = None  # else built from the model's hub repo and revision
     trust_on_first_use: bool = False  # small text files only: hash recorded, not checked
-    # a pickled checkpoint (ultralytics .pt): its loader re-hashes it before unpickling
+    # a pickled checkpoint (ultralytics .pt): unpickling it can run code, so it is loaded
+    # only when the catalogue pins its sha256, and re-hashed against that first...
     pickle: bool = False
+    # ...unless its loader unpickles tensors only (torch.load(weights_only=True)), which
+    # runs no code: then it is verified like any other file
+    weights_only: bool = False
+
+    @property
+    def runs_code(self) -> bool:
+        """Whether loading the file can run code it holds."""
+        return self.pickle and not self.weights_only
 
 
 class ModelSpec(BaseModel):
@@ -188,16 +197,19 @@ class ModelManager:
         for file in spec.files:
             target, part = folder / file.path, folder / f"{file.path}.part"
             if target.exists():
-                size = target.stat().st_size
-                on_disk += size
-                verified = lock.get(file.path)
-                ok = verified is not None and verified.get("size") == size
+                on_disk += target.stat().st_size
+                ok = self._still_verified(file, target, lock)
                 states.append(ModelState.PRESENT if ok else ModelState.CORRUPT)
             elif part.exists():
                 on_disk += part.stat().st_size
                 states.append(ModelState.PARTIAL)
             else:
                 states.append(ModelState.MISSING)
+        if lock != self._lock(name):  # re-hashed files that still match: remembered
+            try:
+                self._write_lock(name, lock)
+            except OSError:  # (a shared, read-only model folder: hashed again next time)
+                pass
         if all(s == ModelState.PRESENT for s in states):
             state = ModelState.PRESENT
         elif ModelState.CORRUPT in states:
@@ -207,6 +219,25 @@ class ModelManager:
         else:
             state = ModelState.MISSING
         return ModelStatus(spec, state, folder, on_disk)
+
+    @staticmethod
+    def _still_verified(
+        file: ModelFileSpec, target: Path, lock: dict[str, dict[str, object]]
+    ) -> bool:
+        """Whether the file is still the one verified: the same size and modification
+        time as when it was hashed, or else hashed again (a file changed in place at the
+        same size is caught). A file that matches again has its time recorded anew."""
+        verified = lock.get(file.path)
+        if verified is None:
+            return False
+        stat = target.stat()
+        if verified.get("size") == stat.st_size and verified.get("mtime_ns") == stat.st_mtime_ns:
+            return True
+        expected = file.sha256 or verified.get("sha256")
+        if verified.get("size") != stat.st_size or sha256_of(target) != expected:
+            return False
+        lock[file.path] = {**verified, "mtime_ns": stat.st_mtime_ns}
+        return True
 
     def statuses(self) -> list[ModelStatus]:
         return [self.status(name) for name in sorted(self.catalogue)]
@@ -279,8 +310,13 @@ class ModelManager:
                 os.symlink(candidate.resolve(), target)
             except OSError:
                 shutil.copyfile(candidate, target)
-            size = target.stat().st_size
-            lock[file.path] = {"sha256": expected, "size": size, "source": str(candidate)}
+            stat = target.stat()
+            lock[file.path] = {
+                "sha256": expected,
+                "size": stat.st_size,
+                "mtime_ns": stat.st_mtime_ns,
+                "source": str(candidate),
+            }
             return True
         return False
 
@@ -381,22 +417,30 @@ class ModelManager:
         if final is not None:
             os.replace(path, final)
             path = final
-        lock[file.path] = {"sha256": actual, "size": path.stat().st_size}
+        stat = path.stat()
+        lock[file.path] = {"sha256": actual, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
     # --- checking and removing -----------------------------------------------------------
 
     def verify(self, name: str) -> list[str]:
-        """Re-hash every file; the problems found (empty when all is well)."""
+        """Re-hash every file; the problems found (empty when all is well). A pickled
+        checkpoint is checked against the catalogue's sha256 only: the lock file beside
+        it could be edited along with it."""
         spec = self.spec(name)
         lock = self._lock(name)
         problems = []
         for file in spec.files:
             target = self.folder(name) / file.path
-            expected = file.sha256 or lock.get(file.path, {}).get("sha256")
+            recorded = None if file.runs_code else lock.get(file.path, {}).get("sha256")
+            expected = file.sha256 or recorded
             if not target.exists():
                 problems.append(f"{file.path}: missing")
             elif expected is None:
-                problems.append(f"{file.path}: no known sha256")
+                problems.append(
+                    f"{file.path}: no sha256 in the catalogue"
+                    if file.runs_code
+                    else f"{file.path}: no known sha256"
+                )
             elif sha256_of(target) != expected:
                 problems.append(f"{file.path}: sha256 does not match")
         return problems

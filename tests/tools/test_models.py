@@ -259,3 +259,52 @@ def test_the_models_command_lists_and_downloads_from_a_hub_mirror(
     assert len(rows) == len(load_catalogue()) and len(states) == 1 and states != {-1}
     assert main(["models", "remove", "depth-anything-small"]) == 0
     assert main(["models", "download", "no-such-model"]) == 2
+
+
+def test_a_file_changed_in_place_at_the_same_size_is_caught(
+    server: FileServer, tmp_path: Path
+) -> None:
+    """The lock remembers each verified file's size and modification time; a file that
+    differs in either is hashed again: the same size with other bytes is corrupt, the
+    same bytes touched again stay present."""
+    models = ModelManager(tmp_path / "models", spec(server.url, sha256=sha(WEIGHTS)))
+    models.download("tiny")
+    target = models.folder("tiny") / "weights.bin"
+    os.utime(target, ns=(1, 1))  # touched, same bytes
+    assert models.status("tiny").state == ModelState.PRESENT
+    assert (
+        json.loads((models.folder("tiny") / "layerpath-model.json").read_text())["files"][
+            "weights.bin"
+        ]["mtime_ns"]
+        == 1
+    )
+    changed = bytearray(WEIGHTS)
+    changed[1000] ^= 0xFF
+    target.write_bytes(bytes(changed))  # the same size, other bytes
+    assert models.status("tiny").state == ModelState.CORRUPT
+
+
+def test_a_pickle_is_loaded_only_with_a_catalogue_hash(server: FileServer, tmp_path: Path) -> None:
+    """A pickled checkpoint verified by the hub's hash when downloaded: editing it and
+    the lock beside it does not make it pass, and a tool whose checkpoint is a pickle
+    the catalogue pins no hash for is unavailable, naming the safe alternative."""
+    from layerpath.tools.registry import Registry
+
+    server.headers["/weights.bin"] = {"X-Linked-Etag": f'"{sha(WEIGHTS)}"'}
+    models = ModelManager(tmp_path / "models", spec(server.url, pickle=True))
+    models.download("tiny")
+    assert models.verify("tiny") == ["weights.bin: no sha256 in the catalogue"]
+    pinned = ModelManager(tmp_path / "models", spec(server.url, pickle=True, sha256=sha(WEIGHTS)))
+    assert pinned.verify("tiny") == []
+    tampered = b"cos\nsystem\n(S'echo owned'\ntR." + WEIGHTS[30:]
+    (models.folder("tiny") / "weights.bin").write_bytes(tampered)
+    lock = models.folder("tiny") / "layerpath-model.json"
+    record = json.loads(lock.read_text())
+    record["files"]["weights.bin"]["sha256"] = sha(tampered)
+    lock.write_text(json.dumps(record))
+    assert pinned.verify("tiny") == ["weights.bin: sha256 does not match"]
+    registry = Registry.from_catalogue()
+    found = registry.get("yolo_ultralytics").availability()  # ultralytics unpickles it whole
+    assert not found.ok and "pickle" in found.reason and "ONNX or safetensors" in found.fix
+    sam = registry.get("segment_anything_sam").availability()  # torch, weights only: no code
+    assert "pickle" not in sam.reason
