@@ -73,6 +73,10 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument("action", nargs="?", choices=["list"], default="list")
     tools.add_argument("--json", action="store_true", help="every field, as JSON")
     cli_models.add_parser(sub)
+    sub.add_parser(  # (main hands its arguments to the installer)
+        "krita",
+        help="install the Krita plugin, build its zip, or install layerpath for Krita's Python",
+    )
 
     bench = sub.add_parser(
         "bench",
@@ -374,7 +378,12 @@ class _Redacted(logging.Filter):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given[:1] == ["krita"]:  # its own options, --help included
+        from layerpath.plugin.krita import installer
+
+        return installer.main(given[1:])
+    args = _parser().parse_args(given)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

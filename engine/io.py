@@ -515,6 +515,15 @@ def write_ora(doc: LayeredImage, path: Path | BinaryIO) -> None:
             archive.writestr(f"data/layer{number}.png", data)
 
 
+def named(layer: Any, name: str) -> None:
+    """A PSD layer's name: in full as Unicode (the 'luni' block Photoshop, Krita and GIMP
+    read: "—", "✓", "写真"), and as close as Mac Roman comes in the old Pascal name that
+    older readers show; at most 255 characters, as the format allows."""
+    name = name[:255]
+    layer.name = name  # (psd-tools writes the Unicode block)
+    layer._record.name = name.encode("mac_roman", "replace").decode("mac_roman")
+
+
 def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
     from psd_tools import PSDImage
 
@@ -528,15 +537,17 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
     def add(parent: Any, layer: PixelLayer) -> None:
         made = parent.create_pixel_layer(
             Image.fromarray(layer.pixels, "RGBA"),
-            name=layer.name,
+            name="layer",
             top=layer.offset[1],
             left=layer.offset[0],
         )
+        named(made, layer.name)
         made.visible = layer.visible
 
     for layer in doc.layers:
         if isinstance(layer, GroupLayer):
-            group = psd.create_group(name=layer.name)
+            group = psd.create_group(name="group")
+            named(group, layer.name)
             group.visible = layer.visible
             for child in layer.children:
                 add(group, child)

@@ -164,3 +164,18 @@ def test_composite_blends_soft_pixels_and_copies_opaque_ones() -> None:
     assert out[1, 1].tolist() == [0, 0, 100, 255]  # copied
     assert abs(out[1, 2, 0] - 100) <= 1 and abs(out[1, 2, 2] - 50) <= 1  # blended half
     assert out[2, 2].tolist() == [200, 0, 0, 255] and out[0, 0].tolist() == [200, 0, 0, 255]
+
+
+def test_psd_layer_names_keep_every_character(tmp_path: Path) -> None:
+    """Step and group names with an em dash, a check mark, Japanese, or longer than a
+    PSD name may be: written (the whole write failed on a character Mac Roman lacks),
+    and read back in full from the Unicode name block Photoshop and Krita read."""
+    from psd_tools import PSDImage
+
+    pixels = np.full((20, 20, 4), 200, np.uint8)
+    group = "recolor the cup — teal ✓ 写真 " + "and more " * 40
+    step = "1. patch_fill — Object Removal 'spoon'"
+    doc = LayeredImage(20, 20, [PixelLayer("Original", pixels), GroupLayer(group, [PixelLayer(step, pixels)])])  # fmt: skip
+    path = write_layered(doc, tmp_path / "names.psd")
+    names = [layer.name for layer in PSDImage.open(path).descendants()]
+    assert names == ["Original", group[:255], step]

@@ -92,9 +92,47 @@ def test_install_and_package(tmp_path: Path) -> None:
     names = zipfile.ZipFile(out).namelist()
     assert {
         "layerpath_krita.desktop",
+        "layerpath_krita/",
         "layerpath_krita/__init__.py",
         "layerpath_krita/env.py",
+        "layerpath_krita/Manual.html",
     } <= set(names)
+
+
+KRITA_IMPORTER = Path("/usr/share/krita/pykrita/plugin_importer/plugin_importer.py")
+
+
+@pytest.mark.skipif(not KRITA_IMPORTER.exists(), reason="Krita's plugin importer is not here")
+def test_krita_s_own_importer_takes_the_zip_the_installed_command_builds(
+    tmp_path: Path,
+) -> None:
+    """`layerpath krita package` (the installed command, not the checkout's script)
+    builds a zip that Krita's own Tools ▸ Scripts ▸ Import Python Plugin from File logic
+    (Debian's krita package ships it) imports: the module, its manual, the shortcuts."""
+    import builtins
+    import importlib.util
+
+    out = tmp_path / "layerpath-krita.zip"
+    made = subprocess.run(
+        [sys.executable, "-m", "layerpath", "krita", "package", "--out", str(out)],
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode == 0, made.stderr
+    builtins.i18n = lambda text: text  # type: ignore[attr-defined]  # Krita defines it
+    spec = importlib.util.spec_from_file_location("krita_plugin_importer", KRITA_IMPORTER)
+    assert spec is not None and spec.loader is not None
+    importer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(importer)
+    resources = tmp_path / "resources"
+    resources.mkdir()
+    imported = importer.PluginImporter(str(out), str(resources), lambda plugin: True).import_all()
+    assert [plugin["name"] for plugin in imported] == ["layerpath_krita"]
+    module = resources / "pykrita" / "layerpath_krita"
+    assert (module / "__init__.py").exists() and (module / "Manual.html").exists()
+    assert (resources / "actions" / "layerpath_krita.action").exists()
+    desktop = (resources / "pykrita" / "layerpath_krita.desktop").read_text()
+    assert "X-Krita-Manual=Manual.html" in desktop
 
 
 def edit_in_krita(
@@ -332,4 +370,4 @@ def test_without_its_environment_the_plugin_says_what_to_run(tmp_path: Path) -> 
     )
     problem = out.read_text(encoding="utf-8")
     assert "missing: layerpath" in problem
-    assert "python installers/krita.py env" in problem and str(empty) in problem
+    assert "layerpath krita env" in problem and str(empty) in problem

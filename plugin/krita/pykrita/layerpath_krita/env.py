@@ -1,6 +1,6 @@
 """Finds layerpath's Python environment for Krita's embedded Python (stdlib only).
 
-The environment installer (installers/krita.py env) puts layerpath and its packages in
+The environment installer (`layerpath krita env`) puts layerpath and its packages in
 one folder; LAYERPATH_KRITA_ENV overrides where that folder is. Its packages go first
 on sys.path so they win over anything else Krita's Python sees.
 """
@@ -41,8 +41,9 @@ def activate() -> str | None:
         version = f"{sys.version_info[0]}.{sys.version_info[1]}"
         return (
             f"layerpath's Python packages are not installed for Krita (missing: {exc.name}).\n"
-            f"From the layerpath folder, with a Python {version}, run:\n"
-            f"    python installers/krita.py env\n"
+            f"With a Python {version} where layerpath is installed, run:\n"
+            f"    layerpath krita env\n"
+            f"(or from a layerpath checkout: python3 installers/krita.py env),\n"
             f"then restart Krita. (Looked in {env}.)"
         )
     return None
