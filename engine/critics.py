@@ -19,12 +19,13 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from layerpath.deadline import Overdue, within
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import shown
 from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key, redact, remember_secret
 from layerpath.tools.clip import CLIP_MODEL, loaded_clip, similarities
-from layerpath.tools.endpoint import NoAnswerInTime, image_data_url, openai_client, within
+from layerpath.tools.endpoint import image_data_url, openai_client
 from layerpath.tools.models import ModelManager, ModelState
 
 log = logging.getLogger(__name__)
@@ -91,12 +92,12 @@ class VlmCritic:
                     temperature=0,
                     max_tokens=8,
                 ),
-                self.client,
+                self.client.close,
             )
             text = reply.choices[0].message.content or ""
             if not isinstance(text, str):
                 raise TypeError("no text in the answer")
-        except (APIError, NoAnswerInTime, AttributeError, IndexError, TypeError) as exc:
+        except (APIError, Overdue, AttributeError, IndexError, TypeError) as exc:
             log.warning(
                 "the VLM critic is unavailable (%s); the checkers decide alone",
                 redact(shown(str(exc), 200)),

@@ -27,6 +27,7 @@ from layerpath.engine.probe import probe, regions_touch
 from layerpath.engine.quality import judge
 from layerpath.engine.search import Node, astar
 from layerpath.engine.steps import (
+    TOOL_TIMEOUT_S,
     USER_ERRORS,
     BeyondChecking,
     BudgetExceeded,
@@ -86,8 +87,10 @@ class Engine:
         planner: Planner = offline_planner,
         critic: Critic | None = None,
         costs: CostBasis = CostBasis.MEASURED,
+        tool_timeout_s: float = TOOL_TIMEOUT_S,
     ) -> None:
         self.registry = registry
+        self.tool_timeout_s = tool_timeout_s
         self.critic = critic
         self.rules = rules or RuleTable.load(registry)
         self.table = table or BenchmarkTable.from_tools(registry)
@@ -291,6 +294,7 @@ class Engine:
             request.max_retries,
             target_fatal=len(finders) <= 1,
             charge=self._charge(subtask.kind),
+            timeout_s=self.tool_timeout_s,
         )
 
     def _charge(self, kind: SubtaskKind) -> Callable[[Tool, float], float] | None:

@@ -31,5 +31,6 @@ def engine_for(
         traces=traces,
         planner=chosen,
         critic=critic_for(settings, models),
+        tool_timeout_s=settings.tool_timeout_s,
     )
     return engine, name

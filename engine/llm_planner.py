@@ -17,13 +17,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from layerpath.deadline import Overdue, within
 from layerpath.engine.executor import Planner, offline_planner
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
 from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
 from layerpath.errors import PlannerError, UnsupportedInstruction, shown
 from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key, redact, remember_secret
-from layerpath.tools.endpoint import NoAnswerInTime, image_data_url, openai_client, within
+from layerpath.tools.endpoint import image_data_url, openai_client
 
 log = logging.getLogger(__name__)
 
@@ -97,12 +98,12 @@ class LlmPlanner:
                     temperature=0,
                     response_format={"type": "json_object"},
                 ),
-                self.client,
+                self.client.close,
             )
             content = response.choices[0].message.content
         except APIError:
             raise
-        except NoAnswerInTime as exc:
+        except Overdue as exc:
             raise PlannerError(f"the endpoint gave {exc}") from exc
         except Exception as exc:  # a 200 whose body is no chat completion
             raise PlannerError(

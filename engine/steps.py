@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from layerpath.deadline import Overdue, within
 from layerpath.engine import events
 from layerpath.engine.checks.verdict import Verdict
 from layerpath.engine.types import (
@@ -45,6 +47,10 @@ Scorer = Callable[
     ],
     Verdict,
 ]
+#: how long one tool call may take by default (the tool_timeout_s setting), and how many
+#: times that a tool with a model or one made for a GPU gets (loading, a CPU fallback)
+TOOL_TIMEOUT_S = 300.0
+MODEL_TIMES = 4.0
 #: Errors that no other tool or parameter can fix: they end the subtask at once.
 USER_ERRORS = (TargetNotFound, BadInput)
 
@@ -124,6 +130,7 @@ class StepRunner:
         max_retries: int = 5,
         target_fatal: bool = True,
         charge: Callable[[Tool, float], float] | None = None,
+        timeout_s: float = TOOL_TIMEOUT_S,
     ) -> None:
         self.subtask = subtask
         self.ctx = ctx
@@ -140,6 +147,8 @@ class StepRunner:
         self.best_rejected: Rejected | None = None
         # the cost the search is charged for a call that took these seconds
         self.charge = charge or (lambda tool, seconds: seconds)
+        # how long a call may take (a model tool MODEL_TIMES as long) before it is given up
+        self.timeout_s = timeout_s
 
     def run(self, tool: Tool, state: State) -> StepResult:
         """Run the tool on the state with each entry of its parameter schedule until one
@@ -175,14 +184,18 @@ class StepRunner:
         error = None
         produced: dict[ArtifactKind, Artifact] = {}
         quality, reason, final, reported, window = 0.0, "", False, None, None
+        limit = self.timeout_s * (MODEL_TIMES if tool.spec.model or tool.spec.needs_gpu else 1)
+        given_up = threading.Event()  # told to a tool that checks ctx.cancelled
         try:
             ctx = replace(
                 self.ctx,
                 progress=lambda share: self.on_event(
                     events.ToolProgress(self.subtask, tool.name, min(1.0, max(0.0, share)))
                 ),
+                cancelled=lambda: given_up.is_set() or self.ctx.cancelled(),
             )
-            out = tool.run(ctx, {k: state[k].value for k in tool.spec.inputs}, params)
+            values = {k: state[k].value for k in tool.spec.inputs}
+            out = within(limit, lambda: tool.run(ctx, values, params), given_up.set)
             wrong = _malformed(tool, out, state)
             if wrong is not None:
                 raise ToolFailed(f"{tool.name} {wrong}")
@@ -199,6 +212,12 @@ class StepRunner:
             raise
         except ToolFailed as exc:
             error = str(exc)
+        except Overdue:
+            log.warning("%s ran past %g s and was given up", tool.name, limit)
+            error = (
+                f"{tool.name} took longer than {limit:g} s and was given up (the "
+                "tool_timeout_s setting)"
+            )
         except (Exception, SystemExit) as exc:  # a tool bug must not take the host down
             log.exception("tool %s crashed", tool.name)
             error = f"{tool.name} crashed: {type(exc).__name__}: {exc}"

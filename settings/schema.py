@@ -55,3 +55,6 @@ class Settings(BaseModel):
     record_traces: bool = True
     # the largest picture opened (a file claiming more is refused from its header)
     max_megapixels: float = Field(default=200.0, gt=0)
+    # how long one tool call may take before it is given up and the next tried (a tool
+    # with a model gets four times as long)
+    tool_timeout_s: float = Field(default=300.0, gt=0)

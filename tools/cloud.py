@@ -21,13 +21,14 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from layerpath.deadline import within
 from layerpath.errors import ToolFailed, shown
 from layerpath.settings import CloudSettings, load_settings
 from layerpath.settings.secrets import get_api_key, redact
 from layerpath.tools.base import Tool
 from layerpath.tools.crops import crop_for_model, paste_back
 from layerpath.tools.diffusion import inpaint_prompt
-from layerpath.tools.endpoint import openai_client, within
+from layerpath.tools.endpoint import openai_client
 from layerpath.tools.imaging import paint_region, rgb, with_rgb
 from layerpath.tools.types import ArtifactKind, Availability, ToolContext, ToolResult
 
@@ -104,7 +105,7 @@ class CloudInpaint(Tool):
                     size=f"{side}x{side}",
                     n=1,
                 ),
-                client,
+                client.close,
             )
             data = answer.data[0].b64_json if answer.data else None
         except Exception as exc:  # the openai errors, named for a photographer

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import sqlite3
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,8 @@ from tests.conftest import Scene
 class Faulty(Tool):
     """A removal tool that answers what its `answer` parameter says."""
 
+    stopped = 0  # hung calls that noticed they were given up
+
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
@@ -38,6 +41,13 @@ class Faulty(Tool):
             raise SystemExit(3)
         if answer == "small":
             return ToolResult({ArtifactKind.IMAGE: image[:5, :5]})
+        if answer == "hang":  # until told to stop (a tool that checks ctx.cancelled)
+            while not ctx.cancelled():
+                time.sleep(0.02)
+            Faulty.stopped += 1
+            return None  # type: ignore[return-value]
+        if answer == "stuck":  # never looks up
+            time.sleep(20)
         if answer == "grey":
             return ToolResult({ArtifactKind.IMAGE: image[..., 0].astype(np.float64)})
         return ToolResult({})  # "nothing": its image missing
@@ -127,3 +137,23 @@ def test_a_trace_database_lost_during_the_run_stops_recording_quietly(
         )
     assert result.ok and not store.usable
     assert sum("trace database" in r.getMessage() for r in caplog.records) == 1
+
+
+@pytest.mark.parametrize("answer", ["hang", "stuck"])
+def test_a_tool_that_hangs_is_given_up_at_its_timeout_and_the_search_goes_on(
+    answer: str, scene: Scene
+) -> None:
+    """A tool past tool_timeout_s fails its attempt, says so, and the next tool runs;
+    one that checks ctx.cancelled is told to stop, one that never looks is left behind."""
+    Faulty.stopped = 0
+    engine = Engine(registry_with(answer), tool_timeout_s=1.0)
+    started = time.monotonic()
+    result = engine.run(EditRequest("remove the ball", scene.snapshot(), mode=Mode.SLOW))
+    assert time.monotonic() - started < 15
+    (outcome,) = result.outcomes
+    hung = [c for c in result.calls if c.tool == "faulty_fill"]
+    assert hung and "took longer than 1 s" in (hung[0].error or "")
+    assert outcome.ok and outcome.tools[-1] != "faulty_fill"
+    if answer == "hang":
+        time.sleep(0.2)
+        assert Faulty.stopped == 1

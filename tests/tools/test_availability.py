@@ -143,7 +143,10 @@ def test_tools_list_json_has_every_tool_with_its_state(capsys) -> None:  # type:
             assert not row["available"] and "GPU" in row["unavailable_reason"]
         elif row["model"] is None:  # the offline tools all run here
             assert row["available"] and row["unavailable_reason"] is None
-        else:  # no weights are downloaded in the tests (nor ultralytics installed)
+        elif row["name"] == "yolo_ultralytics":  # its pickle's hash is not pinned yet
+            assert not row["available"] and "pickle" in row["unavailable_reason"]
+            assert "ONNX or safetensors" in row["fix"]
+        else:  # no weights are downloaded in the tests
             assert not row["available"]
             assert row["fix"].startswith(("layerpath models download", "pip install"))
             assert row["model"]["state"] == "missing" and row["model"]["licence"]
