@@ -62,6 +62,10 @@ class LayeredImage:
     width: int
     height: int
     layers: list[PixelLayer | GroupLayer] = field(default_factory=list)  # bottom to top
+    # the photo's colour profile and camera metadata, as its file held them: written into
+    # every output that can hold them
+    icc_profile: bytes | None = None
+    exif: bytes | None = None
 
     def pixel_layers(self) -> Iterable[tuple[PixelLayer, bool]]:
         """Every pixel layer with its effective visibility, bottom to top."""
@@ -352,7 +356,17 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         encoded = data
         pixels.flags.writeable = False  # the layer must stay what the file holds
     layer = PixelLayer("Original", pixels, encoded=encoded)
-    return LayeredImage(pixels.shape[1], pixels.shape[0], [layer])
+    return LayeredImage(pixels.shape[1], pixels.shape[0], [layer], *_metadata(picture))
+
+
+def _metadata(picture: Image.Image) -> tuple[bytes | None, bytes | None]:
+    """The file's ICC profile and EXIF block (None where it has none)."""
+    icc = picture.info.get("icc_profile") or None
+    exif = picture.info.get("exif")
+    if not isinstance(exif, bytes):
+        found = picture.getexif()
+        exif = found.tobytes() if len(found) else None
+    return (icc if isinstance(icc, bytes) else None), (exif or None)
 
 
 def _is_mask_layer(name: str) -> bool:
@@ -387,7 +401,7 @@ def split_masks(doc: LayeredImage) -> tuple[LayeredImage, dict[str, np.ndarray]]
             masks[layer.name[len(MASK_PREFIX) :]] = _layer_mask(layer, doc.width, doc.height)
         else:
             kept.append(layer)
-    return LayeredImage(doc.width, doc.height, kept), masks
+    return LayeredImage(doc.width, doc.height, kept, doc.icc_profile, doc.exif), masks
 
 
 def read_mask(path: Path, size: tuple[int, int], name: str) -> np.ndarray:
@@ -431,14 +445,16 @@ PNG_LEVEL = 1
 THUMBNAIL_SIDE = 256
 
 
-def encode_png(pixels: np.ndarray | bytes) -> bytes:
+def encode_png(pixels: np.ndarray | bytes, **metadata: bytes | None) -> bytes:
     """RGBA pixels as PNG bytes at PNG_LEVEL (Pillow lets go of the GIL while encoding,
-    so several encode at once on threads); PNG bytes already are."""
+    so several encode at once on threads), with `metadata` (icc_profile, exif) where
+    given; PNG bytes already are."""
     if isinstance(pixels, bytes):
         return pixels
     buffer = io.BytesIO()
+    given = {k: v for k, v in metadata.items() if v}
     Image.fromarray(np.ascontiguousarray(pixels), "RGBA").save(
-        buffer, format="PNG", compress_level=PNG_LEVEL
+        buffer, format="PNG", compress_level=PNG_LEVEL, **given
     )
     return buffer.getvalue()
 
@@ -458,9 +474,12 @@ def write_ora(doc: LayeredImage, path: Path | BinaryIO) -> None:
     root.set("opacity", "1")
     root.set("visibility", "visible")
     pictures: list[np.ndarray | bytes] = []
+    profiled: set[int] = set()  # the user's own layers: their PNGs carry the photo's profile
 
-    def add_layer(parent: ET.Element, layer: PixelLayer) -> None:
+    def add_layer(parent: ET.Element, layer: PixelLayer, own: bool = False) -> None:
         src = f"data/layer{len(pictures)}.png"
+        if own:
+            profiled.add(len(pictures))
         pictures.append(layer.encoded if layer.encoded is not None else layer.pixels)
         parent.append(
             ET.Element(
@@ -495,15 +514,22 @@ def write_ora(doc: LayeredImage, path: Path | BinaryIO) -> None:
             for child in reversed(layer.children):
                 add_layer(group, child)
         else:
-            add_layer(root, layer)
+            add_layer(root, layer, own=True)
     merged = composite(doc)
     scale = THUMBNAIL_SIDE / max(doc.width, doc.height, 1)
     thumbnail = Image.fromarray(merged, "RGBA")
     if scale < 1:
         size = (max(1, round(doc.width * scale)), max(1, round(doc.height * scale)))
         thumbnail = thumbnail.resize(size, Image.Resampling.BOX)
+    # the merged picture carries the photo's colour profile and metadata, the user's own
+    # layers its profile (a PNG the user gave is written back as its very bytes)
+    whole = {"icc_profile": doc.icc_profile, "exif": doc.exif}
+    profile = {"icc_profile": doc.icc_profile}
+    jobs = [(merged, whole), (np.asarray(thumbnail), {})] + [
+        (picture, profile if number in profiled else {}) for number, picture in enumerate(pictures)
+    ]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        encoded = list(pool.map(encode_png, [merged, np.asarray(thumbnail), *pictures]))
+        encoded = list(pool.map(lambda job: encode_png(job[0], **job[1]), jobs))
 
     with zipfile.ZipFile(path, "w") as archive:
         # the spec: 'mimetype' first and uncompressed, so the type shows at a fixed offset
@@ -637,17 +663,19 @@ def _flat(doc: LayeredImage, suffix: str) -> Callable[[BinaryIO], None]:
 
     def write(file: BinaryIO) -> None:
         merged = composite(doc)
+        metadata = {"icc_profile": doc.icc_profile, "exif": doc.exif}
+        given = {k: v for k, v in metadata.items() if v}
         if suffix == ".png":
-            file.write(encode_png(merged))
+            file.write(encode_png(merged, **metadata))
         elif suffix in (".tif", ".tiff"):
             Image.fromarray(merged, "RGBA").save(
-                file, format="TIFF", compression="tiff_adobe_deflate"
+                file, format="TIFF", compression="tiff_adobe_deflate", **given
             )
         else:
             alpha = merged[..., 3:].astype(np.float32) / 255.0
             flat = merged[..., :3] * alpha + 255.0 * (1.0 - alpha)
             Image.fromarray(np.rint(flat).astype(np.uint8), "RGB").save(
-                file, format="JPEG", quality=95, subsampling=0
+                file, format="JPEG", quality=95, subsampling=0, **given
             )
 
     return write

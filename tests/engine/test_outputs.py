@@ -195,3 +195,44 @@ def test_stopping_a_run_keeps_its_finished_steps(
     assert isinstance(group, GroupLayer) and len(group.children) >= 1
     assert len(group.children) < 6  # it stopped: the whole edit makes more layers
     assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
+
+
+@pytest.mark.parametrize("suffix", [".png", ".jpg", ".tif", ".ora"])
+def test_the_photo_s_colour_profile_and_camera_metadata_are_kept(
+    suffix: str, scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A camera JPEG with an ICC profile and EXIF (make, model, date): every output
+    carries the same profile bytes and the same EXIF fields (in an ORA: the merged
+    picture, and the photo's own layer)."""
+    import io
+    import zipfile
+
+    from PIL import ImageCms
+
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    exif = Image.Exif()
+    exif[0x010F], exif[0x0110], exif[0x0132] = "Fujifilm", "X-T5", "2026:11:24 09:30:00"
+    photo = tmp_path / "in.jpg"
+    Image.fromarray(scene.image[..., :3]).save(photo, quality=98, icc_profile=icc, exif=exif)
+    _, masks = scene.save(tmp_path / "m")
+    out = tmp_path / f"out{suffix}"
+    assert edit(photo, {"ball": masks["ball"]}, "-o", str(out), instruction="remove the ball") == 0, capsys.readouterr().err  # fmt: skip
+    if suffix == ".ora":
+        from xml.etree import ElementTree as ET
+
+        with zipfile.ZipFile(out) as archive:
+            merged = Image.open(io.BytesIO(archive.read("mergedimage.png")))
+            stack = ET.fromstring(archive.read("stack.xml"))
+            source = next(e.get("src") for e in stack.iter("layer") if e.get("name") == "Original")
+            own = Image.open(io.BytesIO(archive.read(str(source))))
+        assert own.info.get("icc_profile") == icc
+        written = merged
+    else:
+        written = Image.open(out)
+    assert written.info.get("icc_profile") == icc
+    kept = written.getexif()
+    assert (kept.get(0x010F), kept.get(0x0110), kept.get(0x0132)) == (
+        "Fujifilm",
+        "X-T5",
+        "2026:11:24 09:30:00",
+    )
