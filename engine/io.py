@@ -22,6 +22,14 @@ from typing import Any, BinaryIO
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+from layerpath.engine.deep import (
+    eight_bit,
+    encode_png16,
+    over16,
+    read_deep,
+    sixteen_bit,
+    write_tiff16,
+)
 from layerpath.engine.types import Snapshot
 from layerpath.errors import BadInput
 
@@ -48,6 +56,9 @@ class PixelLayer:
     # pixels (which are then read-only), its depth, colour profile and metadata, and no
     # time spent encoding a camera file again
     encoded: bytes | None = None
+    # a 16-bit file's pixels as it holds them (RGBA uint16; `pixels` is their 8-bit copy
+    # the tools work on): written back at 16 bits (engine/deep.py)
+    deep: np.ndarray | None = None
 
 
 @dataclass(eq=False)
@@ -66,6 +77,11 @@ class LayeredImage:
     # every output that can hold them
     icc_profile: bytes | None = None
     exif: bytes | None = None
+
+    @property
+    def deep(self) -> bool:
+        """Whether a layer holds 16-bit pixels (flattened outputs are then 16-bit)."""
+        return any(layer.deep is not None for layer, _ in self.pixel_layers())
 
     def pixel_layers(self) -> Iterable[tuple[PixelLayer, bool]]:
         """Every pixel layer with its effective visibility, bottom to top."""
@@ -88,12 +104,15 @@ def _to_rgba(image: Image.Image) -> np.ndarray:
     return np.array(image.convert("RGBA"), dtype=np.uint8)
 
 
-def composite(doc: LayeredImage) -> np.ndarray:
-    """Composite of the visible layers (groups pass through), as RGBA uint8: src-over,
-    and destination-in for cut-out layers (what lies below stays only where the layer
-    is opaque; outside the layer's bounds nothing stays). Each layer is blended only
-    over its own bounds; an opaque layer is copied, not blended."""
-    out = np.zeros((doc.height, doc.width, 4), dtype=np.uint8)
+def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
+    """Composite of the visible layers (groups pass through), as RGBA uint8 (uint16 with
+    `deep`: 16-bit layers at their depth, the others scaled up): src-over, and
+    destination-in for cut-out layers (what lies below stays only where the layer is
+    opaque; outside the layer's bounds nothing stays). Each layer is blended only over
+    its own bounds; an opaque layer is copied, not blended."""
+    top = 65535 if deep else 255
+    out = np.zeros((doc.height, doc.width, 4), dtype=np.uint16 if deep else np.uint8)
+    over = over16 if deep else _over
     for layer, visible in doc.pixel_layers():
         if not visible:
             continue
@@ -101,16 +120,19 @@ def composite(doc: LayeredImage) -> np.ndarray:
         h, w = layer.pixels.shape[:2]
         x0, y0, x1, y1 = max(0, x), max(0, y), min(doc.width, x + w), min(doc.height, y + h)
         inside = x0 < x1 and y0 < y1
+        if not deep:
+            pixels = layer.pixels
+        else:
+            pixels = layer.deep if layer.deep is not None else sixteen_bit(layer.pixels)
         if layer.blend == "destination-in":
             alpha = out[..., 3]
             if not inside:
                 alpha[...] = 0
                 continue
             kept = (
-                alpha[y0:y1, x0:x1].astype(np.uint16)
-                * layer.pixels[y0 - y : y1 - y, x0 - x : x1 - x, 3]
+                alpha[y0:y1, x0:x1].astype(np.uint32) * pixels[y0 - y : y1 - y, x0 - x : x1 - x, 3]
             )
-            alpha[y0:y1, x0:x1] = ((kept + 127) // 255).astype(np.uint8)
+            alpha[y0:y1, x0:x1] = ((kept + top // 2) // top).astype(out.dtype)
             alpha[:y0] = 0
             alpha[y1:] = 0
             alpha[:, :x0] = 0
@@ -118,14 +140,14 @@ def composite(doc: LayeredImage) -> np.ndarray:
             continue
         if not inside:
             continue
-        src = layer.pixels[y0 - y : y1 - y, x0 - x : x1 - x]
+        src = pixels[y0 - y : y1 - y, x0 - x : x1 - x]
         dst = out[y0:y1, x0:x1]
         alpha = src[..., 3]
-        opaque = alpha == 255
+        opaque = alpha == top
         np.copyto(dst, src, where=opaque[..., None])  # a step layer: opaque where it changed
         partial = (alpha > 0) & ~opaque
         if partial.any():  # soft edges, cut-outs: blended pixel by pixel
-            dst[partial] = _over(src[partial], dst[partial])
+            dst[partial] = over(src[partial], dst[partial])
     return out
 
 
@@ -246,13 +268,15 @@ def read_ora(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
                     raise bad("a layer names no picture file")
                 data = archive.read(source)
                 picture = _open_pil(Path(f"{path}:{source}"), data, max_pixels, smallest=1)
+                deep = read_deep(data, picture.format)
                 ops = {op: blend for blend, op in BLENDS.items()}
                 return PixelLayer(
                     element.get("name") or f"layer {next(count)}",
-                    _to_rgba(picture),
+                    _to_rgba(picture) if deep is None else eight_bit(deep),
                     (_number(element, "x", 0, path), _number(element, "y", 0, path)),
                     visible and element.get("visibility", "visible") != "hidden",
                     ops.get(element.get("composite-op", "svg:src-over"), "normal"),
+                    deep=deep,
                 )
 
             def flattened(group: Any, visible: bool) -> list[PixelLayer]:
@@ -350,12 +374,13 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         return read_psd(path, max_pixels)
     data = path.read_bytes()  # decoded from these bytes: a later change to the file cannot differ
     picture = _open_pil(path, data, max_pixels)
-    pixels = _to_rgba(picture)
+    deep = read_deep(data, picture.format)
+    pixels = _to_rgba(picture) if deep is None else eight_bit(deep)
     encoded = None
     if picture.format == "PNG":
         encoded = data
         pixels.flags.writeable = False  # the layer must stay what the file holds
-    layer = PixelLayer("Original", pixels, encoded=encoded)
+    layer = PixelLayer("Original", pixels, encoded=encoded, deep=deep)
     return LayeredImage(pixels.shape[1], pixels.shape[0], [layer], *_metadata(picture))
 
 
@@ -451,6 +476,8 @@ def encode_png(pixels: np.ndarray | bytes, **metadata: bytes | None) -> bytes:
     given; PNG bytes already are."""
     if isinstance(pixels, bytes):
         return pixels
+    if pixels.dtype == np.uint16:
+        return encode_png16(pixels, metadata.get("icc_profile"), metadata.get("exif"))
     buffer = io.BytesIO()
     given = {k: v for k, v in metadata.items() if v}
     Image.fromarray(np.ascontiguousarray(pixels), "RGBA").save(
@@ -480,7 +507,10 @@ def write_ora(doc: LayeredImage, path: Path | BinaryIO) -> None:
         src = f"data/layer{len(pictures)}.png"
         if own:
             profiled.add(len(pictures))
-        pictures.append(layer.encoded if layer.encoded is not None else layer.pixels)
+        if layer.encoded is not None:
+            pictures.append(layer.encoded)
+        else:  # (a 16-bit layer at its depth)
+            pictures.append(layer.deep if layer.deep is not None else layer.pixels)
         parent.append(
             ET.Element(
                 "layer",
@@ -662,9 +692,16 @@ def _flat(doc: LayeredImage, suffix: str) -> Callable[[BinaryIO], None]:
     so what is transparent shows white, as on paper."""
 
     def write(file: BinaryIO) -> None:
-        merged = composite(doc)
         metadata = {"icc_profile": doc.icc_profile, "exif": doc.exif}
         given = {k: v for k, v in metadata.items() if v}
+        if doc.deep and suffix != ".jpg" and suffix != ".jpeg":  # at the photo's 16 bits
+            whole = composite(doc, deep=True)
+            if suffix == ".png":
+                file.write(encode_png16(whole, doc.icc_profile, doc.exif))
+            else:
+                write_tiff16(file, whole, doc.icc_profile)
+            return
+        merged = composite(doc)
         if suffix == ".png":
             file.write(encode_png(merged, **metadata))
         elif suffix in (".tif", ".tiff"):

@@ -236,3 +236,59 @@ def test_the_photo_s_colour_profile_and_camera_metadata_are_kept(
         "X-T5",
         "2026:11:24 09:30:00",
     )
+
+
+def deep_scene(scene: Scene, tmp_path: Path, suffix: str) -> tuple[Path, np.ndarray]:
+    """The scene as a 16-bit file whose low bytes matter (a fine gradation an 8-bit copy
+    loses): RGBA uint16, written by OpenCV (PNG) or tifffile (TIFF)."""
+    import cv2
+    import tifffile
+
+    rng = np.random.default_rng(3)
+    deep = scene.image.astype(np.uint16) * 257
+    deep[..., :3] = np.clip(deep[..., :3].astype(np.int32) + rng.integers(-120, 120, deep[..., :3].shape), 0, 65535)  # fmt: skip
+    path = tmp_path / f"deep{suffix}"
+    if suffix == ".png":
+        cv2.imwrite(str(path), deep[..., [2, 1, 0, 3]])
+    else:
+        tifffile.imwrite(path, deep, photometric="rgb", extrasamples=["unassalpha"])
+    return path, deep
+
+
+@pytest.mark.parametrize(("given", "wanted"), [(".png", ".png"), (".tif", ".tif"), (".png", ".tif"), (".tif", ".ora")])  # fmt: skip
+def test_a_16_bit_photo_keeps_its_16_bits_outside_the_edit(
+    given: str, wanted: str, scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Outside what the steps changed every 16-bit value comes back as it was; where the
+    ball was removed the fill is there (at 8-bit precision, scaled up)."""
+    photo, deep = deep_scene(scene, tmp_path, given)
+    _, masks = scene.save(tmp_path / "m")
+    out = tmp_path / f"out{wanted}"
+    assert edit(photo, {"ball": masks["ball"]}, "-o", str(out), instruction="remove the ball") == 0, capsys.readouterr().err  # fmt: skip
+    doc = read_layered(out)
+    if wanted == ".ora":
+        original = doc.layers[0]
+        assert isinstance(original, PixelLayer) and original.deep is not None
+        assert np.array_equal(original.deep, deep)
+        from layerpath.engine.io import composite
+
+        result = composite(doc, deep=True)
+    else:
+        (only,) = doc.layers
+        assert isinstance(only, PixelLayer) and only.deep is not None
+        result = only.deep
+    changed = np.any(result != deep, axis=2)
+    near_ball = np.zeros_like(changed)
+    ys, xs = np.nonzero(scene.masks["ball"])
+    near_ball[max(0, ys.min() - 40) : ys.max() + 40, max(0, xs.min() - 40) : xs.max() + 40] = True
+    assert changed[scene.masks["ball"]].mean() > 0.9  # the ball is gone
+    assert not changed[~near_ball].any()  # and nothing else moved by even one level
+
+
+def test_a_16_bit_photo_into_a_psd_is_refused_before_any_tool_runs(
+    scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    photo, _ = deep_scene(scene, tmp_path, ".png")
+    assert edit(photo, {}, "-o", str(tmp_path / "out.psd"), instruction="remove the ball") == 2
+    err = capsys.readouterr().err
+    assert "16 bits per channel" in err and ran_no_tool(err)

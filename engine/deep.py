@@ -1,0 +1,122 @@
+"""16-bit pictures: read at their depth, composited and written back at it.
+
+The tools work on 8-bit RGBA (the engine's snapshot); a photographer's 16-bit PNG or
+TIFF keeps its 16 bits wherever no step changed it. A layer read at 16 bits holds both:
+`pixels` (8-bit, for the tools and the screen) and `deep` (16-bit RGBA, what the file
+holds). Flattened outputs are composited at 16 bits, step layers scaled up from 8 bits
+(x 257, exact for 0 and 255), so the photo's own gradations survive outside the edits.
+
+Pillow reads 16-bit RGB PNGs as 8-bit and writes none: OpenCV reads and writes 16-bit
+PNG, tifffile 16-bit TIFF.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+from typing import BinaryIO
+
+import cv2
+import numpy as np
+
+#: bytes 24 of a PNG: the IHDR's bit depth
+_PNG_DEPTH = 24
+
+
+def is_deep_png(data: bytes) -> bool:
+    return data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > _PNG_DEPTH and data[_PNG_DEPTH] == 16
+
+
+def rgba16(array: np.ndarray, bgr: bool = False) -> np.ndarray | None:
+    """Grey, grey+alpha, RGB or RGBA 16-bit pixels as RGBA uint16 (None when they are
+    not 16-bit)."""
+    if array.dtype != np.uint16:
+        return None
+    if array.ndim == 2:
+        array = array[..., None]
+    channels = array.shape[2]
+    if channels in (1, 2):  # grey (and alpha)
+        grey = np.repeat(array[..., :1], 3, axis=2)
+        alpha = array[..., 1:2] if channels == 2 else np.full_like(array[..., :1], 65535)
+        return np.ascontiguousarray(np.concatenate([grey, alpha], axis=2))
+    colour = array[..., :3][..., ::-1] if bgr else array[..., :3]
+    alpha = array[..., 3:4] if channels >= 4 else np.full_like(array[..., :1], 65535)
+    return np.ascontiguousarray(np.concatenate([colour, alpha], axis=2))
+
+
+def read_deep(data: bytes, format_name: str | None) -> np.ndarray | None:
+    """The file's pixels as RGBA uint16 when it is a 16-bit PNG or TIFF, else None."""
+    if format_name == "PNG" and is_deep_png(data):
+        decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+        return None if decoded is None else rgba16(decoded, bgr=decoded.ndim == 3)
+    if format_name == "TIFF":
+        import tifffile
+
+        try:
+            array = tifffile.imread(io.BytesIO(data))
+        except (ValueError, OSError, tifffile.TiffFileError):
+            return None
+        return rgba16(array) if array.ndim in (2, 3) else None
+    return None
+
+
+def eight_bit(deep: np.ndarray) -> np.ndarray:
+    """RGBA uint16 to RGBA uint8 (rounded)."""
+    return ((deep.astype(np.uint32) + 128) // 257).astype(np.uint8)
+
+
+def sixteen_bit(pixels: np.ndarray) -> np.ndarray:
+    """RGBA uint8 to RGBA uint16 (x 257: 255 becomes 65535)."""
+    return pixels.astype(np.uint16) * np.uint16(257)
+
+
+def _chunk(kind: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+
+def encode_png16(
+    deep: np.ndarray, icc_profile: bytes | None = None, exif: bytes | None = None
+) -> bytes:
+    """RGBA uint16 as a 16-bit PNG, with the colour profile (iCCP) and EXIF (eXIf)
+    chunks after its header where given."""
+    ok, encoded = cv2.imencode(".png", np.ascontiguousarray(deep[..., [2, 1, 0, 3]]))
+    if not ok:
+        raise ValueError("OpenCV could not encode the 16-bit picture")
+    data = encoded.tobytes()
+    extra = b""
+    if icc_profile:
+        extra += _chunk(b"iCCP", b"ICC profile\0\0" + zlib.compress(icc_profile))
+    if exif:
+        extra += _chunk(b"eXIf", exif.removeprefix(b"Exif\0\0"))
+    header_end = 8 + 8 + 13 + 4  # signature, IHDR length+type, IHDR body, CRC
+    return data[:header_end] + extra + data[header_end:]
+
+
+def write_tiff16(file: BinaryIO, deep: np.ndarray, icc_profile: bytes | None = None) -> None:
+    """RGBA uint16 as a 16-bit TIFF (deflate), with its colour profile."""
+    import tifffile
+
+    buffer = io.BytesIO()  # (tifffile takes a file's name for its path; ours is a number)
+    tifffile.imwrite(
+        buffer,
+        deep,
+        photometric="rgb",
+        extrasamples=["unassalpha"],
+        compression="zlib",
+        iccprofile=icc_profile,
+    )
+    file.write(buffer.getvalue())
+
+
+def over16(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """src over dst, straight alpha, uint16 (any shape ending in 4 channels)."""
+    s = src.astype(np.float32) / 65535.0
+    d = dst.astype(np.float32) / 65535.0
+    sa, da = s[..., 3:4], d[..., 3:4]
+    alpha = sa + da * (1 - sa)
+    colour = np.where(
+        alpha > 0, (s[..., :3] * sa + d[..., :3] * da * (1 - sa)) / np.maximum(alpha, 1e-9), 0
+    )
+    blended = np.concatenate([colour, alpha], axis=-1) * 65535.0
+    return np.clip(np.rint(blended), 0, 65535).astype(np.uint16)
