@@ -729,5 +729,10 @@ def write_layered(doc: LayeredImage, path: Path) -> Path:
     if suffix == ".ora":
         return write_atomically(path, lambda file: write_ora(doc, file))
     if suffix == ".psd":
+        if doc.deep:
+            raise BadInput(
+                "This picture has 16 bits per channel and a PSD is written here at 8; "
+                "save as .ora, or as a 16-bit .tif or .png."
+            )
         return write_atomically(path, lambda file: write_psd(doc, file))
     return write_atomically(path, _flat(doc, suffix))
