@@ -6,6 +6,7 @@ groups of them, bottom to top. Input files are only ever read.
 
 from __future__ import annotations
 
+import importlib
 import io
 import logging
 import os
@@ -27,6 +28,7 @@ from layerpath.engine.deep import (
     encode_png16,
     over16,
     read_deep,
+    rgba16,
     sixteen_bit,
     write_tiff16,
 )
@@ -36,6 +38,9 @@ from layerpath.errors import BadInput
 log = logging.getLogger(__name__)
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp"}
+#: camera RAW and HEIF photos: read with the `photo` extra (rawpy, pillow-heif)
+RAW_SUFFIXES = {".dng", ".cr2", ".cr3", ".nef", ".nrw", ".arw", ".raf", ".orf", ".rw2", ".pef"}
+HEIF_SUFFIXES = {".heic", ".heif"}
 LAYERED_SUFFIXES = {".ora", ".psd"}
 MASK_PREFIX = "mask:"
 MASK_GROUP = "masks"
@@ -359,6 +364,35 @@ def _too_large(path: Path, layer: Any) -> PixelLayer:
     )
 
 
+def _photo_extra(module: str, path: Path) -> Any:
+    """A package of the `photo` extra, or a clear error naming it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise BadInput(
+            f"{path.name} is a {path.suffix.lstrip('.').upper()} file; opening it needs "
+            'layerpath\'s photo extra: pip install "layerpath[photo]".'
+        ) from None
+
+
+def read_raw(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
+    """A camera RAW file, developed by LibRaw (rawpy) at 16 bits: the camera's white
+    balance, sRGB primaries; its size checked before it is developed."""
+    rawpy = _photo_extra("rawpy", path)
+    try:
+        with rawpy.imread(str(path)) as raw:
+            sizes = raw.sizes
+            check_size(path, int(sizes.width), int(sizes.height), max_pixels)
+            developed = raw.postprocess(output_bps=16, use_camera_wb=True)
+    except (rawpy.LibRawError, OSError, ValueError) as exc:
+        raise BadInput(f"{path} is not a RAW file layerpath can develop ({exc}).") from exc
+    deep = rgba16(developed)
+    if deep is None:
+        raise BadInput(f"{path}: LibRaw developed no 16-bit picture from it.")
+    layer = PixelLayer("Original", eight_bit(deep), deep=deep)
+    return LayeredImage(deep.shape[1], deep.shape[0], [layer])
+
+
 def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
     """Any supported file as layers (a flat image becomes one layer, 'Original'); sizes
     past `max_pixels` or under MIN_SIDE are refused before anything is decoded."""
@@ -372,6 +406,10 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         return read_ora(path, max_pixels)
     if suffix == ".psd":
         return read_psd(path, max_pixels)
+    if suffix in RAW_SUFFIXES:
+        return read_raw(path, max_pixels)
+    if suffix in HEIF_SUFFIXES:
+        _photo_extra("pillow_heif", path).register_heif_opener()
     data = path.read_bytes()  # decoded from these bytes: a later change to the file cannot differ
     picture = _open_pil(path, data, max_pixels)
     deep = read_deep(data, picture.format)

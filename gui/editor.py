@@ -15,7 +15,7 @@ import numpy as np
 
 from layerpath.engine.document import LayeredDocument
 from layerpath.engine.executor import Engine
-from layerpath.engine.io import composite, split_masks
+from layerpath.engine.io import RAW_SUFFIXES, composite, split_masks
 from layerpath.engine.types import Snapshot, StepLayer
 from layerpath.errors import BadInput, LayerpathError
 from layerpath.gui.canvas import CanvasView, Tool
@@ -26,7 +26,11 @@ from layerpath.settings import Settings, load_settings
 
 log = logging.getLogger(__name__)
 
-OPEN_FILTER = "Images (*.png *.jpg *.jpeg *.tif *.tiff *.ora *.psd)"
+OPEN_FILTER = (
+    "Images (*.png *.jpg *.jpeg *.tif *.tiff *.webp *.ora *.psd *.heic *.heif "
+    + " ".join(f"*{suffix}" for suffix in sorted(RAW_SUFFIXES))
+    + ")"
+)
 SAVE_FILTER = "OpenRaster (*.ora);;Photoshop (*.psd);;Flattened PNG (*.png)"
 
 

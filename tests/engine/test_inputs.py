@@ -205,3 +205,74 @@ def test_a_real_picture_near_the_limit_still_opens(tmp_path: Path) -> None:
     assert read_layered(path, max_pixels=60_000).width == 3000
     with pytest.raises(BadInput, match="up to 0 MP"):
         read_layered(path, max_pixels=59_999)
+
+
+def linear_dng(path: Path) -> np.ndarray:
+    """A tiny linear DNG (the TIFF tags LibRaw needs, written by tifffile): a horizontal
+    red ramp on a fixed blue, 16 bits; its pixels."""
+    import tifffile
+
+    h, w = 48, 64
+    rgb = np.zeros((h, w, 3), np.uint16)
+    rgb[..., 0] = np.linspace(0, 60000, w, dtype=np.uint16)[None, :]
+    rgb[..., 2] = 20000
+    dng = [
+        (50706, "B", 4, (1, 4, 0, 0), True),  # DNGVersion
+        (50708, "s", 0, "layerpath test", True),  # UniqueCameraModel
+        (50717, "I", 1, 65535, True),  # WhiteLevel
+        (50721, "d", 9, (1, 0, 0, 0, 1, 0, 0, 0, 1), True),  # ColorMatrix1
+        (50778, "H", 1, 21, True),  # CalibrationIlluminant1: D65
+    ]
+    tifffile.imwrite(path, rgb, photometric=34892, extratags=dng)  # LinearRaw
+    return rgb
+
+
+def test_a_camera_raw_file_opens_developed_at_16_bits(
+    scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With the photo extra (rawpy, LibRaw), a DNG is developed at 16 bits: its ramp
+    rises left to right, and a flattened 16-bit TIFF of an edit keeps it."""
+    pytest.importorskip("rawpy")
+    path = tmp_path / "shot.dng"
+    linear_dng(path)
+    doc = read_layered(path)
+    (layer,) = doc.layers
+    assert isinstance(layer, PixelLayer) and layer.deep is not None
+    red = layer.deep[24, :, 0].astype(int)
+    assert red[-1] > red[0] + 40000 and np.all(np.diff(red) >= 0)
+    assert layer.deep[24, 32, 2] > layer.deep[24, 0, 2]  # (blue: developed, not raw)
+    out = tmp_path / "out.tif"
+    mask = tmp_path / "box.png"
+    box = np.zeros((48, 64), np.uint8)
+    box[10:30, 20:40] = 255
+    Image.fromarray(box).save(mask)
+    code = main(["edit", str(path), "recolor the box to green", f"--mask=box={mask}", "-o", str(out)])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    written = read_layered(out).layers[0]
+    assert isinstance(written, PixelLayer) and written.deep is not None
+    assert np.array_equal(written.deep[40:], layer.deep[40:])  # below the box: as developed
+
+
+def test_a_heic_photo_opens_with_its_profile(tmp_path: Path) -> None:
+    heif = pytest.importorskip("pillow_heif")
+    from PIL import ImageCms
+
+    heif.register_heif_opener()
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    path = tmp_path / "phone.heic"
+    Image.new("RGB", (64, 48), (200, 40, 30)).save(path, quality=95, icc_profile=icc)
+    doc = read_layered(path)
+    assert (doc.width, doc.height) == (64, 48) and doc.icc_profile == icc
+    pixel = doc.layers[0].pixels[20, 30]  # type: ignore[union-attr]
+    assert abs(int(pixel[0]) - 200) < 12 and abs(int(pixel[1]) - 40) < 12
+
+
+def test_without_the_photo_extra_raw_and_heic_say_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for module, name in (("rawpy", "shot.nef"), ("pillow_heif", "phone.heic")):
+        monkeypatch.setitem(sys.modules, module, None)  # as if not installed
+        path = tmp_path / name
+        path.write_bytes(b"\0" * 64)
+        with pytest.raises(BadInput, match=r'pip install "layerpath\[photo\]"'):
+            read_layered(path)
