@@ -6,6 +6,7 @@ groups of them, bottom to top. Input files are only ever read.
 
 from __future__ import annotations
 
+import glob
 import importlib
 import io
 import logging
@@ -13,6 +14,7 @@ import os
 import shutil
 import struct
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -722,7 +724,28 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> Path:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
+    _sweep(path)
     return path
+
+
+#: a temporary file of ours older than this was left by a process that was killed
+#: (kill -9 or a power cut: no handler runs); a live write keeps its file fresher
+STALE_SECONDS = 120.0
+
+
+def _sweep(path: Path) -> None:
+    """Remove the temporary files a killed write of this same file left behind."""
+    now = time.time()
+    for left in path.parent.glob(f".{glob.escape(path.name)}.*.partial"):
+        try:
+            if (
+                left.is_file()
+                and not left.is_symlink()
+                and now - left.stat().st_mtime > STALE_SECONDS
+            ):
+                left.unlink()
+        except OSError:  # (gone already, or not ours to remove)
+            pass
 
 
 def _flat(doc: LayeredImage, suffix: str) -> Callable[[BinaryIO], None]:

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -292,3 +293,20 @@ def test_a_16_bit_photo_into_a_psd_is_refused_before_any_tool_runs(
     assert edit(photo, {}, "-o", str(tmp_path / "out.psd"), instruction="remove the ball") == 2
     err = capsys.readouterr().err
     assert "16 bits per channel" in err and ran_no_tool(err)
+
+
+def test_temporaries_a_killed_write_left_are_cleared_by_the_next_write(
+    scene: Scene, tmp_path: Path
+) -> None:
+    """kill -9 runs no handler: its temporary file stays. The next write of the same
+    file removes the ones older than a live write's, and nothing else."""
+    stale = tmp_path / ".out.ora.k1ll3d.partial"
+    fresh = tmp_path / ".out.ora.wr1t1ng.partial"
+    other = tmp_path / ".other.ora.k1ll3d.partial"
+    for left in (stale, fresh, other):
+        left.write_bytes(b"half a zip")
+    hour_ago = time.time() - 3600
+    os.utime(stale, (hour_ago, hour_ago))
+    os.utime(other, (hour_ago, hour_ago))
+    write_layered(sample(scene), tmp_path / "out.ora")
+    assert not stale.exists() and fresh.exists() and other.exists()
