@@ -8,6 +8,7 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -239,6 +240,28 @@ class _Interrupts:
         raise KeyboardInterrupt
 
 
+def _save(document: LayeredDocument, output: Path) -> Path:
+    """Write the result; when that fails after the tools ran (the disk filled up, the
+    folder went away), into the temporary folder instead, so the work is not lost."""
+    try:
+        return document.save(output)
+    except OSError as exc:
+        rescue = Path(tempfile.gettempdir()) / f"layerpath-rescued-{output.name}"
+        try:
+            saved = document.save(rescue)
+        except OSError:
+            raise BadInput(
+                f"Could not write {output} ({exc.strerror or exc}), nor a copy in "
+                f"{rescue.parent}; the result is lost. Free some space and run again."
+            ) from exc
+        print(
+            f"warning: could not write {output} ({exc.strerror or exc}); the result is "
+            f"saved in {saved} instead",
+            file=sys.stderr,
+        )
+        return saved
+
+
 def cmd_edit(args: argparse.Namespace) -> int:
     if not 0.0 <= args.alpha <= 2.0:
         raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
@@ -301,7 +324,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
                 return 130
             print("no step made a layer; nothing was written", file=sys.stderr)
             return 1
-        written = document.save(args.output)
+        written = _save(document, args.output)
         if args.report and result is not None:
             report = json.dumps(build_report(result, planner_name), indent=2)
             write_atomically(args.report, lambda file: file.write(report.encode("utf-8")))

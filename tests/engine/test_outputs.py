@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -310,3 +311,40 @@ def test_temporaries_a_killed_write_left_are_cleared_by_the_next_write(
     os.utime(other, (hour_ago, hour_ago))
     write_layered(sample(scene), tmp_path / "out.ora")
     assert not stale.exists() and fresh.exists() and other.exists()
+
+
+def test_an_output_folder_that_goes_away_during_the_run_loses_nothing(
+    scene: Scene, tmp_path: Path
+) -> None:
+    """The output folder, fine when checked, is replaced by a file while the tools run:
+    the result is written to the temporary folder instead, and the message says where."""
+    big = np.asarray(Image.fromarray(scene.image).resize((4000, 3000), Image.Resampling.BILINEAR))
+    image = tmp_path / "big.png"
+    Image.fromarray(big).save(image)
+    wall = tmp_path / "wall.png"
+    grown = Image.fromarray(scene.masks["wall"].astype(np.uint8) * 255).resize((4000, 3000))
+    grown.save(wall)
+    folder = tmp_path / "results"
+    folder.mkdir()
+    name = f"gone-{os.getpid()}.ora"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "layerpath", "edit", str(image),
+         "recolor the wall to yellow and replace the sign text with OPEN",
+         "--mask", f"wall={wall}", "-o", str(folder / name), "--no-traces"],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert run.stderr is not None
+    for line in run.stderr:
+        if line.startswith("  layer '"):
+            break
+    folder.rmdir()
+    folder.write_text("not a folder any more")
+    rest = run.stderr.read()
+    assert run.wait(timeout=300) in (0, 1), rest
+    rescued = Path(tempfile.gettempdir()) / f"layerpath-rescued-{name}"
+    try:
+        assert f"saved in {rescued} instead" in rest, rest
+        group = read_layered(rescued).layers[-1]
+        assert isinstance(group, GroupLayer) and len(group.children) >= 2
+    finally:
+        rescued.unlink(missing_ok=True)
