@@ -109,14 +109,16 @@ def write_tiff16(file: BinaryIO, deep: np.ndarray, icc_profile: bytes | None = N
     file.write(buffer.getvalue())
 
 
-def over16(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """src over dst, straight alpha, uint16 (any shape ending in 4 channels)."""
-    s = src.astype(np.float32) / 65535.0
-    d = dst.astype(np.float32) / 65535.0
+def over(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
+    """src over dst, straight alpha, uint8 or uint16 (any shape ending in 4 channels),
+    in float32 over these pixels only."""
+    top = 65535.0 if src.dtype == np.uint16 else 255.0
+    s = src.astype(np.float32) / top
+    d = dst.astype(np.float32) / top
     sa, da = s[..., 3:4], d[..., 3:4]
     alpha = sa + da * (1 - sa)
     colour = np.where(
         alpha > 0, (s[..., :3] * sa + d[..., :3] * da * (1 - sa)) / np.maximum(alpha, 1e-9), 0
     )
-    blended = np.concatenate([colour, alpha], axis=-1) * 65535.0
-    return np.clip(np.rint(blended), 0, 65535).astype(np.uint16)
+    blended = np.concatenate([colour, alpha], axis=-1) * top
+    return np.clip(np.rint(blended), 0, top).astype(src.dtype)

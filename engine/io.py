@@ -28,7 +28,7 @@ from PIL import Image, UnidentifiedImageError
 from layerpath.engine.deep import (
     eight_bit,
     encode_png16,
-    over16,
+    over,
     read_deep,
     rgba16,
     sixteen_bit,
@@ -119,7 +119,6 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
     its own bounds; an opaque layer is copied, not blended."""
     top = 65535 if deep else 255
     out = np.zeros((doc.height, doc.width, 4), dtype=np.uint16 if deep else np.uint8)
-    over = over16 if deep else _over
     for layer, visible in doc.pixel_layers():
         if not visible:
             continue
@@ -156,20 +155,6 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
         if partial.any():  # soft edges, cut-outs: blended pixel by pixel
             dst[partial] = over(src[partial], dst[partial])
     return out
-
-
-def _over(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """src over dst (straight alpha, uint8; any shape ending in 4 channels), in float32
-    over these pixels only."""
-    s = src.astype(np.float32) / 255.0
-    d = dst.astype(np.float32) / 255.0
-    sa, da = s[..., 3:4], d[..., 3:4]
-    alpha = sa + da * (1 - sa)
-    color = np.where(
-        alpha > 0, (s[..., :3] * sa + d[..., :3] * da * (1 - sa)) / np.maximum(alpha, 1e-6), 0
-    )
-    blended = np.concatenate([color, alpha], axis=-1) * 255.0
-    return np.clip(np.rint(blended), 0, 255).astype(np.uint8)
 
 
 # --- reading ---------------------------------------------------------------------------
