@@ -281,7 +281,7 @@ def read_ora(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
                         found.extend(flattened(child, shown))
                 return found
 
-            doc = LayeredImage(width, height)
+            doc = LayeredImage(width, height, icc_profile=_merged_profile(archive))
             for child in reversed(list(root)):
                 if child.tag == "layer":
                     doc.layers.append(layer(child, True))
@@ -298,6 +298,18 @@ def read_ora(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         raise
     except (zipfile.BadZipFile, KeyError, ET.ParseError, OSError, EOFError) as exc:
         raise bad(exc) from exc
+
+
+def _merged_profile(archive: zipfile.ZipFile) -> bytes | None:
+    """The colour profile of an ORA's merged picture (layerpath writes the photo's
+    there), read from its PNG header chunks without decoding the picture."""
+    try:
+        with archive.open("mergedimage.png") as png:
+            picture = Image.open(png)
+            profile = picture.info.get("icc_profile")
+    except (KeyError, OSError, ValueError, UnidentifiedImageError, Image.DecompressionBombError):
+        return None  # (no merged picture, or one that lies: no profile to keep)
+    return profile if isinstance(profile, bytes) and profile else None
 
 
 #: a Photoshop file's header: signature, version, 6 reserved bytes, channels, rows,
@@ -322,7 +334,10 @@ def read_psd(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         psd = PSDImage.open(path)
     except Exception as exc:  # psd-tools raises whatever its parser meets
         raise BadInput(f"{path} is not a readable Photoshop file ({exc}).") from exc
-    doc = LayeredImage(psd.width, psd.height)
+    from psd_tools.constants import Resource
+
+    profile = psd.image_resources.get_data(Resource.ICC_PROFILE)
+    doc = LayeredImage(psd.width, psd.height, icc_profile=profile or None)
 
     def pixel(layer: Any) -> PixelLayer | None:
         if layer.is_group() or layer.width * layer.height > max_pixels:
@@ -614,6 +629,13 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
             "cannot do; save as .ora (Krita, GIMP, the layerpath editor) or as .png."
         )
     psd = PSDImage.new("RGBA", (doc.width, doc.height))
+    if doc.icc_profile:  # the photo's colour profile, as Photoshop and Krita read it
+        from psd_tools.constants import Resource
+        from psd_tools.psd.image_resources import ImageResource
+
+        psd._record.image_resources[Resource.ICC_PROFILE] = ImageResource(
+            key=Resource.ICC_PROFILE, data=doc.icc_profile
+        )
 
     def add(parent: Any, layer: PixelLayer) -> None:
         made = parent.create_pixel_layer(

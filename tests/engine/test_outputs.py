@@ -199,13 +199,13 @@ def test_stopping_a_run_keeps_its_finished_steps(
     assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
 
 
-@pytest.mark.parametrize("suffix", [".png", ".jpg", ".tif", ".ora"])
+@pytest.mark.parametrize("suffix", [".png", ".jpg", ".tif", ".ora", ".psd"])
 def test_the_photo_s_colour_profile_and_camera_metadata_are_kept(
     suffix: str, scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A camera JPEG with an ICC profile and EXIF (make, model, date): every output
     carries the same profile bytes and the same EXIF fields (in an ORA: the merged
-    picture, and the photo's own layer)."""
+    picture, and the photo's own layer; a PSD: the profile)."""
     import io
     import zipfile
 
@@ -219,6 +219,14 @@ def test_the_photo_s_colour_profile_and_camera_metadata_are_kept(
     _, masks = scene.save(tmp_path / "m")
     out = tmp_path / f"out{suffix}"
     assert edit(photo, {"ball": masks["ball"]}, "-o", str(out), instruction="remove the ball") == 0, capsys.readouterr().err  # fmt: skip
+    if suffix in (".ora", ".psd"):  # and read back with it, for the next edit
+        assert read_layered(out).icc_profile == icc
+    if suffix == ".psd":
+        from psd_tools import PSDImage
+        from psd_tools.constants import Resource
+
+        assert PSDImage.open(out).image_resources.get_data(Resource.ICC_PROFILE) == icc
+        return  # (a PSD holds no EXIF here)
     if suffix == ".ora":
         from xml.etree import ElementTree as ET
 
