@@ -86,7 +86,12 @@ class LayeredDocument:
         """The visible picture now (hidden steps are not part of it), the named masks
         (mask layers and mask files) and the selection."""
         picture, layer_masks = split_masks(self._image)
-        return Snapshot(composite(picture), {**layer_masks, **self.masks}, self.selection)
+        return Snapshot(
+            composite(picture),
+            {**layer_masks, **self.masks},
+            self.selection,
+            self._image.icc_profile,
+        )
 
     def layer_id(self, layer: PixelLayer | GroupLayer) -> str | None:
         """The id of a run group or step layer; None for the user's own layers."""

@@ -54,6 +54,7 @@ from layerpath.engine.types import (
 )
 from layerpath.errors import BadInput, Cancelled, ToolUnavailable
 from layerpath.tools.base import Tool
+from layerpath.tools.imaging import colours_in
 from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -275,6 +276,7 @@ class Engine:
             snapshot.masks,
             snapshot.selection,
             cancelled,
+            colours=colours_in(snapshot.icc_profile),
         )
         critic = self.critic
         finders = [  # tools that find objects in the picture alone (masks, a detector)
@@ -287,7 +289,7 @@ class Engine:
             subtask,
             ctx,
             ledger,
-            lambda *args: judge(*args, critic=critic),
+            lambda *args: judge(*args, critic=critic, colours=ctx.colour),
             request.quality_threshold,
             emit,
             cancelled,

@@ -17,7 +17,9 @@ import numpy as np
 from layerpath.engine.types import Box, Snapshot, Subtask, SubtaskKind, TextBox
 from layerpath.errors import LayerpathError
 from layerpath.tools.imaging import (
+    ColourNames,
     color_lab,
+    colours_in,
     component_boxes,
     dilate,
     mask_box,
@@ -79,10 +81,12 @@ def background_complexity(image: np.ndarray, region: np.ndarray) -> str:
     return "busy"
 
 
-def color_transition(image: np.ndarray, mask: np.ndarray, to: str) -> str:
+def color_transition(
+    image: np.ndarray, mask: np.ndarray, to: str, colours: ColourNames = parse_color
+) -> str:
     """How far the recolour travels: to/from neutral, lighter/darker, or a hue shift."""
     try:
-        target = color_lab(parse_color(to))
+        target = color_lab(colours(to))
     except LayerpathError:
         return "unknown"
     window = mask_box(mask)
@@ -139,7 +143,9 @@ def _object_features(
         overlap = overlap or masks_touch(mask, other_mask)
     features["overlap"] = overlap
     if subtask.kind == K.OBJECT_RECOLORATION and subtask.to:
-        features["color_transition"] = color_transition(snapshot.image, mask, subtask.to)
+        features["color_transition"] = color_transition(
+            snapshot.image, mask, subtask.to, colours_in(snapshot.icc_profile)
+        )
     return features
 
 

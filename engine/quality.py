@@ -27,9 +27,11 @@ from layerpath.engine.checks.text import (
 from layerpath.engine.checks.verdict import Verdict
 from layerpath.engine.types import ArtifactKind, Box, Subtask, SubtaskKind, TextBox
 from layerpath.tools.imaging import (
+    ColourNames,
     boxes_mask,
     dilate,
     mask_box,
+    parse_color,
     rgb,
 )
 from layerpath.tools.regions import crop, full_box, grow_box, union_box
@@ -144,6 +146,7 @@ def judge(
     as_kind: SubtaskKind | None = None,
     window: Box | None = None,
     critic: Critic | None = None,
+    colours: ColourNames = parse_color,
 ) -> Verdict:
     """Quality of one tool step, and what is wrong with it in plain words. `produced` is
     what the step made, `state` everything the path holds now (masks, text boxes),
@@ -171,7 +174,9 @@ def judge(
         mask = np.zeros(after.shape[:2], dtype=bool)
     boxes = [_shifted(b, -region.x0, -region.y0) for b in full_boxes]
     checkers: dict[SubtaskKind, Callable[[], Verdict | float]] = {
-        K.OBJECT_RECOLORATION: lambda: check_recolour(start, after, mask, subtask.to or ""),
+        K.OBJECT_RECOLORATION: lambda: check_recolour(
+            start, after, mask, subtask.to or "", colours
+        ),
         K.OBJECT_REMOVAL: lambda: check_removal(start, after, mask),
         K.TEXT_REPLACEMENT: lambda: check_text_replacement(start, after, boxes, subtask.to or ""),
         K.TEXT_REMOVAL: lambda: check_text_removal(start, after, boxes),

@@ -108,6 +108,8 @@ class Snapshot:
     image: np.ndarray
     masks: Mapping[str, np.ndarray] = field(default_factory=dict)
     selection: np.ndarray | None = None
+    # the colour profile the picture's values are in (None: sRGB)
+    icc_profile: bytes | None = None
 
     @property
     def size(self) -> tuple[int, int]:

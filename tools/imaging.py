@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
 import cv2
 import numpy as np
 from PIL import ImageColor
@@ -109,6 +113,55 @@ def parse_color(name: str) -> tuple[int, int, int]:
         f"'{name}' is not a colour layerpath knows. Use a colour name such as "
         "'yellow' or 'navy', or a hex value such as '#ffcc00'."
     )
+
+
+#: what parses a colour's name into the picture's own RGB values
+ColourNames = Callable[[str], tuple[int, int, int]]
+
+
+def colours_in(profile: bytes | None) -> ColourNames:
+    """parse_color for a picture in the colour space `profile` describes: a named colour
+    (an sRGB value) converted into that space, so 'yellow' looks yellow in an Adobe RGB
+    or Display P3 photo, as a colour picker's colour does in Krita or Photoshop. The
+    picture's own values are never converted. parse_color itself for sRGB, no profile
+    or one LittleCMS cannot read."""
+    transform = _from_srgb(profile) if profile else None
+    if transform is None:
+        return parse_color
+
+    def named(name: str) -> tuple[int, int, int]:
+        from PIL import Image, ImageCms
+
+        swatch = Image.new("RGB", (1, 1), parse_color(name))
+        r, g, b = ImageCms.applyTransform(swatch, transform).getpixel((0, 0))  # type: ignore[union-attr,misc]
+        return int(r), int(g), int(b)
+
+    return named
+
+
+@lru_cache(maxsize=8)
+def _from_srgb(profile: bytes) -> Any:
+    """LittleCMS's transform from sRGB into `profile` (relative colorimetric), or None
+    where that changes no colour by more than a level (the profile is sRGB's) or the
+    profile cannot be read."""
+    import io
+
+    from PIL import Image, ImageCms
+
+    try:
+        target = ImageCms.ImageCmsProfile(io.BytesIO(profile))
+        transform = ImageCms.buildTransform(
+            ImageCms.createProfile("sRGB"),
+            target,
+            "RGB",
+            "RGB",
+            renderingIntent=ImageCms.Intent.RELATIVE_COLORIMETRIC,
+        )
+    except (ImageCms.PyCMSError, OSError, ValueError, TypeError):
+        return None
+    probe = np.array([[[255, 255, 0], [0, 128, 128], [200, 30, 40], [90, 90, 90]]], np.uint8)
+    moved = np.asarray(ImageCms.applyTransform(Image.fromarray(probe), transform))
+    return transform if np.abs(moved.astype(int) - probe).max() > 1 else None
 
 
 def to_lab(pixels_rgb: np.ndarray) -> np.ndarray:

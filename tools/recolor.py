@@ -10,7 +10,7 @@ import numpy as np
 
 from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import color_lab, from_lab, mask_box, parse_color, rgb, to_lab
+from layerpath.tools.imaging import color_lab, from_lab, mask_box, rgb, to_lab
 from layerpath.tools.regions import crop, paste
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
@@ -18,7 +18,7 @@ from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 def _target_color(ctx: ToolContext) -> tuple[int, int, int]:
     if not ctx.to:
         raise BadInput("Recolouring needs a colour: say e.g. 'recolor the wall to yellow'.")
-    return parse_color(ctx.to)
+    return ctx.colour(ctx.to)
 
 
 def _mask_window(image: np.ndarray, mask: np.ndarray) -> Box:

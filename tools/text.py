@@ -276,9 +276,7 @@ class PillowTextAdd(Tool):
         cy = {"top": int(h * 0.1), "center": h // 2}.get(position, int(h * 0.88))
         area = Box(int(w * 0.05), cy - height // 2, int(w * 0.95), cy + height // 2)
         if ctx.subtask_params.get("color"):
-            from layerpath.tools.imaging import parse_color
-
-            color = parse_color(str(ctx.subtask_params["color"]))
+            color = ctx.colour(str(ctx.subtask_params["color"]))
         else:
             luminance = rgb(image)[max(0, area.y0) : area.y1, area.x0 : area.x1].mean()
             color = (0, 0, 0) if luminance > 128 else (255, 255, 255)

@@ -169,6 +169,17 @@ class ToolContext:
     selection: np.ndarray | None = None
     cancelled: Callable[[], bool] = lambda: False
     progress: Callable[[float], None] = lambda share: None  # a long tool: 0..1 done
+    # a colour's name -> RGB in the picture's own colour space (tools/imaging.colours_in);
+    # None: sRGB
+    colours: Callable[[str], tuple[int, int, int]] | None = None
+
+    def colour(self, name: str) -> tuple[int, int, int]:
+        """The named colour in the picture's own values."""
+        if self.colours is not None:
+            return self.colours(name)
+        from layerpath.tools.imaging import parse_color
+
+        return parse_color(name)
 
     def words(self) -> str:
         """The subtask's words as one string (kind, target, to, params): what besides its

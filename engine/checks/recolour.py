@@ -14,7 +14,14 @@ import numpy as np
 from layerpath.engine.checks.removal import untouched_outside
 from layerpath.engine.checks.texture import bands, energy, grain, grey, lab_of, palette
 from layerpath.engine.checks.verdict import Verdict, verdict
-from layerpath.tools.imaging import color_lab, dilate, erode, mask_box, parse_color
+from layerpath.tools.imaging import (
+    ColourNames,
+    color_lab,
+    dilate,
+    erode,
+    mask_box,
+    parse_color,
+)
 from layerpath.tools.regions import analysis_copy, crop
 
 ANALYSIS_PIXELS = 1_000_000
@@ -71,9 +78,16 @@ def background_inside(before_lab: np.ndarray, mask: np.ndarray, width: int) -> f
     return ground_like / max(1.0, perimeter)
 
 
-def check_recolour(before: np.ndarray, after: np.ndarray, mask: np.ndarray, colour: str) -> Verdict:
-    """How well the object in `mask` took `colour` (`before`, `after`: RGBA of one size)."""
-    target = parse_color(colour)
+def check_recolour(
+    before: np.ndarray,
+    after: np.ndarray,
+    mask: np.ndarray,
+    colour: str,
+    colours: ColourNames = parse_color,
+) -> Verdict:
+    """How well the object in `mask` took `colour` (`before`, `after`: RGBA of one size;
+    `colours`: the colour's name to the picture's own values)."""
+    target = colours(colour)
     untouched = untouched_outside(before, after, dilate(mask, 3))
     bounds = mask_box(mask)
     if bounds is None:

@@ -5,6 +5,7 @@ its files read back."""
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import signal
 import subprocess
@@ -206,7 +207,6 @@ def test_the_photo_s_colour_profile_and_camera_metadata_are_kept(
     """A camera JPEG with an ICC profile and EXIF (make, model, date): every output
     carries the same profile bytes and the same EXIF fields (in an ORA: the merged
     picture, and the photo's own layer; a PSD: the profile)."""
-    import io
     import zipfile
 
     from PIL import ImageCms
@@ -356,3 +356,56 @@ def test_an_output_folder_that_goes_away_during_the_run_loses_nothing(
         assert isinstance(group, GroupLayer) and len(group.children) >= 2
     finally:
         rescued.unlink(missing_ok=True)
+
+
+CLAY_RGB = Path("/usr/share/color/icc/krita/ClayRGB-elle-V2-g22.icc")  # Adobe RGB's primaries
+
+
+@pytest.mark.skipif(not CLAY_RGB.exists(), reason="Krita's colour profiles are not here")
+def test_a_named_colour_is_that_colour_in_a_wide_gamut_photo(
+    scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A photo in an Adobe RGB-like space (Elle Stone's ClayRGB, shipped with Debian's
+    krita): 'recolor the wall to yellow' makes the wall look the yellow an sRGB photo
+    gets, seen through the photo's own profile; the photo's values elsewhere are not
+    converted at all."""
+    from PIL import ImageCms
+
+    from layerpath.tools.imaging import colours_in, parse_color
+
+    clay = CLAY_RGB.read_bytes()
+    to_screen = ImageCms.buildTransform(
+        ImageCms.ImageCmsProfile(io.BytesIO(clay)), ImageCms.createProfile("sRGB"), "RGB", "RGB"
+    )
+    yellow = colours_in(clay)("yellow")
+    assert yellow != parse_color("yellow")
+    seen = ImageCms.applyTransform(Image.new("RGB", (1, 1), yellow), to_screen).getpixel((0, 0))
+    assert np.abs(np.subtract(seen, (255, 255, 0))).max() <= 6
+    assert (
+        colours_in(ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes())
+        is parse_color
+    )
+
+    _, masks = scene.save(tmp_path / "m")
+    results = {}
+    for name, profile in (("clay", clay), ("srgb", None)):
+        photo = tmp_path / f"{name}.png"
+        Image.fromarray(scene.image[..., :3]).save(photo, icc_profile=profile)
+        out = tmp_path / f"{name}-out.png"
+        code = edit(photo, {"wall": masks["wall"]}, "-o", str(out), instruction="recolor the wall to yellow")  # fmt: skip
+        assert code == 0, capsys.readouterr().err
+        results[name] = np.asarray(Image.open(out).convert("RGB"))
+    wall = scene.masks["wall"] & ~scene.masks["ball"] & ~scene.masks["sign"]
+    untouched = ~dilate_mask(scene.masks["wall"], 4)
+    assert np.array_equal(results["clay"][untouched], scene.image[..., :3][untouched])
+    on_screen = np.asarray(ImageCms.applyTransform(Image.fromarray(results["clay"]), to_screen))
+    assert np.abs(on_screen[wall].mean(axis=0) - results["srgb"][wall].mean(axis=0)).max() < 6
+    assert (
+        np.abs(results["clay"][wall].mean(axis=0) - results["srgb"][wall].mean(axis=0)).max() > 10
+    )
+
+
+def dilate_mask(mask: np.ndarray, by: int) -> np.ndarray:
+    from layerpath.tools.imaging import dilate
+
+    return dilate(mask, by)
