@@ -337,7 +337,15 @@ def read_psd(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
     from psd_tools.constants import Resource
 
     profile = psd.image_resources.get_data(Resource.ICC_PROFILE)
-    doc = LayeredImage(psd.width, psd.height, icc_profile=profile or None)
+    exif = psd.image_resources.get_data(Resource.EXIF_DATA_1)
+    doc = LayeredImage(
+        psd.width,
+        psd.height,
+        icc_profile=profile if isinstance(profile, bytes) and profile else None,
+        exif=EXIF_HEADER + exif.removeprefix(EXIF_HEADER)
+        if isinstance(exif, bytes) and exif
+        else None,
+    )
 
     def pixel(layer: Any) -> PixelLayer | None:
         if layer.is_group() or layer.width * layer.height > max_pixels:
@@ -424,13 +432,20 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
     return LayeredImage(pixels.shape[1], pixels.shape[0], [layer], *_metadata(picture))
 
 
+#: how an EXIF block starts in a JPEG (and in LayeredImage.exif)
+EXIF_HEADER = b"Exif\x00\x00"
+
+
 def _metadata(picture: Image.Image) -> tuple[bytes | None, bytes | None]:
-    """The file's ICC profile and EXIF block (None where it has none)."""
+    """The file's ICC profile and EXIF block (None where it has none); the EXIF block
+    starts with EXIF_HEADER, as in a JPEG."""
     icc = picture.info.get("icc_profile") or None
     exif = picture.info.get("exif")
     if not isinstance(exif, bytes):
         found = picture.getexif()
         exif = found.tobytes() if len(found) else None
+    if exif and not exif.startswith(EXIF_HEADER):
+        exif = EXIF_HEADER + exif
     return (icc if isinstance(icc, bytes) else None), (exif or None)
 
 
@@ -629,13 +644,14 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
             "cannot do; save as .ora (Krita, GIMP, the layerpath editor) or as .png."
         )
     psd = PSDImage.new("RGBA", (doc.width, doc.height))
-    if doc.icc_profile:  # the photo's colour profile, as Photoshop and Krita read it
-        from psd_tools.constants import Resource
-        from psd_tools.psd.image_resources import ImageResource
+    from psd_tools.constants import Resource
+    from psd_tools.psd.image_resources import ImageResource
 
-        psd._record.image_resources[Resource.ICC_PROFILE] = ImageResource(
-            key=Resource.ICC_PROFILE, data=doc.icc_profile
-        )
+    # the photo's colour profile and camera metadata, where Photoshop and Krita read them
+    exif = doc.exif.removeprefix(EXIF_HEADER) if doc.exif else None  # (a PSD holds it bare)
+    for key, data in ((Resource.ICC_PROFILE, doc.icc_profile), (Resource.EXIF_DATA_1, exif)):
+        if data:
+            psd._record.image_resources[key] = ImageResource(key=key, data=data)
 
     def add(parent: Any, layer: PixelLayer) -> None:
         made = parent.create_pixel_layer(

@@ -123,6 +123,7 @@ def test_ora_stores_the_merged_picture_cropped_layers_and_the_input_png_as_read(
         first = archive.infolist()[0]
         assert first.filename == "mimetype" and first.compress_type == zipfile.ZIP_STORED
         assert archive.read("mimetype") == b"image/openraster"
+        assert not any(name.startswith("/") for name in archive.namelist())  # relative members
         stack = ET.fromstring(archive.read("stack.xml"))
         layers = {e.get("name"): e for e in stack.iter("layer")}
         assert archive.read(str(layers["Original"].get("src"))) == source.read_bytes()

@@ -206,7 +206,7 @@ def test_the_photo_s_colour_profile_and_camera_metadata_are_kept(
 ) -> None:
     """A camera JPEG with an ICC profile and EXIF (make, model, date): every output
     carries the same profile bytes and the same EXIF fields (in an ORA: the merged
-    picture, and the photo's own layer; a PSD: the profile)."""
+    picture, and the photo's own layer)."""
     import zipfile
 
     from PIL import ImageCms
@@ -226,7 +226,10 @@ def test_the_photo_s_colour_profile_and_camera_metadata_are_kept(
         from psd_tools.constants import Resource
 
         assert PSDImage.open(out).image_resources.get_data(Resource.ICC_PROFILE) == icc
-        return  # (a PSD holds no EXIF here)
+        kept = Image.Exif()
+        kept.load(read_layered(out).exif or b"")
+        assert kept.get(0x010F) == "Fujifilm" and kept.get(0x0110) == "X-T5"
+        return
     if suffix == ".ora":
         from xml.etree import ElementTree as ET
 

@@ -371,3 +371,29 @@ def test_without_its_environment_the_plugin_says_what_to_run(tmp_path: Path) -> 
     problem = out.read_text(encoding="utf-8")
     assert "missing: layerpath" in problem
     assert "layerpath krita env" in problem and str(empty) in problem
+
+
+def test_the_installed_package_carries_the_installer_and_the_plugin(tmp_path: Path) -> None:
+    """A wheel of layerpath, installed into a folder of its own (no checkout beside it):
+    its installer builds the plugin zip from the installed files alone."""
+    wheels = tmp_path / "wheels"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+         "-w", str(wheels), str(ROOT)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
+         str(next(wheels.glob("layerpath-*.whl")))],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    installer = target / "layerpath" / "plugin" / "krita" / "installer.py"
+    out = tmp_path / "from-wheel.zip"
+    made = subprocess.run(
+        [sys.executable, str(installer), "package", "--out", str(out)],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    names = set(zipfile.ZipFile(out).namelist())
+    assert {"layerpath_krita/", "layerpath_krita/Manual.html", "layerpath_krita.action"} <= names
