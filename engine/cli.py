@@ -23,7 +23,7 @@ from layerpath.engine.llm_planner import planner_for
 from layerpath.engine.planner import Plan, plan_offline
 from layerpath.engine.report import build_report
 from layerpath.engine.traces import TraceStore
-from layerpath.engine.types import EditRequest, Mode, Snapshot, StepLayer, SubtaskKind
+from layerpath.engine.types import EditRequest, Mode, Snapshot, SubtaskKind
 from layerpath.errors import BadInput, LayerpathError, printable, shown
 from layerpath.settings import data_dir, load_settings
 from layerpath.settings.secrets import redact
@@ -148,7 +148,6 @@ class _Progress:
     """Prints the run's events as plain lines on stderr."""
 
     def __init__(self) -> None:
-        self.steps: list[StepLayer] = []
         self.shown = -1  # the last quarter of a long tool's progress printed
 
     def __call__(self, event: object) -> None:
@@ -174,7 +173,6 @@ class _Progress:
         elif isinstance(event, events.Retry):
             say(f"  {event.tool} scored {event.quality:.2f}; retrying with {event.next_params}")
         elif isinstance(event, events.StepDone):
-            self.steps.append(event.step)
             say(f"  layer '{event.step.name}' q={event.step.quality:.2f} {event.step.cost:.2f}s")
             if event.step.text:  # what OCR read or a caption: shown, never planned from
                 say("    text: " + shown(event.step.text.replace("\n", " | "), 400))

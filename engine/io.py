@@ -224,7 +224,7 @@ def _number(element: Any, name: str, default: int, path: Path) -> int:
         return default
     try:
         return int(float(raw))
-    except ValueError:
+    except (ValueError, OverflowError):  # ('abc', 'nan', 'inf')
         raise BadInput(
             f"{path} is not a readable OpenRaster file: its stack.xml gives {name}={raw!r}, "
             "which is not a number."
@@ -258,6 +258,8 @@ def read_ora(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
                 source = str(element.get("src") or "").lstrip("/")
                 if not source:
                     raise bad("a layer names no picture file")
+                if archive.getinfo(source).file_size > 8 * max_pixels + 1_000_000:
+                    raise bad(f"its layer {source} inflates past any picture it may hold")
                 data = archive.read(source)
                 picture = _open_pil(Path(f"{path}:{source}"), data, max_pixels, smallest=1)
                 deep = read_deep(data, picture.format)

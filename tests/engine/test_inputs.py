@@ -92,6 +92,10 @@ CASES = {
         ora(f'<image w="abc" h="32"><stack>{LAYER}</stack></image>', {"data/a.png": small_png()}),
         "w='abc', which is not a number",
     ),
+    "ora-inf.ora": (
+        ora(f'<image w="inf" h="nan"><stack>{LAYER}</stack></image>', {"data/a.png": small_png()}),
+        "w='inf', which is not a number",
+    ),
     "ora-zero.ora": (
         ora(f'<image w="0" h="0"><stack>{LAYER}</stack></image>', {"data/a.png": small_png()}),
         "0x0 pixels, which is no picture",
