@@ -3,8 +3,8 @@ Michetti, courtesy of Pikolo Espresso Bar) with a paper sign reading CLOSED, and
 masks a photographer would draw: 'spoon', 'saucer' and 'sign'.
 
 The masks are drawn from the photo's geometry (the saucer's rim is an ellipse fitted to
-points on it; the spoon a tapered handle and an oval bowl), at the photo's own size, and
-scaled smoothly with it. At `scale` > 1 the photo is enlarged and given a camera's fine
+points on it; the spoon a tapered handle and an oval bowl) at the final size, so their
+outlines are as smooth at 24 MP as at 600x400. At `scale` > 1 the photo is enlarged and given a camera's fine
 grain, so a 24-megapixel copy compresses and reads like a camera file; the sign and its
 text are drawn at the final size, sharp, as a real sign would be photographed.
 """
@@ -49,27 +49,59 @@ def coffee_photo() -> np.ndarray:
     return np.asarray(data.coffee())
 
 
-def _masks(h: int, w: int) -> dict[str, np.ndarray]:
-    """The spoon, the saucer (its rim's ellipse less the cup, the handle and the spoon)
-    and the sign, at the photo's own 600x400."""
-    spoon = np.zeros((h, w), np.uint8)
-    cv2.ellipse(spoon, (411, 72), (14, 9), -15, 0, 360, 1, -1)
-    cv2.fillPoly(spoon, [np.array(SPOON_HANDLE)], 1)
-    cv2.ellipse(spoon, (364, 281), (39, 44), 26, 0, 360, 1, -1)  # fitted to its rim
-    spoon = np.asarray(cv2.dilate(spoon, np.ones((5, 5), np.uint8)))  # a little generous
-    rim = cv2.fitEllipse(np.array(SAUCER_RIM, np.float32))
+def _masks(h: int, w: int, scale: float = 1.0) -> dict[str, np.ndarray]:
+    """The spoon, the saucer (its rim's ellipse less the cup, the handle and the spoon's
+    own outline) and the sign, drawn at `scale` times the photo's 600x400 (h x w is that
+    size): outlines drawn at the final size stay smooth, where a 600x400 mask enlarged
+    would show its pixels as steps. The spoon's mask is a little generous (what a fill
+    should cover); the saucer stops at the spoon's own outline, so with the spoon left in
+    place no band of the saucer's old colour stays beside it."""
+
+    def at(points: list[tuple[int, int]]) -> np.ndarray:
+        return np.rint(np.array(points, np.float64) * scale).astype(np.int32)
+
+    def ellipse(
+        mask: np.ndarray, centre: tuple[float, float], axes: tuple[float, float], angle: float
+    ) -> None:
+        cv2.ellipse(
+            mask,
+            (round(centre[0] * scale), round(centre[1] * scale)),
+            (max(1, round(axes[0] * scale)), max(1, round(axes[1] * scale))),
+            angle, 0, 360, 1, -1,
+        )  # fmt: skip
+
+    outline = np.zeros((h, w), np.uint8)
+    ellipse(outline, (411, 72), (14, 9), -15)
+    cv2.fillPoly(outline, [at(SPOON_HANDLE)], 1)
+    ellipse(outline, (364, 281), (39, 44), 26)  # fitted to its rim
+    # where the handle meets the bowl the two shapes leave a notch: closed, not grown
+    notch = max(3, round(9 * scale)) | 1
+    outline = np.asarray(
+        cv2.morphologyEx(
+            outline, cv2.MORPH_CLOSE, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (notch, notch))
+        )
+    )
+    grow = max(3, round(5 * scale)) | 1  # a little generous: 2 px of the 600x400 photo
+    spoon = np.asarray(
+        cv2.dilate(outline, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (grow, grow)))
+    )
+    edge = max(3, round(3 * scale)) | 1  # the spoon's bright rim: 1 px of the 600x400 photo
+    outline = np.asarray(
+        cv2.dilate(outline, cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (edge, edge)))
+    )
+    (cx, cy), (aw, ah), angle = cv2.fitEllipse(np.array(SAUCER_RIM, np.float32))
     saucer = np.zeros((h, w), np.uint8)
-    cv2.ellipse(saucer, rim, 1, -1)
+    ellipse(saucer, (cx, cy), (aw / 2, ah / 2), angle)
     cup = np.zeros((h, w), np.uint8)
-    cv2.ellipse(cup, (289, 112), (117, 95), 0, 0, 360, 1, -1)
-    cv2.fillPoly(cup, [np.array(CUP_BODY)], 1)
-    cv2.ellipse(cup, (230, 270), (31, 40), 0, 0, 360, 1, -1)
+    ellipse(cup, (289, 112), (117, 95), 0)
+    cv2.fillPoly(cup, [at(CUP_BODY)], 1)
+    ellipse(cup, (230, 270), (31, 40), 0)
     sign = np.zeros((h, w), np.uint8)
-    x0, y0, x1, y1 = SIGN_BOX
+    x0, y0, x1, y1 = (round(v * scale) for v in SIGN_BOX)
     sign[y0 : y1 + 1, x0 : x1 + 1] = 1
     return {
         "spoon": spoon,
-        "saucer": saucer * (1 - cup) * (1 - spoon),
+        "saucer": saucer * (1 - cup) * (1 - outline),
         "sign": sign,
     }
 
@@ -80,10 +112,7 @@ def demo_scene(scale: float = 1.0, grain: float = 2.0, seed: int = 0) -> Scene:
     photo = coffee_photo()
     h, w = photo.shape[:2]
     size = (max(1, round(w * scale)), max(1, round(h * scale)))
-    masks = {}
-    for name, mask in _masks(h, w).items():
-        smooth = cv2.resize(mask.astype(np.float32), size, interpolation=cv2.INTER_LINEAR)
-        masks[name] = smooth > 0.5
+    masks = {name: mask > 0 for name, mask in _masks(size[1], size[0], scale).items()}
     if scale != 1.0:
         picture = cv2.resize(photo, size, interpolation=cv2.INTER_LANCZOS4)
         if grain > 0:
