@@ -91,6 +91,7 @@ class LayeredDocument:
             {**layer_masks, **self.masks},
             self.selection,
             self._image.icc_profile,
+            composite(picture, deep=True) if picture.deep else None,
         )
 
     def layer_id(self, layer: PixelLayer | GroupLayer) -> str | None:
@@ -116,7 +117,9 @@ class LayeredDocument:
                 other.offset = (other.offset[0] + dx, other.offset[1] + dy)
             self._image.width = max(self._image.width + dx, step.canvas[0])
             self._image.height = max(self._image.height + dy, step.canvas[1])
-        layer = PixelLayer(step.name, step.pixels, step.offset, step.visible, step.blend)
+        layer = PixelLayer(
+            step.name, step.pixels, step.offset, step.visible, step.blend, deep=step.deep
+        )
         self._groups[group].children.append(layer)
         layer_id = next(self._ids)
         self._steps[layer_id] = (self._groups[group], layer)

@@ -20,6 +20,7 @@ from typing import Any
 
 from layerpath.engine import events
 from layerpath.engine.critics import Critic
+from layerpath.engine.deepsteps import DeepTrack
 from layerpath.engine.knowledge import BenchmarkTable, subtask_tools
 from layerpath.engine.layers import rejected_layer, step_layers
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
@@ -136,12 +137,13 @@ class Engine:
 
         ledger = RunLedger(max_calls=request.max_tool_calls)
         image = Artifact(ArtifactKind.IMAGE, request.snapshot.image, "input")
+        track = DeepTrack(request.snapshot.deep)  # a 16-bit photo's picture, step by step
         outcomes: list[SubtaskOutcome] = []
         was_cancelled = False
         for index in range(len(plan.subtasks)):
             try:
                 outcome, image = self.solve(
-                    request, plan.subtasks, index, image, ledger, emit, cancelled, run_id
+                    request, plan.subtasks, index, image, ledger, emit, cancelled, run_id, track
                 )
             except Cancelled as exc:
                 was_cancelled = True
@@ -174,6 +176,7 @@ class Engine:
         emit: OnEvent,
         cancelled: Callable[[], bool],
         run_id: str,
+        track: DeepTrack | None = None,
     ) -> tuple[SubtaskOutcome, Artifact]:
         """FaSTA* Algorithm 4 for one subtask: rule first, A* when it fails or none fits."""
         subtask = plan[index]
@@ -207,7 +210,7 @@ class Engine:
 
         concluded = self._conclude(
             request, subtask, attempts, fallback_reason, features, ledger, emit, run_id, image,
-            runner.best_rejected,
+            runner.best_rejected, track, runner.ctx,
         )  # fmt: skip
         ledger.memo.clear()  # a later subtask's calls differ by its words: none would match
         return concluded
@@ -383,12 +386,17 @@ class Engine:
         run_id: str,
         image: Artifact,
         rejected: Rejected | None = None,
+        track: DeepTrack | None = None,
+        ctx: ToolContext | None = None,
     ) -> tuple[SubtaskOutcome, Artifact]:
         """Emit the accepted path's layers (on failure, the best result the checks turned
-        down, hidden), learn from the calls, write the traces."""
+        down, hidden), learn from the calls, write the traces. On a 16-bit photo the
+        accepted steps' layers carry their 16-bit pixels too (`track`)."""
         accepted = next((a for a in attempts if a.path), None)
         if accepted is not None:
             steps: list[StepLayer] = step_layers(subtask, accepted.path)
+            if track is not None and ctx is not None:
+                steps = track.deepen(steps, accepted.path, ctx)
         else:
             hidden = rejected_layer(subtask, rejected) if rejected is not None else None
             steps = [hidden] if hidden is not None else []

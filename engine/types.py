@@ -110,6 +110,8 @@ class Snapshot:
     selection: np.ndarray | None = None
     # the colour profile the picture's values are in (None: sRGB)
     icc_profile: bytes | None = None
+    # a 16-bit photo's picture at its depth (RGBA uint16; `image` is its 8-bit copy)
+    deep: np.ndarray | None = None
 
     @property
     def size(self) -> tuple[int, int]:
@@ -155,6 +157,8 @@ class StepLayer:
     canvas: tuple[int, int] | None = None
     # how far the step moves what was there (it grew the canvas on the left or top)
     shift: tuple[int, int] = (0, 0)
+    # on a 16-bit photo: the same pixels at 16 bits (engine/deepsteps.py)
+    deep: np.ndarray | None = None
 
 
 @dataclass(frozen=True)

@@ -182,6 +182,39 @@ def from_lab(lab: np.ndarray) -> np.ndarray:
     return cv2.cvtColor(np.clip(out, 0, 255).astype(np.uint8), cv2.COLOR_LAB2RGB)
 
 
+#: sRGB (D65) to XYZ, and OpenCV's white point, so float Lab matches its 8-bit Lab
+_RGB_TO_XYZ = np.array(
+    [
+        [0.412453, 0.357580, 0.180423],
+        [0.212671, 0.715160, 0.072169],
+        [0.019334, 0.119193, 0.950227],
+    ],
+    np.float64,
+)
+_WHITE = np.array([0.950456, 1.0, 1.088754])
+
+
+def lab_exact(rgb01: np.ndarray) -> np.ndarray:
+    """sRGB in 0..1 (float) to Lab (L 0..100, a/b centred) in float64, exactly: OpenCV's
+    float conversion goes through 10-bit tables, too coarse for a 16-bit gradient."""
+    linear = np.where(rgb01 <= 0.04045, rgb01 / 12.92, ((rgb01 + 0.055) / 1.055) ** 2.4)
+    xyz = linear @ _RGB_TO_XYZ.T / _WHITE
+    f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16.0 / 116.0)
+    lightness = np.where(xyz[..., 1] > 0.008856, 116.0 * f[..., 1] - 16.0, 903.3 * xyz[..., 1])
+    return np.stack(
+        [lightness, 500.0 * (f[..., 0] - f[..., 1]), 200.0 * (f[..., 1] - f[..., 2])], -1
+    )
+
+
+def rgb_exact(lab: np.ndarray) -> np.ndarray:
+    """Lab (as lab_exact gives it) back to sRGB in 0..1, clipped to the gamut."""
+    fy = (lab[..., 0] + 16.0) / 116.0
+    f = np.stack([fy + lab[..., 1] / 500.0, fy, fy - lab[..., 2] / 200.0], -1)
+    xyz = np.where(f > 0.206893, f**3, (f - 16.0 / 116.0) / 7.787) * _WHITE
+    linear = np.clip(xyz @ np.linalg.inv(_RGB_TO_XYZ).T, 0.0, 1.0)
+    return np.where(linear <= 0.0031308, linear * 12.92, 1.055 * linear ** (1 / 2.4) - 0.055)
+
+
 def color_lab(color: tuple[int, int, int]) -> np.ndarray:
     return to_lab(np.array([[color]], dtype=np.uint8))[0, 0]
 

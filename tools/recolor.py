@@ -10,7 +10,15 @@ import numpy as np
 
 from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import color_lab, from_lab, mask_box, rgb, to_lab
+from layerpath.tools.imaging import (
+    color_lab,
+    from_lab,
+    lab_exact,
+    mask_box,
+    rgb,
+    rgb_exact,
+    to_lab,
+)
 from layerpath.tools.regions import crop, paste
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
@@ -33,28 +41,39 @@ def _blend_inside(
     image: np.ndarray, mask: np.ndarray, new_rgb: np.ndarray, window: Box
 ) -> np.ndarray:
     """Paste new colours (of the window) inside the mask only; the edge is feathered
-    inwards. Only the window is worked on; the photo is copied once."""
+    inwards. Only the window is worked on; the photo is copied once. 8- or 16-bit."""
+    top = 65535 if image.dtype == np.uint16 else 255
     inside = crop(mask, window)
     soft = cv2.GaussianBlur(inside.astype(np.float32), (5, 5), 0) * inside
     weight = soft[..., None]
-    old = rgb(crop(image, window)).astype(np.float32)
+    old = crop(image, window)[..., :3].astype(np.float32)
     mixed = old * (1 - weight) + new_rgb.astype(np.float32) * weight
-    return paste(image, window, np.clip(np.rint(mixed), 0, 255).astype(np.uint8))
+    return paste(image, window, np.clip(np.rint(mixed), 0, top).astype(image.dtype))
+
+
+def _recoloured_lab(
+    lab: np.ndarray, mask: np.ndarray, color: tuple[int, int, int], lightness: float
+) -> np.ndarray:
+    """Chroma moved to the target's and lightness shifted part-way, the local variation
+    (texture, shading) kept around the new mean colour (Lab: L 0..100, a/b centred)."""
+    target = color_lab(color)
+    mean = lab[mask].mean(axis=0)
+    new = lab.copy()
+    new[..., 1:] = target[1:] + (lab[..., 1:] - mean[1:]) * 0.35
+    new[..., 0] = lab[..., 0] + lightness * (target[0] - mean[0])
+    return new
 
 
 def recolor_lab(
     pixels: np.ndarray, mask: np.ndarray, color: tuple[int, int, int], lightness: float
 ) -> np.ndarray:
-    """Move chroma to the target's and shift lightness part-way, keeping the texture."""
-    lab = to_lab(rgb(pixels))
-    target = color_lab(color)
-    inside = lab[mask]
-    mean = inside.mean(axis=0)
-    new = lab.copy()
-    # Keep local variation (texture, shading) around the new mean colour.
-    new[..., 1:] = target[1:] + (lab[..., 1:] - mean[1:]) * 0.35
-    new[..., 0] = lab[..., 0] + lightness * (target[0] - mean[0])
-    return from_lab(new)
+    """Move chroma to the target's and shift lightness part-way, keeping the texture:
+    RGB of 8-bit pixels, or of 16-bit ones computed in float at their depth."""
+    if pixels.dtype == np.uint16:
+        lab = lab_exact(pixels[..., :3].astype(np.float64) / 65535.0)
+        new = rgb_exact(_recoloured_lab(lab, mask, color, lightness))
+        return np.clip(np.rint(new * 65535.0), 0, 65535).astype(np.uint16)
+    return from_lab(_recoloured_lab(to_lab(rgb(pixels)), mask, color, lightness))
 
 
 def recolor_hsv(pixels: np.ndarray, color: tuple[int, int, int], saturation: float) -> np.ndarray:
@@ -67,7 +86,14 @@ def recolor_hsv(pixels: np.ndarray, color: tuple[int, int, int], saturation: flo
 
 
 class LabRecolor(Tool):
-    """Recolour in Lab: best for any target colour, including greys and pastels."""
+    """Recolour in Lab: best for any target colour, including greys and pastels. It
+    computes in float, so on a 16-bit photo its step is worked out again at 16 bits
+    (run_deep: the same inputs with the 16-bit picture)."""
+
+    def run_deep(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> np.ndarray:
+        return self.run(ctx, inputs, params).outputs[ArtifactKind.IMAGE]
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]

@@ -412,3 +412,40 @@ def dilate_mask(mask: np.ndarray, by: int) -> np.ndarray:
     from layerpath.tools.imaging import dilate
 
     return dilate(mask, by)
+
+
+def test_a_recolour_of_a_16_bit_gradient_keeps_its_16_bit_gradation(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A smooth 16-bit sky (a gradient finer than 8 bits can hold) with a band recoloured
+    teal: lab_recolor works its accepted step out again at 16 bits, so the band keeps
+    far more than 256 levels and agrees with the 8-bit result; the ORA's step layer is
+    a 16-bit PNG. (A fill would be its 8-bit result scaled up.)"""
+    import cv2
+
+    h, w = 160, 1024
+    ramp = np.linspace(12000, 52000, w)[None, :].repeat(h, axis=0)
+    deep = np.stack([ramp * 0.55, ramp * 0.7, ramp, np.full_like(ramp, 65535)], axis=2)
+    deep = np.rint(deep).astype(np.uint16)
+    photo = tmp_path / "sky.png"
+    cv2.imwrite(str(photo), deep[..., [2, 1, 0, 3]])
+    band = np.zeros((h, w), np.uint8)
+    band[40:120, 100:900] = 255
+    mask = tmp_path / "band.png"
+    Image.fromarray(band).save(mask)
+    out = tmp_path / "out.ora"
+    code = main(["edit", str(photo), "recolor the band to teal", f"--mask=band={mask}", "-o", str(out)])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    doc = read_layered(out)
+    group = doc.layers[-1]
+    assert isinstance(group, GroupLayer)
+    step = next(c for c in group.children if "lab_recolor" in c.name)
+    assert step.deep is not None  # read back from a 16-bit PNG
+    from layerpath.engine.io import composite
+
+    whole = composite(doc, deep=True)
+    row = whole[80, 200:800, 1].astype(int)
+    assert len(np.unique(row)) > 400 and np.any(row % 257 != 0)  # not 8-bit steps
+    eight = composite(doc)[80, 200:800, 1].astype(int)
+    assert np.abs(row / 257.0 - eight).max() < 2.5  # the same colour as the 8-bit step
+    assert np.array_equal(whole[:30], deep[:30])  # outside the band: the photo's own values
