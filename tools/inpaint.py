@@ -60,18 +60,39 @@ class PatchMatchFill(Tool):
     completion by PatchMatch, coarse to fine): grain, grass and glaze continue through
     the hole instead of a smear."""
 
-    def run(
-        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
-    ) -> ToolResult:
-        image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
+    @staticmethod
+    def _window(
+        image: np.ndarray, mask: np.ndarray, params: Mapping[str, Any]
+    ) -> tuple[Box, np.ndarray]:
+        """Where the fill works (the object and context to copy from: the object's own
+        size around it, at least 64 pixels) and the hole in it."""
         grow = int(params["grow"])
         bounds = mask_box(mask)
         if bounds is None:
             raise ToolFailed("The mask to fill is empty; nothing to remove.")
-        # context to copy from: the object's own size around it, at least 64 pixels
         context = max(64, int(float(params["context"]) * max(bounds.width, bounds.height)))
         window = grow_box(bounds, context + grow, image.shape)
-        hole = dilate(crop(mask, window), grow)
+        return window, dilate(crop(mask, window), grow)
+
+    def run_deep(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> np.ndarray | None:
+        """On a 16-bit photo, the smooth fill (soft ground: a sky, bokeh, where 8 bits
+        band) worked out at 16 bits; None for a patch fill, whose copied 8-bit pieces
+        stand as they are."""
+        image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
+        window, hole = self._window(image, mask, params)
+        deep = np.ascontiguousarray(rgb(crop(image, window)))
+        eight = ((deep.astype(np.uint32) + 128) // 257).astype(np.uint8)  # as the step saw it
+        if ring_texture(eight, hole) >= float(params.get("smooth_below", 0.0)):
+            return None
+        return paste(image, window, smooth_fill(deep, hole, seed=int(params["seed"])))
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
+        window, hole = self._window(image, mask, params)
         picture = np.ascontiguousarray(rgb(crop(image, window)))
         if ring_texture(picture, hole) < float(params.get("smooth_below", 0.0)):
             filled = smooth_fill(picture, hole, seed=int(params["seed"]))  # soft ground

@@ -766,7 +766,7 @@ def smooth_fill(rgb: np.ndarray, hole: np.ndarray, seed: int = 0) -> np.ndarray:
     """Fill `hole` smoothly from its border (a membrane: the ring's colours spread as a
     soft background's gradient carries on), with the photo's grain added
     (noise as strong as the ring's finest detail), so the fill is neither a patchwork
-    nor plastic. (Colour regions continued across the hole, as the patch fill does, cut
+    nor plastic. 8- or 16-bit RGB. (Colour regions continued across the hole, as the patch fill does, cut
     a soft gradient into wedges at their arbitrary borders.)"""
     h, w = hole.shape
     scale = min(1.0, (WORK_PIXELS / max(1, h * w)) ** 0.5)
@@ -799,8 +799,9 @@ def smooth_fill(rgb: np.ndarray, hole: np.ndarray, seed: int = 0) -> np.ndarray:
     changed = blend > 0
     mix = blend[changed, None]
     painted = membrane[changed] + noise[changed, None]
+    top = 65535 if rgb.dtype == np.uint16 else 255  # (a 16-bit photo's own depth)
     out = rgb.copy()
-    out[changed] = np.clip(np.rint(mix * painted + (1 - mix) * rgb[changed]), 0, 255).astype(
-        np.uint8
+    out[changed] = np.clip(np.rint(mix * painted + (1 - mix) * rgb[changed]), 0, top).astype(
+        rgb.dtype
     )
     return out

@@ -449,3 +449,33 @@ def test_a_recolour_of_a_16_bit_gradient_keeps_its_16_bit_gradation(
     eight = composite(doc)[80, 200:800, 1].astype(int)
     assert np.abs(row / 257.0 - eight).max() < 2.5  # the same colour as the 8-bit step
     assert np.array_equal(whole[:30], deep[:30])  # outside the band: the photo's own values
+
+
+def test_a_removal_from_a_16_bit_sky_is_filled_at_16_bits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A dark blot on a smooth 16-bit sky: patch_fill's smooth fill (the soft-ground path)
+    is worked out again at 16 bits, so the sky runs on through the hole in levels 8 bits
+    cannot hold, close to the sky that was there."""
+    import cv2
+
+    h, w = 300, 800
+    ramp = np.linspace(9000, 47000, h)[:, None].repeat(w, axis=1)
+    sky = np.rint(np.stack([ramp * 0.6, ramp * 0.8, ramp, np.full_like(ramp, 65535)], axis=2))
+    sky = sky.astype(np.uint16)
+    blot = np.zeros((h, w), np.uint8)
+    cv2.circle(blot, (400, 150), 45, 255, -1)
+    photo = sky.copy()
+    photo[blot > 0, :3] = (6000, 5000, 4000)
+    path = tmp_path / "sky.png"
+    cv2.imwrite(str(path), photo[..., [2, 1, 0, 3]])
+    mask = tmp_path / "blot.png"
+    Image.fromarray(blot).save(mask)
+    out = tmp_path / "out.png"
+    code = main(["edit", str(path), "remove the blot", f"--mask=blot={mask}", "-o", str(out)])
+    assert code == 0, capsys.readouterr().err
+    (layer,) = read_layered(out).layers
+    assert isinstance(layer, PixelLayer) and layer.deep is not None
+    inside = layer.deep[blot > 0][:, :3].astype(int)
+    assert np.any(inside % 257 != 0)  # 16-bit values, not 8-bit ones scaled
+    assert np.abs(inside - sky[blot > 0][:, :3]).mean() < 2 * 257  # the sky carries on
