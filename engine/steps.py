@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from layerpath.deadline import Overdue, within
+from layerpath.deadline import Overdue, limited
 from layerpath.engine import events
 from layerpath.engine.checks.verdict import Verdict
 from layerpath.engine.types import (
@@ -195,7 +195,7 @@ class StepRunner:
                 cancelled=lambda: given_up.is_set() or self.ctx.cancelled(),
             )
             values = {k: state[k].value for k in tool.spec.inputs}
-            out = within(limit, lambda: tool.run(ctx, values, params), given_up.set)
+            out = limited(limit, lambda: tool.run(ctx, values, params), given_up.set)
             wrong = _malformed(tool, out, state)
             if wrong is not None:
                 raise ToolFailed(f"{tool.name} {wrong}")

@@ -1,10 +1,10 @@
-"""Waiting with a deadline for work that cannot be interrupted from outside (a request
-trickling in, a tool that hangs): the work runs on a thread of its own and the caller
-stops waiting when the time is up. Python cannot stop a thread; the work is left to end
-on its own (told through its `stop` hook where it has one)."""
+"""Deadlines for work that may hang: `within` runs the work on a thread of its own and
+stops waiting when the time is up (a request trickling in: the work is left to end on
+its own); `limited` runs it on the caller's thread and interrupts it there (a tool)."""
 
 from __future__ import annotations
 
+import ctypes
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -14,6 +14,11 @@ T = TypeVar("T")
 
 class Overdue(TimeoutError):
     """The work did not finish within its deadline."""
+
+
+class _Interrupted(BaseException):
+    """Raised into work past its deadline: a BaseException, so that the work's own
+    `except Exception` does not swallow it."""
 
 
 def within(seconds: float, call: Callable[[], T], stop: Callable[[], object] | None = None) -> T:
@@ -40,3 +45,48 @@ def within(seconds: float, call: Callable[[], T], stop: Callable[[], object] | N
     if "error" in answer:
         raise answer["error"]
     return answer["value"]
+
+
+def limited(seconds: float, call: Callable[[], T], stop: Callable[[], object] | None = None) -> T:
+    """`call()` run on this thread, given up after `seconds`: then `stop` is called (a
+    flag the work checks) and Overdue is raised in this thread, which Python delivers
+    as soon as the work runs Python code again (a tool stuck inside one long C call is
+    stopped when that call returns). The work stays on the caller's thread: libraries
+    that keep state per thread (RapidOCR inside Krita read no text about one run in
+    three when each call ran on a thread of its own) see the thread they always see."""
+    target = threading.get_ident()
+    lock = threading.Lock()
+    state = {"finished": False, "fired": False}
+    done = threading.Event()
+
+    def watch() -> None:
+        if done.wait(seconds):
+            return
+        with lock:
+            if state["finished"]:
+                return
+            state["fired"] = True
+            if stop is not None:
+                try:
+                    stop()
+                except Exception:  # stopping is a courtesy
+                    pass
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(target), ctypes.py_object(_Interrupted)
+            )
+
+    watcher = threading.Thread(target=watch, name="layerpath deadline", daemon=True)
+    watcher.start()
+    try:
+        answer = call()
+        with lock:  # (a deadline that fires from here on is delivered inside this try)
+            state["finished"] = True
+            fired = state["fired"]
+        if fired:  # it fired as the work ended: take it back, the answer is late
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(target), None)
+            raise Overdue(f"no answer within {seconds:g} s")
+        return answer
+    except _Interrupted:
+        raise Overdue(f"no answer within {seconds:g} s") from None
+    finally:
+        done.set()
