@@ -77,7 +77,15 @@ def recolor_lab(
 
 
 def recolor_hsv(pixels: np.ndarray, color: tuple[int, int, int], saturation: float) -> np.ndarray:
-    """Set hue to the target's, pull saturation towards it; value (shading) is kept."""
+    """Set hue to the target's, pull saturation towards it; value (shading) is kept.
+    16-bit pixels are worked in float HSV at their depth."""
+    if pixels.dtype == np.uint16:
+        hsv = cv2.cvtColor(rgb(pixels).astype(np.float32) / 65535.0, cv2.COLOR_RGB2HSV)
+        goal = cv2.cvtColor(np.array([[color]], np.float32) / 255.0, cv2.COLOR_RGB2HSV)[0, 0]
+        hsv[..., 0] = goal[0]  # (degrees)
+        hsv[..., 1] = hsv[..., 1] * (1 - saturation) + goal[1] * saturation
+        back = cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB)
+        return np.clip(np.rint(back * 65535.0), 0, 65535).astype(np.uint16)
     hsv = cv2.cvtColor(np.ascontiguousarray(rgb(pixels)), cv2.COLOR_RGB2HSV).astype(np.float32)
     target = cv2.cvtColor(np.array([[color]], dtype=np.uint8), cv2.COLOR_RGB2HSV)[0, 0]
     hsv[..., 0] = float(target[0])
@@ -110,7 +118,12 @@ class LabRecolor(Tool):
 
 class HsvRecolor(Tool):
     """Recolour in HSV: fast, good for saturated targets, poor for greys and big
-    lightness changes."""
+    lightness changes. On a 16-bit photo its step is worked out again at 16 bits."""
+
+    def run_deep(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> np.ndarray:
+        return self.run(ctx, inputs, params).outputs[ArtifactKind.IMAGE]
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]

@@ -414,13 +414,17 @@ def dilate_mask(mask: np.ndarray, by: int) -> np.ndarray:
     return dilate(mask, by)
 
 
+@pytest.mark.parametrize(
+    ("tool", "how"), [("lab_recolor", []), ("hsv_recolor", ["--mode", "slow", "--alpha", "2"])]
+)
 def test_a_recolour_of_a_16_bit_gradient_keeps_its_16_bit_gradation(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tool: str, how: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A smooth 16-bit sky (a gradient finer than 8 bits can hold) with a band recoloured
-    teal: lab_recolor works its accepted step out again at 16 bits, so the band keeps
-    far more than 256 levels and agrees with the 8-bit result; the ORA's step layer is
-    a 16-bit PNG. (A fill would be its 8-bit result scaled up.)"""
+    teal, by lab_recolor (the rule) or hsv_recolor (the cheapest path the search finds):
+    the tool works its accepted step out again at 16 bits, so the band keeps far more
+    than 256 levels and agrees with the 8-bit result; the ORA's step layer is a 16-bit
+    PNG."""
     import cv2
 
     h, w = 160, 1024
@@ -434,12 +438,12 @@ def test_a_recolour_of_a_16_bit_gradient_keeps_its_16_bit_gradation(
     mask = tmp_path / "band.png"
     Image.fromarray(band).save(mask)
     out = tmp_path / "out.ora"
-    code = main(["edit", str(photo), "recolor the band to teal", f"--mask=band={mask}", "-o", str(out)])  # fmt: skip
+    code = main(["edit", str(photo), "recolor the band to teal", f"--mask=band={mask}", "-o", str(out), *how])  # fmt: skip
     assert code == 0, capsys.readouterr().err
     doc = read_layered(out)
     group = doc.layers[-1]
     assert isinstance(group, GroupLayer)
-    step = next(c for c in group.children if "lab_recolor" in c.name)
+    step = next(c for c in group.children if tool in c.name)
     assert step.deep is not None  # read back from a 16-bit PNG
     from layerpath.engine.io import composite
 
