@@ -270,12 +270,7 @@ def cmd_edit(args: argparse.Namespace) -> int:
     size = (document.image.width, document.image.height)
     # where the results go is checked before any tool runs: a problem found after the
     # tools ran would lose their work
-    problem = output_problem(args.output, inputs, size)
-    if problem is None and document.image.deep and args.output.suffix.lower() == ".psd":
-        problem = (
-            f"{args.image} has 16 bits per channel and a PSD is written here at 8; save as "
-            ".ora (your layer kept at 16 bits) or as a 16-bit .tif or .png"
-        )
+    problem = output_problem(args.output, inputs, size, deep=document.image.deep)
     if problem is None and args.report is not None:
         problem = output_problem(args.report, [*inputs, args.output], any_format=True)
     if problem is not None:

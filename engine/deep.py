@@ -15,7 +15,7 @@ from __future__ import annotations
 import io
 import struct
 import zlib
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import cv2
 import numpy as np
@@ -45,12 +45,20 @@ def rgba16(array: np.ndarray, bgr: bool = False) -> np.ndarray | None:
     return np.ascontiguousarray(np.concatenate([colour, alpha], axis=2))
 
 
-def read_deep(data: bytes, format_name: str | None) -> np.ndarray | None:
-    """The file's pixels as RGBA uint16 when it is a 16-bit PNG or TIFF, else None."""
-    if format_name == "PNG" and is_deep_png(data):
+def _tiff_bits(picture: Any) -> int:
+    """The largest bits per sample a TIFF's header gives (0 when it gives none)."""
+    bits = getattr(picture, "tag_v2", {}).get(258, 0)  # BitsPerSample
+    return max(bits) if isinstance(bits, tuple) and bits else int(bits or 0)
+
+
+def read_deep(data: bytes, picture: Any) -> np.ndarray | None:
+    """The file's pixels as RGBA uint16 when it is a 16-bit PNG or TIFF, else None;
+    `picture`, the file opened by Pillow (not decoded), tells which from its header, so
+    an 8-bit file is never decoded here."""
+    if picture.format == "PNG" and is_deep_png(data):
         decoded = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
         return None if decoded is None else rgba16(decoded, bgr=decoded.ndim == 3)
-    if format_name == "TIFF":
+    if picture.format == "TIFF" and _tiff_bits(picture) == 16:
         import tifffile
 
         try:

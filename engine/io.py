@@ -9,6 +9,7 @@ from __future__ import annotations
 import glob
 import importlib
 import io
+import itertools
 import logging
 import os
 import shutil
@@ -50,6 +51,7 @@ MASK_GROUP = "masks"
 
 #: layer blend modes (Krita's ids) and their OpenRaster composite-op names
 BLENDS = {"normal": "svg:src-over", "destination-in": "svg:dst-in"}
+_BLEND_OF_OP = {op: blend for blend, op in BLENDS.items()}
 
 
 @dataclass(eq=False)
@@ -190,9 +192,12 @@ def check_size(
 
 def _open_pil(
     path: Path, data: bytes | None = None, max_pixels: int = MAX_PIXELS, smallest: int = MIN_SIDE
-) -> Image.Image:
+) -> tuple[Image.Image, np.ndarray | None]:
     """The picture in the file (or in `data`, the file's bytes), its size checked from
-    its header before it is decoded; a clear error when it is not one layerpath reads."""
+    its header before it is decoded; a clear error when it is not one layerpath reads.
+    With `data`, a 16-bit PNG or TIFF is decoded at its depth instead (engine/deep.py):
+    (the picture, undecoded, and its RGBA uint16 pixels); else (the decoded picture,
+    None)."""
     if data is None and not path.exists():
         raise BadInput(f"{path} does not exist.")
     pillows = Image.MAX_IMAGE_PIXELS
@@ -202,8 +207,10 @@ def _open_pil(
         Image.MAX_IMAGE_PIXELS = None
         image = Image.open(io.BytesIO(data) if data is not None else path)
         check_size(path, image.width, image.height, max_pixels, smallest)
-        image.load()
-        return image
+        deep = read_deep(data, image) if data is not None else None
+        if deep is None:
+            image.load()
+        return image, deep
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         # (ValueError: a text chunk that inflates past Pillow's limit; SyntaxError: a
         # broken header, as Pillow's plugins say it)
@@ -252,7 +259,7 @@ def read_ora(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
             root = stack.find("stack")
             if root is None:
                 raise bad("its stack.xml holds no stack of layers")
-            count = iter(range(1, 1 << 30))
+            count = itertools.count(1)  # (names for nameless layers and groups)
 
             def layer(element: Any, visible: bool) -> PixelLayer:
                 source = str(element.get("src") or "").lstrip("/")
@@ -261,15 +268,13 @@ def read_ora(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
                 if archive.getinfo(source).file_size > 8 * max_pixels + 1_000_000:
                     raise bad(f"its layer {source} inflates past any picture it may hold")
                 data = archive.read(source)
-                picture = _open_pil(Path(f"{path}:{source}"), data, max_pixels, smallest=1)
-                deep = read_deep(data, picture.format)
-                ops = {op: blend for blend, op in BLENDS.items()}
+                picture, deep = _open_pil(Path(f"{path}:{source}"), data, max_pixels, 1)
                 return PixelLayer(
                     element.get("name") or f"layer {next(count)}",
                     _to_rgba(picture) if deep is None else eight_bit(deep),
                     (_number(element, "x", 0, path), _number(element, "y", 0, path)),
                     visible and element.get("visibility", "visible") != "hidden",
-                    ops.get(element.get("composite-op", "svg:src-over"), "normal"),
+                    _BLEND_OF_OP.get(element.get("composite-op", "svg:src-over"), "normal"),
                     deep=deep,
                 )
 
@@ -350,8 +355,13 @@ def read_psd(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
     )
 
     def pixel(layer: Any) -> PixelLayer | None:
-        if layer.is_group() or layer.width * layer.height > max_pixels:
-            return None if layer.is_group() else _too_large(path, layer)
+        if layer.is_group():
+            return None
+        if layer.width * layer.height > max_pixels:
+            raise BadInput(
+                f"{path}: its layer '{layer.name}' claims {layer.width}x{layer.height} "
+                "pixels, more than layerpath opens (the max_megapixels setting)."
+            )
         try:
             picture = layer.topil()
         except Exception as exc:
@@ -367,13 +377,6 @@ def read_psd(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         elif (single := pixel(layer)) is not None:
             doc.layers.append(single)
     return doc
-
-
-def _too_large(path: Path, layer: Any) -> PixelLayer:
-    raise BadInput(
-        f"{path}: its layer '{layer.name}' claims {layer.width}x{layer.height} pixels, more "
-        "than layerpath opens (the max_megapixels setting)."
-    )
 
 
 def _photo_extra(module: str, path: Path) -> Any:
@@ -423,8 +426,7 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
     if suffix in HEIF_SUFFIXES:
         _photo_extra("pillow_heif", path).register_heif_opener()
     data = path.read_bytes()  # decoded from these bytes: a later change to the file cannot differ
-    picture = _open_pil(path, data, max_pixels)
-    deep = read_deep(data, picture.format)
+    picture, deep = _open_pil(path, data, max_pixels)
     pixels = _to_rgba(picture) if deep is None else eight_bit(deep)
     encoded = None
     if picture.format == "PNG":
@@ -488,7 +490,7 @@ def split_masks(doc: LayeredImage) -> tuple[LayeredImage, dict[str, np.ndarray]]
 
 def read_mask(path: Path, size: tuple[int, int], name: str) -> np.ndarray:
     """A mask PNG: white (or opaque, where the PNG has transparency) is inside."""
-    image = _open_pil(Path(path), smallest=1)  # (its size is compared with the picture's)
+    image, _ = _open_pil(Path(path), smallest=1)  # (its size is compared with the picture's)
     if image.size != size:
         raise BadInput(
             f"The mask '{name}' ({path}) is {image.size[0]}x{image.size[1]} but the image is "
@@ -682,19 +684,36 @@ LAYERED_OUTPUTS = {".ora", ".psd"}
 FLAT_OUTPUTS = {".png", ".jpg", ".jpeg", ".tif", ".tiff"}
 
 
+def _format_problem(path: Path, deep: bool = False) -> str | None:
+    """Why layerpath cannot write this kind of file (None when it can): a format it
+    does not write, or a PSD for a 16-bit picture (a PSD is written at 8 bits here)."""
+    suffix = path.suffix.lower()
+    if suffix not in LAYERED_OUTPUTS | FLAT_OUTPUTS:
+        return (
+            f"cannot write '{path.name}': use .ora or .psd for layers, or .png, .jpg or .tif "
+            "for a flattened picture"
+        )
+    if deep and suffix == ".psd":
+        return (
+            "this picture has 16 bits per channel and a PSD is written here at 8; save as "
+            ".ora (your layer kept at 16 bits) or as a 16-bit .tif or .png"
+        )
+    return None
+
+
 def output_problem(
     path: Path,
     inputs: Iterable[Path] = (),
     size: tuple[int, int] | None = None,
     any_format: bool = False,
+    deep: bool = False,
 ) -> str | None:
     """Why `path` cannot take a result (None when it can), found before any tool runs:
-    a format layerpath does not write (unless `any_format`: a report), one of the
-    inputs, a folder, a folder that cannot be written (a temporary file is made there
-    and removed, which also finds a name too long), or less free space than the
-    picture's raw size (`size`: w, h)."""
+    a format layerpath does not write for this picture (_format_problem; unless
+    `any_format`: a report), one of the inputs, a folder, a folder that cannot be
+    written (a temporary file is made there and removed, which also finds a name too
+    long), or less free space than the picture's raw size (`size`: w, h)."""
     path = Path(path)
-    suffix = path.suffix.lower()
     try:
         if path.resolve() in {Path(p).resolve() for p in inputs}:
             return f"{path} is an input file; choose another name so nothing is overwritten"
@@ -702,11 +721,8 @@ def output_problem(
             return f"{path} is a folder; give a file name, e.g. {path / 'result.ora'}"
     except OSError as exc:  # (a name too long to look up)
         return f"cannot write into {path.parent} ({exc.strerror or exc}); choose a shorter name"
-    if not any_format and suffix not in LAYERED_OUTPUTS | FLAT_OUTPUTS:
-        return (
-            f"cannot write '{path.name}': use .ora or .psd for layers, or .png, .jpg or .tif "
-            "for a flattened picture"
-        )
+    if not any_format and (problem := _format_problem(path, deep)) is not None:
+        return problem
     folder = path.parent
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -780,16 +796,12 @@ def _flat(doc: LayeredImage, suffix: str) -> Callable[[BinaryIO], None]:
     def write(file: BinaryIO) -> None:
         metadata = {"icc_profile": doc.icc_profile, "exif": doc.exif}
         given = {k: v for k, v in metadata.items() if v}
-        if doc.deep and suffix != ".jpg" and suffix != ".jpeg":  # at the photo's 16 bits
-            whole = composite(doc, deep=True)
-            if suffix == ".png":
-                file.write(encode_png16(whole, doc.icc_profile, doc.exif))
-            else:
-                write_tiff16(file, whole, doc.icc_profile)
-            return
-        merged = composite(doc)
+        # at the photo's 16 bits where it has them and the format holds them
+        merged = composite(doc, deep=doc.deep and suffix not in (".jpg", ".jpeg"))
         if suffix == ".png":
             file.write(encode_png(merged, **metadata))
+        elif suffix in (".tif", ".tiff") and merged.dtype == np.uint16:
+            write_tiff16(file, merged, doc.icc_profile)
         elif suffix in (".tif", ".tiff"):
             Image.fromarray(merged, "RGBA").save(
                 file, format="TIFF", compression="tiff_adobe_deflate", **given
@@ -809,16 +821,12 @@ def write_layered(doc: LayeredImage, path: Path) -> Path:
     over an input file (the CLI checks), atomically (write_atomically)."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix not in LAYERED_OUTPUTS | FLAT_OUTPUTS:
-        raise BadInput(f"{output_problem(path)}.")
+    problem = _format_problem(path, doc.deep)
+    if problem is not None:
+        raise BadInput(problem[0].upper() + problem[1:] + ".")
     path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".ora":
         return write_atomically(path, lambda file: write_ora(doc, file))
     if suffix == ".psd":
-        if doc.deep:
-            raise BadInput(
-                "This picture has 16 bits per channel and a PSD is written here at 8; "
-                "save as .ora, or as a 16-bit .tif or .png."
-            )
         return write_atomically(path, lambda file: write_psd(doc, file))
     return write_atomically(path, _flat(doc, suffix))

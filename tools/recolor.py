@@ -93,15 +93,18 @@ def recolor_hsv(pixels: np.ndarray, color: tuple[int, int, int], saturation: flo
     return cv2.cvtColor(np.clip(hsv, 0, 255).astype(np.uint8), cv2.COLOR_HSV2RGB)
 
 
-class LabRecolor(Tool):
-    """Recolour in Lab: best for any target colour, including greys and pastels. It
-    computes in float, so on a 16-bit photo its step is worked out again at 16 bits
-    (run_deep: the same inputs with the 16-bit picture)."""
+class _Recolour(Tool):
+    """A recolour computes in float: on a 16-bit photo its accepted step is worked out
+    again at 16 bits (run_deep: the same inputs with the 16-bit picture)."""
 
     def run_deep(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> np.ndarray:
         return self.run(ctx, inputs, params).outputs[ArtifactKind.IMAGE]
+
+
+class LabRecolor(_Recolour):
+    """Recolour in Lab: best for any target colour, including greys and pastels."""
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
@@ -116,14 +119,9 @@ class LabRecolor(Tool):
         )
 
 
-class HsvRecolor(Tool):
+class HsvRecolor(_Recolour):
     """Recolour in HSV: fast, good for saturated targets, poor for greys and big
-    lightness changes. On a 16-bit photo its step is worked out again at 16 bits."""
-
-    def run_deep(
-        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
-    ) -> np.ndarray:
-        return self.run(ctx, inputs, params).outputs[ArtifactKind.IMAGE]
+    lightness changes."""
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
