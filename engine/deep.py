@@ -112,6 +112,7 @@ def write_tiff16(file: BinaryIO, deep: np.ndarray, icc_profile: bytes | None = N
         photometric="rgb",
         extrasamples=["unassalpha"],
         compression="zlib",
+        compressionargs={"level": 1},  # (level 6 takes twice as long for 4 % smaller)
         iccprofile=icc_profile,
     )
     file.write(buffer.getvalue())

@@ -46,11 +46,18 @@ class DeepTrack:
                 continue
             before = node.parent.state[ArtifactKind.IMAGE].value
             after = produced[ArtifactKind.IMAGE].value
-            if after.shape != before.shape or self.image.shape != before.shape:
-                self.image = None  # a grown canvas: 8-bit from here on
+            if self.image.shape != before.shape:
+                self.image = None
                 continue
-            changed = np.any(before != after, axis=2)
-            deep = self._after(node, changed, after, ctx)
+            framing = ArtifactKind.PLACEMENT in produced  # a crop, a turn, a grown canvas
+            if after.shape != before.shape or framing:  # a new frame, at 16 bits too
+                deep = self._framed(node, after, ctx)
+                if deep is None:
+                    self.image = None  # (a grown canvas: 8-bit from here on)
+                    continue
+            else:
+                changed = np.any(before != after, axis=2)
+                deep = self._after(node, changed, after, ctx)
             # its layer: the first picture layer of this tool not yet given 16 bits (a
             # cut-out's destination-in layer keeps its 8-bit alpha)
             name = node.tool.name if node.tool else None
@@ -68,27 +75,45 @@ class DeepTrack:
             self.image = deep
         return done + pending
 
+    def _redo(self, node: Node, ctx: ToolContext) -> np.ndarray | None:
+        """The step worked out again by its tool on the 16-bit picture (its run_deep, from
+        the inputs the step saw); None when the tool has no such way or it failed (the
+        8-bit result stands; nothing is lost)."""
+        assert self.image is not None and node.tool is not None and node.result is not None
+        redo = getattr(node.tool, "run_deep", None)
+        if redo is None or node.parent is None:
+            return None
+        inputs = {k: a.value for k, a in node.parent.state.items()}
+        try:
+            answer = redo(ctx, inputs, node.result.params, self.image)
+        except Exception:
+            log.exception("%s could not work its step out at 16 bits", node.tool.name)
+            return None
+        ok = isinstance(answer, np.ndarray) and answer.dtype == np.uint16
+        return answer if ok else None
+
+    def _framed(self, node: Node, after: np.ndarray, ctx: ToolContext) -> np.ndarray | None:
+        """A crop's or a rotation's result made again from the 16-bit picture (the tool's
+        run_deep), when it gives the same frame; None when the tool has no such way."""
+        answer = self._redo(node, ctx)
+        if answer is None or answer.shape != after.shape:
+            return None
+        # the same frame as the 8-bit step the checks judged, not another one
+        sample = (slice(None, None, 7), slice(None, None, 7))
+        if np.abs((answer[sample] >> 8).astype(np.int32) - after[sample]).max() > 2:
+            log.warning("%s framed the 16-bit picture otherwise; 8-bit from here", node.tool.name)
+            return None
+        return answer
+
     def _after(
         self, node: Node, changed: np.ndarray, after: np.ndarray, ctx: ToolContext
     ) -> np.ndarray:
         """The step's result at 16 bits: the photo's own values where it changed
         nothing; where it did, the tool's 16-bit answer, or its 8-bit one scaled up."""
-        assert self.image is not None and node.tool is not None and node.result is not None
+        assert self.image is not None
         deep = self.image.copy()
-        redo = getattr(node.tool, "run_deep", None)
-        answer = None
-        if redo is not None:
-            inputs = {k: a.value for k, a in node.parent.state.items()}
-            inputs[ArtifactKind.IMAGE] = self.image
-            try:
-                answer = redo(ctx, inputs, node.result.params)
-            except Exception:  # the 8-bit result stands; nothing is lost
-                log.exception("%s could not work its step out at 16 bits", node.tool.name)
-        if (
-            isinstance(answer, np.ndarray)
-            and answer.shape == deep.shape
-            and answer.dtype == np.uint16
-        ):
+        answer = self._redo(node, ctx)
+        if answer is not None and answer.shape == deep.shape:
             deep[changed] = answer[changed]
         else:
             deep[changed] = sixteen_bit(after[changed])

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from layerpath.errors import ToolFailed
 from layerpath.tools.device import PLACEMENT, RESIDENT, accelerators, onnx_session
 from layerpath.tools.models import ModelManager, ModelState, human_size
@@ -106,6 +108,11 @@ class Tool(ABC):
         found = self.availability()
         return None if found.ok else f"{found.reason} (fix: {found.fix})"
 
+    def declines(self, ctx: ToolContext) -> str | None:
+        """Why this tool cannot do this subtask at all, said before it runs (a finder
+        asked for a thing it never finds); None when it may."""
+        return None
+
     @abstractmethod
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
@@ -114,6 +121,23 @@ class Tool(ABC):
 
     def __repr__(self) -> str:
         return f"<Tool {self.name}>"
+
+
+class AnyDepth(Tool):
+    """A tool whose arithmetic works on a 16-bit picture as on an 8-bit one: a 16-bit
+    photo's accepted step is made again from its own values (engine/deepsteps.py)."""
+
+    def run_deep(
+        self,
+        ctx: ToolContext,
+        inputs: Mapping[ArtifactKind, Any],
+        params: Mapping[str, Any],
+        deep: np.ndarray,
+    ) -> np.ndarray:
+        result: np.ndarray = self.run(ctx, {**inputs, ArtifactKind.IMAGE: deep}, params).outputs[
+            ArtifactKind.IMAGE
+        ]
+        return result
 
 
 class OnnxModelTool(Tool):

@@ -4,7 +4,7 @@ PatchMatch (tools/patchmatch.py: real texture copied from around the object)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import cv2
@@ -74,19 +74,46 @@ class PatchMatchFill(Tool):
         window = grow_box(bounds, context + grow, image.shape)
         return window, dilate(crop(mask, window), grow)
 
+    @staticmethod
+    def _fill(
+        picture: np.ndarray,
+        hole: np.ndarray,
+        params: Mapping[str, Any],
+        progress: Callable[[float], None] = lambda share: None,
+        deep: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """The window filled: smoothly where the ground is soft (a sky, bokeh), else
+        with copied texture; with `deep` (the window at 16 bits) the same fill at 16."""
+        if ring_texture(picture, hole) < float(params.get("smooth_below", 0.0)):
+            return smooth_fill(picture if deep is None else deep, hole, seed=int(params["seed"]))
+        return fill_window(
+            picture,
+            hole,
+            seed=int(params["seed"]),
+            iterations=int(params["iterations"]),
+            guided=bool(params["guided"]),
+            progress=progress,
+            deep=deep,
+        )
+
     def run_deep(
-        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
-    ) -> np.ndarray | None:
-        """On a 16-bit photo, the smooth fill (soft ground: a sky, bokeh, where 8 bits
-        band) worked out at 16 bits; None for a patch fill, whose copied 8-bit pieces
-        stand as they are."""
+        self,
+        ctx: ToolContext,
+        inputs: Mapping[ArtifactKind, Any],
+        params: Mapping[str, Any],
+        deep: np.ndarray,
+    ) -> np.ndarray:
+        """On a 16-bit photo the accepted fill worked out at 16 bits: a smooth fill
+        computed at 16 bits (where 8 bits band), a patch fill made again from the picture
+        the step saw (the same matches: it is seeded) with each copied pixel its
+        source's 16-bit value."""
         image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
         window, hole = self._window(image, mask, params)
-        deep = np.ascontiguousarray(rgb(crop(image, window)))
-        eight = ((deep.astype(np.uint32) + 128) // 257).astype(np.uint8)  # as the step saw it
-        if ring_texture(eight, hole) >= float(params.get("smooth_below", 0.0)):
-            return None
-        return paste(image, window, smooth_fill(deep, hole, seed=int(params["seed"])))
+        picture = np.ascontiguousarray(rgb(crop(image, window)))
+        filled = self._fill(
+            picture, hole, params, deep=np.ascontiguousarray(rgb(crop(deep, window)))
+        )
+        return paste(deep, window, filled)
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
@@ -94,15 +121,5 @@ class PatchMatchFill(Tool):
         image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
         window, hole = self._window(image, mask, params)
         picture = np.ascontiguousarray(rgb(crop(image, window)))
-        if ring_texture(picture, hole) < float(params.get("smooth_below", 0.0)):
-            filled = smooth_fill(picture, hole, seed=int(params["seed"]))  # soft ground
-        else:
-            filled = fill_window(
-                picture,
-                hole,
-                seed=int(params["seed"]),
-                iterations=int(params["iterations"]),
-                guided=bool(params["guided"]),
-                progress=ctx.progress,
-            )
+        filled = self._fill(picture, hole, params, ctx.progress)
         return ToolResult({ArtifactKind.IMAGE: paste(image, window, filled)}, window=window)

@@ -529,6 +529,22 @@ def _pyramid(lab: np.ndarray, hole: np.ndarray) -> list[tuple[np.ndarray, np.nda
     return levels
 
 
+@dataclass
+class Completion:
+    """A completed picture: `picture` (RGB uint8, the photo's own pixels outside the
+    hole), `fill` (its values in float, 0..255, before they were cut to 8 bits), the
+    match field (for each patch centre, the row and column of the centre it copies;
+    -1 where none) and each pixel's source (the pixel its colour was copied from;
+    itself outside the hole)."""
+
+    picture: np.ndarray
+    fill: np.ndarray
+    field_y: np.ndarray
+    field_x: np.ndarray
+    source_y: np.ndarray
+    source_x: np.ndarray
+
+
 def complete(
     rgb: np.ndarray,
     hole: np.ndarray,
@@ -536,11 +552,9 @@ def complete(
     iterations: int = 6,
     guided: bool = True,
     progress: Callable[[float], None] = lambda share: None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Fill `hole` in the RGB uint8 picture from the rest of it. Returns the completed
-    picture (uint8, at the picture's size) and the finest match field (for each pixel,
-    the row and column of the pixel it was copied from; -1 outside the hole). `guided`:
-    each hole pixel copies only from the colour region its nearest border pixel is in."""
+) -> Completion:
+    """Fill `hole` in the RGB uint8 picture from the rest of it. `guided`: each hole
+    pixel copies only from the colour region its nearest border pixel is in."""
     rng = np.random.default_rng(seed)
     lab = cv2.cvtColor(rgb.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
     labels = regions(lab, hole, rng) if guided else np.zeros(hole.shape, np.int32)
@@ -572,7 +586,9 @@ def complete(
             current[gap] = cv2.resize(estimate, size, interpolation=cv2.INTER_LINEAR)[gap]
         level = _level(current, gap, region)
         if not len(level.ty):
-            return rgb.copy(), np.full(hole.shape, -1, np.int32), np.full(hole.shape, -1, np.int32)
+            none = np.full(hole.shape, -1, np.int32)
+            own_y, own_x = np.mgrid[0 : hole.shape[0], 0 : hole.shape[1]].astype(np.int32)
+            return Completion(rgb.copy(), rgb.astype(np.float32), none, none, own_y, own_x)
         features = _descriptors(level)
         if coarse or previous is None or qy is None or qx is None:
             qy, qx = _random_sources(level, level.ty, level.tx, rng)
@@ -591,13 +607,14 @@ def complete(
         progress((depth + 1) / len(levels))
     assert previous is not None and qy is not None and qx is not None and cost is not None
     # the last votes averaged: copy the best, and fuse the pieces without seams
-    estimate = _seamless(previous, *_winning_sources(previous, qy, qx, cost))
-    out = np.clip(rgb_of(estimate), 0, 255).astype(np.uint8)
+    source_y, source_x = _winning_sources(previous, qy, qx, cost)
+    fill = np.clip(rgb_of(_seamless(previous, source_y, source_x)), 0, 255)
+    out = fill.astype(np.uint8)
     out[~hole] = rgb[~hole]
     field_y = np.full(hole.shape, -1, np.int32)
     field_x = np.full(hole.shape, -1, np.int32)
     field_y[previous.ty, previous.tx], field_x[previous.ty, previous.tx] = qy, qx
-    return out, field_y, field_x
+    return Completion(out, fill, field_y, field_x, source_y, source_x)
 
 
 def rgb_of(lab: np.ndarray) -> np.ndarray:
@@ -636,22 +653,47 @@ def fill_window(
     iterations: int = 6,
     guided: bool = True,
     progress: Callable[[float], None] = lambda share: None,
+    deep: np.ndarray | None = None,
 ) -> np.ndarray:
     """Complete `hole` in the RGB window. A window larger than WORK_PIXELS is completed
     on a scaled-down copy; its fill is enlarged and the photo's own fine detail (grain,
     fibres) is added back from where the matches point, at the photo's scale, so the
-    fill is neither soft nor blocky."""
+    fill is neither soft nor blocky.
+
+    With `deep`, the same window at 16 bits (RGB uint16; `rgb` is what the 8-bit run
+    saw), the same fill is returned at 16 bits: the same matches, each hole pixel its
+    source's 16-bit value moved by what the fill did to its 8-bit one (the seams taken
+    out, in float), so copied texture keeps the photo's 16-bit values."""
     h, w = hole.shape
     scale = min(1.0, (WORK_PIXELS / max(1, h * w)) ** 0.5)
     if scale >= 1.0:
-        out, _, _ = complete(rgb, hole, seed, iterations, guided, progress)
+        done = complete(rgb, hole, seed, iterations, guided, progress)
+        if deep is None:
+            return done.picture
+        hy, hx = np.nonzero(hole)
+        sy, sx = done.source_y[hy, hx], done.source_x[hy, hx]
+        moved = (done.fill[hy, hx] - rgb[sy, sx].astype(np.float32)) * 257.0
+        out = deep.copy()
+        out[hy, hx] = np.clip(np.rint(deep[sy, sx].astype(np.float32) + moved), 0, 65535)
         return out
     size = (max(8, round(w * scale)), max(8, round(h * scale)))
     small = cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
     small_hole = cv2.resize(hole.astype(np.uint8), size, interpolation=cv2.INTER_AREA) > 0
-    done, field_y, field_x = complete(small, small_hole, seed, iterations, guided, progress)
+    done = complete(small, small_hole, seed, iterations, guided, progress)
+    field_y, field_x = done.field_y, done.field_x
     # the photo's detail: what the scaled-down copy cannot hold
-    detail = rgb.astype(np.float32) - cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+    if deep is None:
+        top, detail = (
+            255,
+            rgb.astype(np.float32) - cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR),
+        )
+        base_of = done.picture
+    else:
+        small_deep = cv2.resize(deep, size, interpolation=cv2.INTER_AREA)
+        enlarged = cv2.resize(small_deep, (w, h), interpolation=cv2.INTER_LINEAR)
+        top, detail = 65535, deep.astype(np.float32) - enlarged
+        base_of = done.fill.copy()  # the fill in float, the photo's own 16 bits around it
+        base_of[~small_hole] = small_deep[~small_hole] / 257.0
     sy_scale, sx_scale = size[1] / h, size[0] / w
     hy, hx = np.nonzero(hole)
     fy, fx = (hy + 0.5) * sy_scale - 0.5, (hx + 0.5) * sx_scale - 0.5  # on the small grid
@@ -673,10 +715,12 @@ def fill_window(
             src_y, src_x = np.clip(src_y, 0, h - 1), np.clip(src_x, 0, w - 1)
             total += weight[:, None] * detail[src_y, src_x]
             weights += weight
-    base = cv2.resize(done, (w, h), interpolation=cv2.INTER_LINEAR)[hy, hx].astype(np.float32)
+    base = cv2.resize(base_of, (w, h), interpolation=cv2.INTER_LINEAR)[hy, hx].astype(np.float32)
+    if deep is not None:
+        base *= 257.0
     grain = np.where(weights[:, None] > 0, total / np.maximum(weights, 1e-6)[:, None], 0.0)
-    out = rgb.copy()
-    out[hy, hx] = np.clip(np.rint(base + grain), 0, 255).astype(np.uint8)
+    out = (rgb if deep is None else deep).copy()
+    out[hy, hx] = np.clip(np.rint(base + grain), 0, top).astype(out.dtype)
     return out
 
 

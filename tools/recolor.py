@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 
 from layerpath.errors import BadInput, ToolFailed
-from layerpath.tools.base import Tool
+from layerpath.tools.base import AnyDepth
 from layerpath.tools.imaging import (
     color_lab,
     from_lab,
@@ -93,14 +93,9 @@ def recolor_hsv(pixels: np.ndarray, color: tuple[int, int, int], saturation: flo
     return cv2.cvtColor(np.clip(hsv, 0, 255).astype(np.uint8), cv2.COLOR_HSV2RGB)
 
 
-class _Recolour(Tool):
+class _Recolour(AnyDepth):
     """A recolour computes in float: on a 16-bit photo its accepted step is worked out
-    again at 16 bits (run_deep: the same inputs with the 16-bit picture)."""
-
-    def run_deep(
-        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
-    ) -> np.ndarray:
-        return self.run(ctx, inputs, params).outputs[ArtifactKind.IMAGE]
+    again at 16 bits (the same inputs with the 16-bit picture)."""
 
 
 class LabRecolor(_Recolour):

@@ -455,6 +455,43 @@ def test_a_recolour_of_a_16_bit_gradient_keeps_its_16_bit_gradation(
     assert np.array_equal(whole[:30], deep[:30])  # outside the band: the photo's own values
 
 
+def test_a_removal_from_16_bit_gravel_copies_16_bit_texture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A blot on 16-bit gravel (scikit-image's, its values x 257 plus detail finer than 8
+    bits): patch_fill copies texture into the hole, and its step layer holds the copied
+    pixels' own 16-bit values, as the gravel around it does."""
+    import cv2
+    from skimage import data
+
+    grey = data.gravel()
+    h, w = grey.shape
+    rng = np.random.default_rng(5)
+    gravel = grey.astype(np.uint16)[..., None].repeat(3, axis=2) * 257
+    gravel += rng.integers(0, 128, gravel.shape, dtype=np.uint16)
+    blot = np.zeros((h, w), np.uint8)
+    cv2.ellipse(blot, (w // 2, h // 2), (50, 35), 20, 0, 360, 255, -1)
+    photo = gravel.copy()
+    photo[blot > 0] = (52000, 9000, 7000)  # a red lid lying on the gravel
+    path = tmp_path / "gravel.png"
+    cv2.imwrite(str(path), photo[..., ::-1])
+    mask = tmp_path / "lid.png"
+    Image.fromarray(blot).save(mask)
+    out = tmp_path / "out.ora"
+    report = tmp_path / "run.json"
+    code = main(["edit", str(path), "remove the lid", f"--mask=lid={mask}", "-o", str(out), "--report", str(report)])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    group = read_layered(out).layers[-1]
+    assert isinstance(group, GroupLayer)
+    (step,) = [c for c in group.children if "patch_fill" in c.name]
+    assert isinstance(step, PixelLayer) and step.deep is not None and step.visible
+    x, y = step.offset
+    sh, sw = step.deep.shape[:2]
+    inside = step.deep[(blot > 0)[y : y + sh, x : x + sw]][:, :3].astype(int)
+    assert (inside % 257 != 0).mean() > 0.5  # 16-bit values, not 8-bit ones scaled
+    assert np.abs(inside[:, 0] - inside[:, 1]).max() < 4 * 257  # grey gravel, no red lid
+
+
 def test_a_removal_from_a_16_bit_sky_is_filled_at_16_bits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

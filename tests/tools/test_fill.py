@@ -152,3 +152,29 @@ def test_pieces_copied_from_lighter_and_darker_ground_are_fused_without_a_seam()
     assert np.abs(np.diff(columns(fused))).max() < 2.0
     grain = lambda picture: float(np.diff(picture[40:80, 62:138, 0], axis=1).std())  # noqa: E731
     assert 0.8 < grain(fused) / grain(copied) < 1.2
+
+
+@pytest.mark.parametrize("tiles, scale", [(1, 1), (2, 3)])
+def test_a_patch_fill_is_worked_out_again_at_16_bits(tiles: int, scale: int) -> None:
+    """Gravel as a 16-bit photo (its 8-bit values x 257 plus detail finer than 8 bits):
+    the accepted fill made again at 16 bits (run_deep, from the picture the step saw) is
+    the 8-bit fill within a level or two, its copied pixels carry their sources' 16-bit
+    values (not 8-bit ones scaled), and every pixel away from the hole is the photo's own.
+    The larger window is completed on a scaled-down copy; its grain comes back at 16 bits."""
+    image = photo("gravel", tiles)
+    mask = hole(image.shape, scale)
+    rng = np.random.default_rng(4)
+    deep = image.astype(np.uint16) * 257 + rng.integers(0, 128, image.shape, dtype=np.uint16)
+    deep[..., 3] = 65535
+    tool = Registry.from_catalogue().get("patch_fill")
+    params = tool.spec.param_schedule()[0]
+    inputs = {ArtifactKind.IMAGE: image, ArtifactKind.MASK: mask}
+    eight = remove("patch_fill", image, mask)
+    redo = tool.run_deep(ToolContext(SubtaskKind.OBJECT_REMOVAL, "stone"), inputs, params, deep)
+    assert redo.dtype == np.uint16 and redo.shape == deep.shape
+    grown = cv2.dilate(mask.astype(np.uint8), np.ones((11, 11), np.uint8)) > 0
+    assert np.array_equal(redo[~grown], deep[~grown])
+    inside = redo[mask][:, :3].astype(np.float64)
+    offset = np.abs(inside / 257.0 - eight[mask][:, :3])
+    assert offset.mean() < 1.0 and offset.max() < 3.5
+    assert (inside % 257 != 0).mean() > 0.5
