@@ -9,6 +9,7 @@ the fonts installed on the machine (the common families first, at most `LIMIT`).
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 from functools import lru_cache
@@ -16,9 +17,11 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFont, features
 
 from layerpath.tools.types import Box
+
+log = logging.getLogger(__name__)
 
 FOLDERS = (
     "/usr/share/fonts",
@@ -35,6 +38,38 @@ COMMON = ("dejavu", "liberation", "noto", "arial", "helvetica", "times", "courie
 LIMIT = 48
 MATCH_SIZE = 48  # pixels: the ink is compared at this height
 SLANTED = 0.85  # what an oblique or italic font's likeness counts
+
+
+def foreign_harfbuzz(maps: str | None = None) -> bool:
+    """Whether this process has loaded a HarfBuzz other than the one Pillow bundles (a
+    host such as Krita links the system's). Pillow's RAQM layout then binds to that one
+    and, some runs and not others, lays text out at wild offsets: glyph boxes of
+    hundreds of megapixels, or nothing drawn."""
+    if maps is None:
+        try:
+            maps = Path("/proc/self/maps").read_text()
+        except OSError:  # not Linux: the layout probe below decides
+            return False
+    # Pillow's own copy is renamed (libharfbuzz-<hash>.so); a host's keeps the soname
+    return any("/libharfbuzz.so" in line for line in maps.splitlines())
+
+
+@lru_cache(maxsize=16)
+def layout_engine(path: str) -> ImageFont.Layout:
+    """Pillow's RAQM layout (shaping for complex scripts) where it works in this process,
+    else BASIC (unaffected by a host's libraries)."""
+    if not features.check("raqm"):
+        return ImageFont.Layout.BASIC
+    if foreign_harfbuzz():
+        log.info("this host has its own HarfBuzz loaded: text laid out without RAQM")
+        return ImageFont.Layout.BASIC
+    probe = "Hamburg AVAWA"
+    x0, _, x1, _ = ImageFont.truetype(path, 20, layout_engine=ImageFont.Layout.RAQM).getbbox(probe)
+    b0, _, b1, _ = ImageFont.truetype(path, 20, layout_engine=ImageFont.Layout.BASIC).getbbox(probe)
+    sane = abs(x0 - b0) <= 2 and abs((x1 - x0) - (b1 - b0)) <= 0.1 * (b1 - b0)
+    if not sane:
+        log.warning("Pillow's RAQM text layout is broken in this process; using BASIC layout")
+    return ImageFont.Layout.RAQM if sane else ImageFont.Layout.BASIC
 
 
 @lru_cache(maxsize=1)
@@ -76,7 +111,7 @@ def ink_mask(
 @lru_cache(maxsize=LIMIT)
 def _font(path: str) -> ImageFont.FreeTypeFont | None:
     try:
-        return ImageFont.truetype(path, MATCH_SIZE)
+        return ImageFont.truetype(path, MATCH_SIZE, layout_engine=layout_engine(path))
     except OSError:
         return None
 

@@ -12,10 +12,11 @@ from typing import Any
 
 import cv2
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont, features
+from PIL import Image, ImageDraw, ImageFont
 
 from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import Tool
+from layerpath.tools.fonts import layout_engine
 from layerpath.tools.imaging import boxes_mask, dilate, drop_rules, rgb
 from layerpath.tools.inpaint import inpaint_region
 from layerpath.tools.regions import crop, grow_box, paste, union_box
@@ -109,22 +110,6 @@ def _grown(box: Box, pixels: int, shape: tuple[int, ...]) -> Box:
     )
 
 
-@lru_cache(maxsize=4)
-def layout_engine(path: str) -> ImageFont.Layout:
-    """Pillow's RAQM layout (shaping for complex scripts) where it works in this process,
-    else BASIC. In a host that loaded its own HarfBuzz first (Krita), RAQM lays text out
-    at wild offsets and draws nothing; BASIC is unaffected."""
-    if not features.check("raqm"):
-        return ImageFont.Layout.BASIC
-    probe = "Hamburg AVAWA"
-    x0, _, x1, _ = ImageFont.truetype(path, 20, layout_engine=ImageFont.Layout.RAQM).getbbox(probe)
-    b0, _, b1, _ = ImageFont.truetype(path, 20, layout_engine=ImageFont.Layout.BASIC).getbbox(probe)
-    sane = abs(x0 - b0) <= 2 and abs((x1 - x0) - (b1 - b0)) <= 0.1 * (b1 - b0)
-    if not sane:
-        log.warning("Pillow's RAQM text layout is broken in this process; using BASIC layout")
-    return ImageFont.Layout.RAQM if sane else ImageFont.Layout.BASIC
-
-
 @lru_cache(maxsize=64)
 def load_font(size: int, path: str | None = None) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
     """The font file `path` at the given pixel size; without one (or when it cannot be
@@ -161,13 +146,19 @@ def draw_text(
     color: tuple[int, int, int],
     max_width: int,
     font_path: str | None = None,
+    align: str = "center",
 ) -> tuple[np.ndarray, Box]:
-    """Draw text centred on `area`, sized to its height (wider text is shrunk), in the
-    font file `font_path` (default: a bold sans); the result and the window drawn in."""
+    """Draw text on `area` (centred, or against its left or right edge: `align`), sized
+    to its height (wider text is shrunk), in the font file `font_path` (default: a bold
+    sans); the result and the window drawn in."""
     font = fit_font(text, area.height, max_width, font_path)
     x0, y0, x1, y1 = ImageDraw.Draw(Image.new("L", (1, 1))).textbbox((0, 0), text, font=font)
     cx, cy = (area.x0 + area.x1) / 2, (area.y0 + area.y1) / 2
     left, top = cx - (x0 + x1) / 2, cy - (y0 + y1) / 2
+    if align == "left":
+        left = area.x0 - x0
+    elif align == "right":
+        left = area.x1 - x1
     inked = Box(int(left + x0) - 2, int(top + y0) - 2, int(left + x1) + 3, int(top + y1) + 3)
     window = grow_box(inked, 0, image.shape)  # clipped to the picture
     if window.width <= 0 or window.height <= 0:
@@ -262,7 +253,8 @@ class PillowTextWrite(Tool):
 
 
 class PillowTextAdd(Tool):
-    """Add new text at the top, bottom or centre, in a colour that contrasts."""
+    """Add new text at the top, bottom or centre, or in a corner ('bottom right'), in
+    a colour that contrasts."""
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
@@ -272,15 +264,22 @@ class PillowTextAdd(Tool):
         image = inputs[ArtifactKind.IMAGE]
         h, w = image.shape[:2]
         height = max(8, int(h * float(params["size"])))
-        position = str(ctx.subtask_params.get("position", "bottom"))
-        cy = {"top": int(h * 0.1), "center": h // 2}.get(position, int(h * 0.88))
-        area = Box(int(w * 0.05), cy - height // 2, int(w * 0.95), cy + height // 2)
+        words = str(ctx.subtask_params.get("position", "bottom")).split()
+        cy = int(h * 0.1) if "top" in words else (h // 2 if words == ["center"] else int(h * 0.88))
+        if "left" in words:  # a corner: the text in that half, set against its edge
+            x0, x1 = int(w * 0.04), int(w * 0.5)
+        elif "right" in words:
+            x0, x1 = int(w * 0.5), int(w * 0.96)
+        else:
+            x0, x1 = int(w * 0.05), int(w * 0.95)
+        area = Box(x0, cy - height // 2, x1, cy + height // 2)
+        align = "left" if "left" in words else ("right" if "right" in words else "center")
         if ctx.subtask_params.get("color"):
             color = ctx.colour(str(ctx.subtask_params["color"]))
         else:
             luminance = rgb(image)[max(0, area.y0) : area.y1, area.x0 : area.x1].mean()
             color = (0, 0, 0) if luminance > 128 else (255, 255, 255)
-        out, window = draw_text(image, ctx.to, area, color, area.width)
+        out, window = draw_text(image, ctx.to, area, color, area.width, align=align)
         return ToolResult({ArtifactKind.IMAGE: out}, window=window)
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw, ImageFont, features
 
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Snapshot
-from layerpath.tools.fonts import match_font
+from layerpath.tools.fonts import foreign_harfbuzz, layout_engine, match_font
 from layerpath.tools.ocr import read_text, with_fonts
 from layerpath.tools.registry import Registry
 
@@ -76,3 +76,23 @@ def test_a_replacement_is_written_in_the_signs_font() -> None:
     assert family(found) == "DejaVuSerif"  # not the default bold sans
     boxes = with_fonts(image, read_text(image), 0.3)
     assert boxes and "Serif" in Path(str(boxes[0].font)).name  # any serif installed
+
+
+def test_a_hosts_own_harfbuzz_turns_raqm_layout_off() -> None:
+    """Krita links the system HarfBuzz; Pillow's RAQM layout then binds to it and, some
+    runs and not others, measures glyphs hundreds of megapixels big (the docker's sign
+    replacement failed about one run in four). Pillow's own, renamed copy is no host's."""
+    pillow = (
+        "7f0-7f1 r-xp 0 08:01 1 /venv/site-packages/pillow.libs/libharfbuzz-fb49c9fc.so.0.61450.0"
+    )
+    krita = "7f2-7f3 r-xp 0 08:01 2 /usr/lib/x86_64-linux-gnu/libharfbuzz.so.0.60000.0"
+    assert not foreign_harfbuzz(pillow)
+    assert foreign_harfbuzz(pillow + "\n" + krita)
+    # this test process loaded only Pillow's copy: RAQM shaping stays on where Pillow has it
+    ImageDraw.Draw(Image.new("L", (40, 20))).text(
+        (0, 0), "Aw", font=ImageFont.truetype(CORE[0], 12)
+    )
+    assert not foreign_harfbuzz()
+    assert layout_engine(CORE[0]) == (
+        ImageFont.Layout.RAQM if features.check("raqm") else ImageFont.Layout.BASIC
+    )
