@@ -35,8 +35,6 @@ import numpy as np
 from layerpath.benchmarks.score import TaskScore, score_task
 from layerpath.benchmarks.suite import BUCKETS, Task, describe, make_suite
 from layerpath.engine.executor import Engine
-from layerpath.engine.knowledge import BenchmarkTable
-from layerpath.engine.subroutines import RuleTable
 from layerpath.engine.types import CostBasis, EditRequest, Mode, RunResult
 from layerpath.errors import BadInput, LayerpathError
 from layerpath.tools.base import Tool
@@ -188,7 +186,7 @@ def task_run(task: Task, mode: Mode, alpha: float, result: RunResult, scored: Ta
         scored.accuracy,
         sum(c.seconds for c in result.calls),
         len(result.calls),
-        sum(1 for o in result.outcomes if o.solved_by.startswith("rule")),
+        sum(1 for o in result.outcomes if o.solved_by.startswith(("rule", "action"))),
         dict(fallbacks),
         dict(kind_seconds),
     )
@@ -228,43 +226,6 @@ def run_bench(
                 if progress:
                     progress(done, count)
     return [run for runs in out for run in runs]
-
-
-# --- warm-up curve ---------------------------------------------------------------------
-
-Learner = Callable[[Engine], None]
-
-
-def warm_up(
-    seed: int, learner: Learner | None, points: Sequence[int] = WARM_UP_POINTS, probe: int = 20
-) -> list[dict[str, float]]:
-    """The fast path's share and the cost on `probe` held-out tasks after 0, 40, ... tasks
-    of experience: the tasks run fast-slow with measured costs (the benchmark table
-    learns them) and `learner` (the rule induction, once it exists) is called at each
-    point; each probe runs repeatable (CostBasis.TABLE) on a copy of what was learnt."""
-    registry = Registry.from_catalogue()
-    learning = Engine(registry)
-    stream = make_suite(seed, max(points))
-    held_out = make_suite(seed + 1_000, probe)
-    curve: list[dict[str, float]] = []
-    done = 0
-    for point in points:
-        for task in stream[done:point]:
-            learning.run(EditRequest(task.instruction, task.snapshot(), mode=Mode.FAST_SLOW))
-        done = point
-        if learner is not None:
-            learner(learning)
-        frozen = Engine(
-            registry,
-            rules=RuleTable(learning.rules.rules, registry),
-            table=BenchmarkTable(dict(learning.table.priors), dict(learning.table.observed)),
-            costs=CostBasis.TABLE,
-        )
-        seen = summary([run_task(t, frozen, Mode.FAST_SLOW, 1.0) for t in held_out])
-        curve.append(
-            {"after": point, **{k: seen[k] for k in ("fast_share", "seconds_per_task", "accuracy")}}
-        )
-    return curve
 
 
 # --- the report ------------------------------------------------------------------------
@@ -410,13 +371,13 @@ def markdown(data: dict[str, Any]) -> str:
     )
     if data.get("warm_up"):
         lines += table(
-            "Warm-up (fast-slow, alpha 1, on held-out tasks)",
-            ("after tasks", "fast path", "tool s / task", "accuracy"),
+            "Warm-up without rule learning (fast-slow, alpha 1, on held-out tasks)",
+            ("after tasks", "fast path (no search)", "tool s / task", "accuracy"),
             (
                 (
-                    str(p["after"]),
-                    f"{p['fast_share']:.0%}",
-                    f"{p['seconds_per_task']:.2f}",
+                    str(p["experience"]),
+                    f"{p['fast_path']:.0%}",
+                    f"{p['tool_seconds']:.2f}",
                     f"{p['accuracy']:.3f}",
                 )
                 for p in data["warm_up"]
@@ -501,7 +462,6 @@ def bench(
     jobs: int,
     out: Path,
     warm_up_curve: bool = False,
-    learner: Learner | None = None,
 ) -> dict[str, Any]:
     """Run, report (markdown on stdout, JSON + PNG in `out`), return the data."""
     if suite not in SUITES:
@@ -519,8 +479,10 @@ def bench(
     print(file=sys.stderr)
     data = report(runs, settings)
     data["tasks"] = [describe(t) for t in make_suite(seed, tasks)]
-    if warm_up_curve:
-        data["warm_up"] = warm_up(seed, learner)
+    if warm_up_curve:  # (with rule learning: layerpath bench --warm-up --learn)
+        from layerpath.benchmarks.warmup import curve
+
+        data["warm_up"] = curve(seed, "shipped", Registry.from_catalogue(), [], learning=False)
     data["wall_seconds"] = time.perf_counter() - started
     out.mkdir(parents=True, exist_ok=True)
     (out / f"bench-{suite}.json").write_text(json.dumps(data, indent=1), encoding="utf-8")

@@ -90,6 +90,10 @@ class BenchmarkTable:
     def from_tools(cls, tools: Iterable[Tool]) -> BenchmarkTable:
         return cls({(t.name, k): p for t in tools for k, p in t.spec.priors.items()})
 
+    def copy(self) -> BenchmarkTable:
+        """A table of its own, for runs that must not learn into this one."""
+        return BenchmarkTable(dict(self.priors), dict(self.observed))
+
     def prior(self, tool: Tool, kind: SubtaskKind) -> Prior:
         """The blended estimate; a tool used outside its own subtasks (a mask source in
         a removal) falls back to its best-known entry, then to the placeholder."""

@@ -1,8 +1,11 @@
 """Subroutine rules (FaSTA*): proven tool sequences with symbolic activation conditions.
 
-The table is data (engine/data/subroutines.json, later also learned rules); a rule
-activates when every condition holds for the probed features of its subtask, and among
-active rules the one minimising C_avg^alpha * (2 - Q_avg)^(2 - alpha) is chosen.
+One table, each rule with its provenance (`source`): shipped with layerpath
+(engine/data/subroutines.json, read-only), mined here from traces, or a user's saved
+action (engine/rulebook.py keeps the last two in the data folder). A rule activates when
+every condition holds for the probed features of its subtask; a user's rule that
+activates is preferred, and among the others the one minimising
+C_avg^alpha * (2 - Q_avg)^(2 - alpha) is chosen.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import math
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -49,17 +52,42 @@ class Condition(BaseModel):
         return bool(value == self.eq)
 
 
+Source = Literal["shipped", "mined", "user"]
+
+
 class Rule(BaseModel):
+    """A tool sequence for one kind of subtask, the conditions it is proven under, and
+    where it comes from. `params` (one mapping per tool) makes it replay exactly those
+    parameters, as a saved action does; without them each tool runs its schedule."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     id: str
     subtask: SubtaskKind
     tools: list[str]
     conditions: list[Condition] = []
-    source: str = ""
+    source: Source = "shipped"
+    note: str = ""  # where it comes from, in words
+    params: list[dict[str, Any]] | None = None
+    support: int = 0  # the traces it was mined from
+    cost: float | None = None  # measured mean seconds
+    quality: float | None = None  # measured mean quality
+    accepted: str | None = None  # when it was accepted or saved (ISO date)
+    # a saved action's subtask: the object (a mask's name), the colour or text, its words
+    target: str | None = None
+    to: str | None = None
+    subtask_params: dict[str, Any] = {}
 
     def active(self, features: Mapping[str, Any]) -> bool:
         return all(c.holds(features) for c in self.conditions)
+
+    @property
+    def route(self) -> str:
+        """How a run names what solved a subtask: rule:SR4, or action:NAME."""
+        return f"{'action' if self.source == 'user' else 'rule'}:{self.id}"
+
+    def params_for(self, index: int) -> dict[str, Any] | None:
+        return None if self.params is None else self.params[index]
 
 
 class RuleTable:
@@ -94,12 +122,14 @@ class RuleTable:
     def select(
         self, kind: SubtaskKind, features: Mapping[str, Any], table: BenchmarkTable, alpha: float
     ) -> Rule | None:
-        """The cheapest available rule whose conditions hold, or None."""
+        """The user's own rule (a saved action) whose conditions hold, else the cheapest
+        available rule whose conditions hold, or None."""
         candidates = [
             r
             for r in self.rules
             if r.subtask == kind and r.active(features) and self.unavailable_reason(r) is None
         ]
+        candidates = [r for r in candidates if r.source == "user"] or candidates
         if not candidates:
             return None
 

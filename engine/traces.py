@@ -172,6 +172,17 @@ class TraceStore:
             self._give_up(exc)
             return {}
 
+    def runs(self) -> int:
+        """How many runs left attempts here (0 when the store cannot be read)."""
+        if not self.usable:
+            return 0
+        try:
+            with self._connect() as db:
+                return int(db.execute("SELECT COUNT(DISTINCT run_id) FROM attempts").fetchone()[0])
+        except (sqlite3.Error, OSError) as exc:
+            self._give_up(exc)
+            return 0
+
     def attempts(self) -> list[dict[str, Any]]:
         with self._connect() as db:
             db.row_factory = sqlite3.Row

@@ -43,6 +43,8 @@ class Settings(BaseModel):
     cloud: CloudSettings = CloudSettings()
     quality_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     retries: int = Field(default=2, ge=0, le=5)
+    # the plan is shown (each step, its tools, about how long) and runs when confirmed
+    preview_plan: bool = True
     device: Literal["auto", "cuda", "mps", "cpu"] = "auto"
     model_dir: str | None = None  # None: <data dir>/models
     offline: bool = False  # never download models
@@ -53,6 +55,9 @@ class Settings(BaseModel):
     # the LLM endpoint's vision model (two pictures per step)
     critic: Literal["auto", "clip", "vlm", "none"] = "auto"
     record_traces: bool = True
+    # learn new rules from the traces after every this many runs, in the background
+    # (`layerpath learn`); 0: only when asked
+    learn_every: int = Field(default=20, ge=0)
     # the largest picture opened (a file claiming more is refused from its header)
     max_megapixels: float = Field(default=200.0, gt=0)
     # how long one tool call may take before it is given up and the next tried (a tool

@@ -109,14 +109,18 @@ def test_a_replayed_call_reports_the_first_calls_seconds(scene: Scene) -> None:
     assert learning.table.observed  # the default engine learns the measured costs
 
 
-def test_the_warm_up_curve_calls_the_learner_at_each_point() -> None:
-    """The hook the rule induction will use: called after 0 and after 2 tasks of
-    experience, with the engine that has been learning (measured costs observed)."""
-    from layerpath.benchmarks.bench import warm_up
+@pytest.mark.slow
+def test_the_warm_up_curve_learns_rules_from_an_empty_table() -> None:
+    """From no rules at all: after 12 tasks of experience the offline inducer's rules,
+    verified on the replay set, carry part of the held-out subtasks on the fast path;
+    every decision is kept; without learning the fast path stays empty."""
+    from layerpath.benchmarks.warmup import curve
 
-    learnt: list[int] = []
-    curve = warm_up(0, lambda engine: learnt.append(len(engine.table.observed)), (0, 2), 2)
-    assert [p["after"] for p in curve] == [0, 2]
-    assert learnt[0] == 0 and learnt[1] > 0
-    for point in curve:
-        assert 0.0 <= point["fast_share"] <= 1.0 and point["seconds_per_task"] > 0
+    decisions: list[dict[str, object]] = []
+    registry = Registry.from_catalogue()
+    learnt = curve(0, "empty", registry, decisions, points=(0, 12), probe=3, replay_per_kind=1)
+    assert [p["experience"] for p in learnt] == [0, 12]
+    assert learnt[0]["fast_path"] == 0.0 and learnt[1]["fast_path"] > 0.3
+    assert any(d["accepted"] for d in decisions) and all(d["experience"] == 12 for d in decisions)
+    still = curve(0, "empty", registry, [], points=(0, 12), probe=3, learning=False)
+    assert still[1]["fast_path"] == 0.0 and still[1]["solved_by_rule"] == 0.0

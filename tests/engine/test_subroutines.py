@@ -89,6 +89,7 @@ def test_tool_graph_is_derived_from_ports() -> None:
         "grounding_dino",
         "yolo_detector",
         "yolo_ultralytics",
+        "offline_finder",
         "sd_inpaint",
         "cloud_inpaint",
     }

@@ -1,0 +1,260 @@
+"""The rule book: every rule the fast path may use, with where it comes from.
+
+Shipped rules (engine/data/subroutines.json) are read-only; rules mined here and the
+user's actions live in the data folder: `rules.json` (mined rules, and the ids the user
+disabled, shipped ones included), `actions.json`, and `learning.json` (what verification
+decided about each proposed rule). Files are replaced atomically; one
+that cannot be read is a clear error naming it, never a silent loss of the user's
+actions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from layerpath.engine.actions import Action, export_json, import_json, validated
+from layerpath.engine.induction import Decision
+from layerpath.engine.io import write_atomically
+from layerpath.engine.subroutines import Rule, RuleTable
+from layerpath.errors import BadInput, shown
+from layerpath.settings import data_dir
+from layerpath.tools.registry import Registry
+
+RULES_VERSION = 1
+#: verification decisions kept in learning.json
+MAX_DECISIONS = 2000
+ACTIONS_VERSION = 2
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A rule as the book lists it: whether it is on, and why it cannot run here."""
+
+    rule: Rule
+    enabled: bool
+    unavailable: str | None
+    action: str | None = None  # the action it is part of
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.rule.model_dump(mode="json", by_alias=True, exclude_none=True)
+        data["enabled"] = self.enabled
+        if self.unavailable:
+            data["unavailable"] = self.unavailable
+        if self.action:
+            data["action"] = self.action
+        return data
+
+
+class RuleBook:
+    """Shipped, mined and user rules; the RuleTable a run uses holds the enabled ones."""
+
+    def __init__(self, registry: Registry, folder: Path | None = None) -> None:
+        self.registry = registry
+        self.folder = folder or data_dir()
+        self.rules_path = self.folder / "rules.json"
+        self.actions_path = self.folder / "actions.json"
+
+    # --- reading ---------------------------------------------------------------------
+
+    def _read(self, path: Path) -> dict[str, Any]:
+        if not path.exists():
+            return {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise ValueError("not a JSON object")
+            return data
+        except (OSError, ValueError) as exc:
+            raise BadInput(
+                f"Cannot read {path}: {shown(str(exc), 160)}. Fix or delete it."
+            ) from exc
+
+    def shipped(self) -> list[Rule]:
+        return list(RuleTable.load(self.registry).rules)
+
+    def mined(self) -> list[Rule]:
+        raw = self._read(self.rules_path).get("rules", [])
+        try:
+            return [Rule.model_validate(r) for r in raw]
+        except (ValidationError, TypeError) as exc:
+            raise BadInput(
+                f"Cannot read {self.rules_path}: a rule is malformed. Fix or delete it."
+            ) from exc
+
+    def disabled(self) -> set[str]:
+        return {str(i) for i in self._read(self.rules_path).get("disabled", [])}
+
+    def actions(self) -> dict[str, Action]:
+        data = self._read(self.actions_path)
+        items = data.get("actions", [])
+        if not isinstance(items, list):
+            raise BadInput(
+                f"Cannot read {self.actions_path}: no list of actions. Fix or delete it."
+            )
+        try:
+            if data.get("version", 1) == 1:  # saved by an earlier layerpath: one subtask each
+                items = [_from_version_1(item) for item in items]
+            found = [validated(item, self.registry) for item in items]
+        except (BadInput, KeyError, TypeError, ValueError) as exc:
+            raise BadInput(f"Cannot read {self.actions_path}: {exc} Fix or delete it.") from exc
+        return {a.name: a for a in found}
+
+    def entries(self) -> list[Entry]:
+        """Every rule: shipped, mined, then each action's parts."""
+        off = self.disabled()
+        table = RuleTable([], self.registry)
+
+        def entry(rule: Rule, action: str | None = None) -> Entry:
+            return Entry(rule, rule.id not in off, table.unavailable_reason(rule), action)
+
+        listed = [entry(r) for r in [*self.shipped(), *self.mined()]]
+        for action in self.actions().values():
+            listed += [entry(part, action.name) for part in action.parts]
+        return listed
+
+    def find(self, rule_id: str) -> Entry:
+        for entry in self.entries():
+            if entry.rule.id == rule_id:
+                return entry
+        raise BadInput(f"No rule '{shown(rule_id, 80)}'; `layerpath rules list` shows them.")
+
+    def table(self) -> RuleTable:
+        """The rules a run may use: every enabled one."""
+        return RuleTable((e.rule for e in self.entries() if e.enabled), self.registry)
+
+    # --- changing --------------------------------------------------------------------
+
+    def _write(self, path: Path, data: dict[str, Any]) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(data, indent=2).encode("utf-8")
+        write_atomically(path, lambda file: file.write(text))
+
+    def set_enabled(self, rule_id: str, enabled: bool) -> Entry:
+        entry = self.find(rule_id)
+        data = self._read(self.rules_path)
+        off = {str(i) for i in data.get("disabled", [])}
+        off = off - {rule_id} if enabled else off | {rule_id}
+        self._write(self.rules_path, {**data, "version": RULES_VERSION, "disabled": sorted(off)})
+        return Entry(entry.rule, enabled, entry.unavailable, entry.action)
+
+    def add_mined(self, rules: Iterable[Rule], learned_at_runs: int | None = None) -> None:
+        """Keep mined rules (and, after an induction, how many runs it had seen)."""
+        data = self._read(self.rules_path)
+        kept = {r.id: r for r in self.mined()}
+        for rule in rules:
+            kept[rule.id] = rule
+        mined = [r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in kept.values()]
+        update: dict[str, Any] = {"version": RULES_VERSION, "rules": mined}
+        if learned_at_runs is not None:
+            update["learned_at_runs"] = learned_at_runs
+        self._write(self.rules_path, {**data, **update})
+
+    def learning_due(self, runs: int, every: int) -> bool:
+        """Whether `every` runs have been recorded since the last induction."""
+        if every <= 0:
+            return False
+        try:
+            last = int(self._read(self.rules_path).get("learned_at_runs", 0))
+        except (BadInput, TypeError, ValueError):
+            return False
+        return runs - last >= every
+
+    def rejected_before(self) -> set[str]:
+        """The ids of proposals verification turned down (learning.json)."""
+        kept = self._read(self.folder / "learning.json").get("decisions", [])
+        return {
+            str(d["rule"]["id"])
+            for d in kept
+            if isinstance(d, dict)
+            and not d.get("accepted")
+            and d.get("benefit") is not None
+            and isinstance(d.get("rule"), dict)
+            and "id" in d["rule"]
+        }
+
+    def record_decisions(self, decisions: Iterable[Decision]) -> None:
+        """Keep what verification decided (learning.json, the latest MAX_DECISIONS)."""
+        path = self.folder / "learning.json"
+        kept = list(self._read(path).get("decisions", []))
+        kept += [d.to_json() for d in decisions]
+        self._write(path, {"version": 1, "decisions": kept[-MAX_DECISIONS:]})
+
+    def _save_actions(self, actions: Iterable[Action]) -> None:
+        self._write(
+            self.actions_path,
+            {"version": ACTIONS_VERSION, "actions": [a.to_json() for a in actions]},
+        )
+
+    def save_action(self, action: Action) -> None:
+        """Keep the action (saving a name again replaces that action)."""
+        actions = self.actions()
+        actions[action.name] = action
+        self._save_actions(actions.values())
+
+    def import_action(self, data: bytes, name: str | None = None, replace: bool = False) -> Action:
+        """Add an action from an exported file's bytes (under `name` when given); a bad
+        file, or a name already taken without `replace`, changes nothing."""
+        action = import_json(data, self.registry)
+        if name:
+            action = action.renamed(name)
+        if action.name in self.actions() and not replace:
+            raise BadInput(
+                f"There is already an action '{action.name}'; import it under another name, "
+                "or replace it."
+            )
+        self.save_action(action)
+        return action
+
+    def export_action(self, name: str, path: Path) -> Path:
+        """Write the action to `path` as schema-versioned JSON."""
+        text = export_json(self.action(name)).encode("utf-8")
+        return write_atomically(path, lambda file: file.write(text))
+
+    def action(self, name: str) -> Action:
+        actions = self.actions()
+        if name not in actions:
+            known = ", ".join(sorted(actions)) or "none yet"
+            raise BadInput(f"No action '{shown(name, 80)}' (saved actions: {known}).")
+        return actions[name]
+
+    def delete_action(self, name: str) -> None:
+        self.action(name)
+        self._save_actions(a for a in self.actions().values() if a.name != name)
+
+    def rename_action(self, old: str, new: str) -> Action:
+        actions = self.actions()
+        renamed = self.action(old).renamed(new)
+        if renamed.name != old and renamed.name in actions:
+            raise BadInput(
+                f"There is already an action '{renamed.name}'; delete or rename it first."
+            )
+        self._save_actions(renamed if a.name == old else a for a in actions.values())
+        return renamed
+
+
+def _from_version_1(item: dict[str, Any]) -> dict[str, Any]:
+    """An action as layerpath saved them before rules had provenance: one subtask, its
+    parameters one per layer (dropped when they do not line up with the tools)."""
+    tools = list(item["tools"])
+    params = list(item.get("params", ()))
+    return {
+        "name": item["name"],
+        "parts": [
+            {
+                "id": item["name"],
+                "subtask": item["subtask"],
+                "tools": tools,
+                "params": params if len(params) == len(tools) else None,
+                "source": "user",
+                "note": "saved by you",
+                "target": item.get("target"),
+                "to": item.get("to"),
+            }
+        ],
+    }
