@@ -15,7 +15,9 @@ from typing import TYPE_CHECKING, Any
 import cv2
 import numpy as np
 
+from layerpath.engine.checks.adjust import check_adjustment
 from layerpath.engine.checks.cutout import check_cutout
+from layerpath.engine.checks.geometry import check_cropped, check_rotated
 from layerpath.engine.checks.recolour import check_recolour
 from layerpath.engine.checks.removal import check_removal, untouched_outside
 from layerpath.engine.checks.text import (
@@ -113,7 +115,14 @@ def check_text_boxes(boxes: list[TextBox]) -> float:
 
 
 #: kinds whose tools change the whole picture (or its size): judged on all of it
-WHOLE_PICTURE = {K.IMAGE_DEBLURRING, K.BACKGROUND_REMOVAL, K.IMAGE_UPSCALING, K.OUTPAINTING}
+WHOLE_PICTURE = {
+    K.IMAGE_DEBLURRING,
+    K.BACKGROUND_REMOVAL,
+    K.IMAGE_UPSCALING,
+    K.OUTPAINTING,
+    K.CROP,
+    K.ROTATION,
+}
 #: context kept around what a step changed: the checks' rings and tolerances reach this far
 MARGIN = 64
 
@@ -147,6 +156,7 @@ def judge(
     window: Box | None = None,
     critic: Critic | None = None,
     colours: ColourNames = parse_color,
+    selection: np.ndarray | None = None,
 ) -> Verdict:
     """Quality of one tool step, and what is wrong with it in plain words. `produced` is
     what the step made, `state` everything the path holds now (masks, text boxes),
@@ -187,6 +197,14 @@ def judge(
         K.BACKGROUND_REMOVAL: lambda: check_cutout(start, after),
         K.IMAGE_UPSCALING: lambda: check_upscaled(start, after, subtask.params.get("factor")),
         K.OUTPAINTING: lambda: check_outpainted(start, after, produced.get(ArtifactKind.PLACEMENT)),
+        K.REGION_ADJUSTMENT: lambda: check_adjustment(subtask.params, start, after, mask),
+        K.CROP: lambda: check_cropped(
+            start, after, produced.get(ArtifactKind.PLACEMENT), subtask.params, full_mask
+        ),
+        K.ROTATION: lambda: check_rotated(start, after, subtask.params),
+        K.PHOTO_ADJUSTMENT: lambda: check_adjustment(
+            subtask.params, start, after, _scope(after.shape, window, region, selection)
+        ),
     }
     check = checkers.get(kind)
     found = Verdict(0.8) if check is None else check()
@@ -199,6 +217,22 @@ def judge(
                 verdict, score=opinion, reason="the critic model judged the picture poorly"
             )
     return verdict
+
+
+def _scope(
+    shape: tuple[int, ...], window: Box | None, region: Box, selection: np.ndarray | None
+) -> np.ndarray | None:
+    """Where a whole-picture adjustment was asked, within the analysed region: the
+    selection when there is one, else the step's window; None: the whole picture."""
+    if window is None:
+        return None
+    if selection is not None and selection.any():
+        return crop(selection, region).copy()
+    mask = np.zeros(shape[:2], dtype=bool)
+    mask[
+        window.y0 - region.y0 : window.y1 - region.y0, window.x0 - region.x0 : window.x1 - region.x0
+    ] = True
+    return mask
 
 
 def _score_artifact(subtask: Subtask, produced: Values) -> float:

@@ -11,6 +11,9 @@ up, so a large photo is never resized as a whole.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -20,9 +23,11 @@ import numpy as np
 
 from layerpath.errors import Cancelled, ToolFailed
 from layerpath.tools.base import OnnxModelTool, Tool
-from layerpath.tools.imaging import rgb
+from layerpath.tools.imaging import main_pieces, rgb
 from layerpath.tools.regions import full_box
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
+
+log = logging.getLogger(__name__)
 
 
 def small_copy(image_rgb: np.ndarray, resolution: int) -> np.ndarray:
@@ -70,7 +75,7 @@ class GrabCutBackground(Tool):
         cv2.setRNGSeed(0)  # GrabCut's colour models start from OpenCV's RNG: same photo, same cut
         for done in range(rounds):  # one iteration at a time: progress, and a cancel point
             if ctx.cancelled():
-                raise Cancelled("Background removal was cancelled.")
+                raise Cancelled("Finding the subject was cancelled.")
             mode = cv2.GC_INIT_WITH_RECT if done == 0 else cv2.GC_EVAL
             cv2.grabCut(bgr, labels, frame, background, foreground, 1, mode)
             ctx.progress((done + 1) / rounds)
@@ -189,8 +194,42 @@ def edge_matte(guide_rgb: np.ndarray, subject: np.ndarray, radius: int) -> np.nd
     trimap[cv2.dilate(inside, band) == 0] = 0.0
     if not (trimap == 1.0).any() or not (trimap == 0.0).any():
         return guided_matte(guide_rgb, subject, radius)
-    matte = estimate_alpha_cf(guide_rgb.astype(np.float64) / 255.0, trimap)
+    # pymatting prints its solver's "PERFORMANCE WARNING"s to stdout, into a CLI's or a
+    # benchmark's output: they go to the log instead
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        matte = estimate_alpha_cf(guide_rgb.astype(np.float64) / 255.0, trimap)
+    if said.getvalue().strip():
+        log.debug("pymatting: %s", said.getvalue().strip())
     return np.clip(matte, 0.0, 1.0).astype(np.float32)
+
+
+def salient_subject(small: np.ndarray, params: Mapping[str, Any], ctx: ToolContext) -> np.ndarray:
+    """The subject of a small RGB copy (0/1 float): what is unlike the picture's border
+    (border_saliency), cut with GrabCut started from it (sure subject, sure background,
+    a band of maybe between), its small stray pieces dropped. `params`: sure, maybe,
+    iterations."""
+    h, w = small.shape[:2]
+    saliency = border_saliency(small)
+    sure, maybe = float(params["sure"]), float(params["maybe"])
+    labels = np.full((h, w), cv2.GC_PR_BGD, np.uint8)
+    labels[saliency > maybe] = cv2.GC_PR_FGD
+    labels[saliency > sure] = cv2.GC_FGD
+    labels[saliency < maybe / 3] = cv2.GC_BGD
+    if not (labels == cv2.GC_FGD).any() and not (labels == cv2.GC_PR_FGD).any():
+        raise ToolFailed("No subject stands out from the picture's border.")
+    background, foreground = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
+    bgr = np.ascontiguousarray(small[..., ::-1])
+    rounds = int(params["iterations"])
+    cv2.setRNGSeed(0)  # (as in GrabCutBackground)
+    for done in range(rounds):
+        if ctx.cancelled():
+            raise Cancelled("Background removal was cancelled.")
+        mode = cv2.GC_INIT_WITH_MASK if done == 0 else cv2.GC_EVAL
+        cv2.grabCut(bgr, labels, (0, 0, 0, 0), background, foreground, 1, mode)  # rect unused
+        ctx.progress((done + 1) / (rounds + 1))
+    # the subject's pieces that hold most of it (specks of sure background go)
+    return main_pieces(np.isin(labels, (cv2.GC_FGD, cv2.GC_PR_FGD))).astype(np.float32)
 
 
 class SalientCutout(Tool):
@@ -207,31 +246,7 @@ class SalientCutout(Tool):
         image = inputs[ArtifactKind.IMAGE]
         small = small_copy(rgb(image), int(params["resolution"]))
         h, w = small.shape[:2]
-        saliency = border_saliency(small)
-        sure, maybe = float(params["sure"]), float(params["maybe"])
-        labels = np.full((h, w), cv2.GC_PR_BGD, np.uint8)
-        labels[saliency > maybe] = cv2.GC_PR_FGD
-        labels[saliency > sure] = cv2.GC_FGD
-        labels[saliency < maybe / 3] = cv2.GC_BGD
-        if not (labels == cv2.GC_FGD).any() and not (labels == cv2.GC_PR_FGD).any():
-            raise ToolFailed("No subject stands out from the picture's border.")
-        background, foreground = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
-        bgr = np.ascontiguousarray(small[..., ::-1])
-        rounds = int(params["iterations"])
-        cv2.setRNGSeed(0)  # (as above)
-        for done in range(rounds):
-            if ctx.cancelled():
-                raise Cancelled("Background removal was cancelled.")
-            mode = cv2.GC_INIT_WITH_MASK if done == 0 else cv2.GC_EVAL
-            cv2.grabCut(bgr, labels, (0, 0, 0, 0), background, foreground, 1, mode)  # rect unused
-            ctx.progress((done + 1) / (rounds + 1))
-        subject = np.isin(labels, (cv2.GC_FGD, cv2.GC_PR_FGD)).astype(np.float32)
-        # keep the subject's pieces that hold most of it (specks of sure background go)
-        count, parts, stats, _ = cv2.connectedComponentsWithStats(subject.astype(np.uint8))
-        if count > 1:
-            areas = stats[1:, cv2.CC_STAT_AREA]
-            keep = 1 + np.flatnonzero(areas >= 0.05 * areas.max())
-            subject = np.isin(parts, keep).astype(np.float32)
+        subject = salient_subject(small, params, ctx)
         radius = max(2, round(min(h, w) * float(params["edge"])))
         matte = edge_matte(small, subject, radius)
         matte = np.where(matte > 0.97, 1.0, np.where(matte < 0.03, 0.0, matte))

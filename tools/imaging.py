@@ -62,6 +62,25 @@ def erode(mask: np.ndarray, pixels: int) -> np.ndarray:
     return cv2.erode(mask.astype(np.uint8), kernel).astype(bool)
 
 
+def main_pieces(mask: np.ndarray, share: float = 0.05) -> np.ndarray:
+    """The mask's pieces that hold most of it: each at least `share` of the largest
+    (specks a segmentation left go)."""
+    count, parts, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8))
+    if count <= 2:
+        return mask.astype(bool)
+    areas = stats[1:, cv2.CC_STAT_AREA]
+    return np.isin(parts, 1 + np.flatnonzero(areas >= share * areas.max()))
+
+
+def moved_edge(mask: np.ndarray, pixels: int) -> np.ndarray:
+    """The region grown by `pixels` (shrunk when negative)."""
+    if pixels > 0:
+        return dilate(mask, pixels)
+    if pixels < 0:
+        return erode(mask, -pixels)
+    return mask
+
+
 def ring(mask: np.ndarray, width: int) -> np.ndarray:
     """The band of pixels just outside the mask."""
     return dilate(mask, width) & ~mask
@@ -100,10 +119,16 @@ def boxes_mask(shape: tuple[int, int], boxes: tuple[Box, ...] | list[Box]) -> np
     return mask
 
 
+_HUES = {"blue", "green", "red", "yellow", "orange", "purple", "pink", "brown", "grey", "gray"}
+
+
 def parse_color(name: str) -> tuple[int, int, int]:
     """'yellow', 'light blue', '#ffcc00' -> RGB; a clear error for unknown names."""
     cleaned = name.strip().lower()
-    for candidate in (cleaned, cleaned.replace(" ", ""), cleaned.replace(" ", "-")):
+    words = cleaned.split()
+    shade = (" ".join(words[:-1]),) if len(words) > 1 and words[-1] in _HUES else ()
+    # 'navy blue', 'forest green': the shade names the colour, the hue confirms it
+    for candidate in (cleaned, cleaned.replace(" ", ""), cleaned.replace(" ", "-"), *shade):
         try:
             r, g, b = ImageColor.getrgb(candidate)[:3]
             return int(r), int(g), int(b)

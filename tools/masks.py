@@ -10,7 +10,7 @@ import numpy as np
 from layerpath.errors import TargetNotFound, shown
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import component_boxes
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
+from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
 _ARTICLES = {"the", "a", "an", "this", "that", "these", "those", "all", "my", "its", "his", "her"}
 _SELECTION_WORDS = {"", "this", "it", "here", "selection", "the selection", "selected area"}
@@ -55,11 +55,12 @@ def resolve_mask(
     ):
         if found is not None and found[1].any():
             return found
+    if selection is not None and selection.any():  # the user selected what they name
+        return "selection", selection
     known = shown(", ".join(sorted(masks)) or "none", 400)
     raise TargetNotFound(
-        f"No mask for '{shown(target or '')}'. Masks in this request: {known}. Give one with "
-        f"--mask {shown(words[-1]) if words else 'name'}=mask.png, name a layer or Krita mask "
-        "after the object, or select it."
+        f"No mask for '{shown(target or '')}'. Masks in this request: {known}. Select it, or "
+        "name a mask or layer after it."
     )
 
 
@@ -76,5 +77,38 @@ class NamedMaskSource(Tool):
                 f"The mask '{shown(label)}' is {mask.shape[1]}x{mask.shape[0]} but the image is "
                 f"{image.shape[1]}x{image.shape[0]}; export the mask at the image size."
             )
+        if (
+            label == "selection"
+            and ctx.target
+            and normalize_name(ctx.target) not in _SELECTION_WORDS
+        ):
+            mask = refined_selection(image, mask, label)
         boxes = component_boxes(mask, label)
         return ToolResult({ArtifactKind.MASK: mask.copy(), ArtifactKind.BOXES: boxes})
+
+
+#: a selection filling this much of its bounds is a rough box around the object
+BOXLIKE = 0.9
+
+
+def refined_selection(image: np.ndarray, selection: np.ndarray, label: str) -> np.ndarray:
+    """A rough rectangle selected around a named object, refined to the object inside
+    it (GrabCut from the rectangle, on a copy at most WORK_SIDE pixels across); any
+    other selection's shape is the user's own and is kept."""
+    from layerpath.tools.background import small_copy
+    from layerpath.tools.finders import WORK_SIDE, full_size_mask, refine_box
+    from layerpath.tools.imaging import mask_box, rgb
+
+    bounds = mask_box(selection)
+    if bounds is None or selection[bounds.y0 : bounds.y1, bounds.x0 : bounds.x1].mean() < BOXLIKE:
+        return selection
+    small = small_copy(rgb(image), WORK_SIDE)
+    scale = small.shape[1] / image.shape[1]
+    box = Box(
+        int(bounds.x0 * scale), int(bounds.y0 * scale),
+        int(np.ceil(bounds.x1 * scale)), int(np.ceil(bounds.y1 * scale)), label,
+    )  # fmt: skip
+    inside = refine_box(small, box)
+    if inside.mean() * small.size / 3 < 16:  # GrabCut kept nothing: the box as given
+        return selection
+    return full_size_mask(inside, image.shape) & selection

@@ -17,6 +17,7 @@ import numpy as np
 from layerpath.tools.base import Tool
 from layerpath.tools.fonts import match_font
 from layerpath.tools.imaging import drop_rules, mask_box, rgb
+from layerpath.tools.regions import overlap
 from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
@@ -129,15 +130,6 @@ def _bounds(quad: np.ndarray) -> Box:
     return Box(int(xs.min()), int(ys.min()), int(np.ceil(xs.max())), int(np.ceil(ys.max())))
 
 
-def _overlap(a: Box, b: Box) -> float:
-    """Intersection over the smaller box."""
-    w = min(a.x1, b.x1) - max(a.x0, b.x0)
-    h = min(a.y1, b.y1) - max(a.y0, b.y0)
-    if w <= 0 or h <= 0:
-        return 0.0
-    return w * h / max(1, min(a.width * a.height, b.width * b.height))
-
-
 def _candidates(pixels: np.ndarray) -> list[tuple[np.ndarray, str, float]]:
     """Lines found on the photo as RapidOCR sees it (at most DETECT_SIDE) and, on a
     larger photo, also at COARSE_SIDE (its detector misses letters much taller than
@@ -154,7 +146,7 @@ def _candidates(pixels: np.ndarray) -> list[tuple[np.ndarray, str, float]]:
     lines += [(quad / scale, text, score) for quad, text, score in _lines(small)]
     distinct: list[tuple[np.ndarray, str, float]] = []
     for line in sorted(lines, key=lambda line: -line[2]):  # a line seen at both: read once
-        if all(_overlap(_bounds(line[0]), _bounds(kept[0])) <= 0.5 for kept in distinct):
+        if all(overlap(_bounds(line[0]), _bounds(kept[0])) <= 0.5 for kept in distinct):
             distinct.append(line)
     confirmed = []
     for quad, text, score in distinct:
@@ -185,7 +177,7 @@ def read_text(image: np.ndarray, min_score: float = 0.5) -> tuple[TextBox, ...]:
         )
         if letters == 1 and box.height > 0.1 * min(h, w):
             continue  # one 'glyph' a tenth of the photo tall: a saucer read as '3
-        if box.width < 2 or box.height < 2 or any(_overlap(box, tb.box) > 0.5 for tb in found):
+        if box.width < 2 or box.height < 2 or any(overlap(box, tb.box) > 0.5 for tb in found):
             continue  # the same line seen at both scales: the surer reading stays
         ink, color, background = estimate_style(pixels, box)
         found.append(TextBox(box, text, score, ink, color[:3], background[:3]))

@@ -19,7 +19,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from layerpath.errors import ToolFailed
+from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import OnnxModelTool, Tool
 from layerpath.tools.imaging import model_size
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
@@ -28,14 +28,21 @@ SIDES = ("left", "right", "top", "bottom")
 
 
 def margins(ctx: ToolContext, shape: tuple[int, ...], share: float) -> dict[str, int]:
-    """Pixels to add on each side: `share` of the width (left, right) or height (top,
-    bottom) on the sides asked for ('all sides' when none was named)."""
+    """Pixels to add on each side: the asked number of pixels ('pixels'), else `share`
+    of the width (left, right) or height (top, bottom), on the sides asked for ('all
+    sides' when none was named)."""
     side = str(ctx.subtask_params.get("side") or "all sides")
     chosen = SIDES if side == "all sides" else (side,)
     if any(s not in SIDES for s in chosen):
         raise ToolFailed(f"Outpainting extends left, right, top, bottom or all sides, not {side}.")
     h, w = shape[:2]
     sizes = {"left": w, "right": w, "top": h, "bottom": h}
+    asked = ctx.subtask_params.get("pixels")
+    if asked is not None:
+        pixels = int(asked)
+        if not 0 < pixels <= 4 * max(h, w):
+            raise BadInput(f"Extend the canvas by 1 to {4 * max(h, w)} pixels, not {asked}.")
+        return {s: pixels if s in chosen else 0 for s in SIDES}
     return {s: int(round(sizes[s] * share)) if s in chosen else 0 for s in SIDES}
 
 

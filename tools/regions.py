@@ -34,6 +34,15 @@ def grow_box(box: Box, pad: int, shape: tuple[int, ...]) -> Box:
     )
 
 
+def overlap(a: Box, b: Box) -> float:
+    """How much two boxes overlap: their intersection over the smaller one (0..1)."""
+    w = min(a.x1, b.x1) - max(a.x0, b.x0)
+    h = min(a.y1, b.y1) - max(a.y0, b.y0)
+    if w <= 0 or h <= 0:
+        return 0.0
+    return w * h / max(1, min(a.width * a.height, b.width * b.height))
+
+
 def union_box(boxes: Iterable[Box | None]) -> Box | None:
     """The smallest box holding all the given ones (None when there are none)."""
     present = [b for b in boxes if b is not None and b.width > 0 and b.height > 0]

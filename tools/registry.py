@@ -37,6 +37,7 @@ def spec_from_record(record: dict[str, Any]) -> ToolSpec:
         extra=record.get("extra"),
         install=record.get("install"),
         needs_gpu=bool(record.get("needs_gpu", False)),
+        label=str(record.get("label") or record["name"]),
     )
 
 

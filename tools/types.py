@@ -16,7 +16,8 @@ import numpy as np
 
 
 class SubtaskKind(str, Enum):
-    """The 24 subtasks of CoSTA*; values are the stable ids used in JSON and reports."""
+    """The 24 subtasks of CoSTA* and layerpath's adjustments; values are the stable ids
+    used in JSON and reports."""
 
     OBJECT_DETECTION = "object_detection"
     OBJECT_SEGMENTATION = "object_segmentation"
@@ -42,6 +43,11 @@ class SubtaskKind(str, Enum):
     KEYWORD_HIGHLIGHTING = "keyword_highlighting"
     SENTIMENT_ANALYSIS = "sentiment_analysis"
     CAPTION_CONSISTENCY = "caption_consistency"
+    # beyond the paper: a photographer's everyday adjustments (tools/adjust.py)
+    PHOTO_ADJUSTMENT = "photo_adjustment"  # the whole picture, or the selection
+    REGION_ADJUSTMENT = "region_adjustment"  # inside a named or found region
+    CROP = "crop"  # to a ratio or around a region (tools/geometry.py)
+    ROTATION = "rotation"  # by degrees, straighten, flip
 
     @property
     def label(self) -> str:
@@ -150,6 +156,7 @@ class ToolSpec:
     extra: str | None = None  # the pip extra that installs them
     install: str | None = None  # the command that installs them, when not an extra
     needs_gpu: bool = False  # too slow on a CPU to offer there
+    label: str = ""  # what the step does, in a photographer's words ('Fill in (texture)')
 
     def param_schedule(self) -> tuple[Mapping[str, Any], ...]:
         """Default params first, then each retry entry laid over them."""

@@ -30,6 +30,15 @@ def grain(luma: np.ndarray, region: np.ndarray) -> float:
     return float(values[values <= np.percentile(values, 75)].mean())
 
 
+def shape_contrast(luma: np.ndarray, sigma: float = 2.0) -> np.ndarray:
+    """How far each pixel's luma, blurred at `sigma`, stands from its neighbourhood's
+    (blurred at three times that): the contrast of the ground's shapes at that scale
+    (stones in gravel, leaves, bricks), which a washed-out fill lacks even where it has
+    the photo's fine grain and edges."""
+    shapes = cv2.GaussianBlur(luma, (0, 0), sigma)
+    return np.abs(shapes - cv2.GaussianBlur(shapes, (0, 0), 3 * sigma))
+
+
 def bands(region: np.ndarray, near: int, far: int) -> np.ndarray:
     """The pixels between `near` and `far` pixels outside the region."""
     return dilate(region, far) & ~dilate(region, near)

@@ -1,0 +1,175 @@
+"""Photo adjustments on real photos (scikit-image's, at native size): each does what its
+words say, measured independently of the tool (Lab b* for 'warmer', chroma for 'black
+and white', PSNR against the clean photo for noise reduction, ...), leaves every pixel
+outside its region as it was, keeps 16 bits, and the check turns down a result that
+does not show the asked effect (a wrong 'done' is the worst bug)."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+from skimage import data
+
+from layerpath.engine.checks.adjust import check_adjustment
+from layerpath.errors import BadInput
+from layerpath.tools.adjust import ADJUSTMENTS, adjusted, noise_sigma
+from layerpath.tools.imaging import lab_exact
+from layerpath.tools.types import SubtaskKind, ToolContext
+
+
+def rgba(pixels: np.ndarray) -> np.ndarray:
+    return np.dstack([pixels, np.full(pixels.shape[:2], 255, pixels.dtype)])
+
+
+def run(image: np.ndarray, op: str, amount: float | None = None, region=None, **extra):
+    params = {"op": op, **({"amount": amount} if amount is not None else {}), **extra}
+    kind = SubtaskKind.REGION_ADJUSTMENT if region is not None else SubtaskKind.PHOTO_ADJUSTMENT
+    out, _ = adjusted(image, region, ToolContext(kind, subtask_params=params), {"feather": 0})
+    return out, params
+
+
+def lab(image: np.ndarray) -> np.ndarray:
+    top = 65535.0 if image.dtype == np.uint16 else 255.0
+    return lab_exact(image[..., :3].astype(np.float64) / top)
+
+
+PHOTOS = {"coffee": data.coffee(), "chelsea": data.chelsea(), "astronaut": data.astronaut()}
+
+
+@pytest.mark.parametrize("name", sorted(PHOTOS))
+def test_each_adjustment_moves_what_a_photographer_sees(name: str) -> None:
+    image = rgba(PHOTOS[name])
+    before = lab(image)
+    chroma = lambda v: np.hypot(v[..., 1], v[..., 2]).mean()  # noqa: E731
+    seen = {}
+    for op, amount, measure, at_least in (
+        ("exposure", 0.7, lambda v: v[..., 0].mean(), 4.0),  # brighter: L* up
+        ("exposure", -0.7, lambda v: -v[..., 0].mean(), 4.0),
+        ("contrast", 0.35, lambda v: v[..., 0].std(), 1.5),
+        ("temperature", 0.35, lambda v: v[..., 2].mean(), 2.0),  # warmer: b* up
+        ("temperature", -0.35, lambda v: -v[..., 2].mean(), 2.0),
+        ("tint", 0.3, lambda v: v[..., 1].mean(), 1.0),  # magenta: a* up
+        ("saturation", 0.3, chroma, 2.0),
+        ("saturation", -0.5, lambda v: -chroma(v), 2.0),
+        ("vibrance", 0.4, chroma, 1.0),
+        ("shadows", 0.6, lambda v: v[..., 0][before[..., 0] < np.percentile(before[..., 0], 25)].mean(), 2.0),
+        ("highlights", -0.6, lambda v: -v[..., 0][before[..., 0] > np.percentile(before[..., 0], 90)].mean(), 1.0),
+    ):  # fmt: skip
+        out, params = run(image, op, amount)
+        moved = measure(lab(out)) - measure(before)
+        assert moved >= at_least, (name, op, amount, moved)
+        verdict = check_adjustment(params, image, out, None)
+        assert verdict.score >= 0.5, (name, op, verdict)
+        seen[(op, amount)] = moved
+    # black and white: no chroma left at all; sepia: one hue
+    grey, params = run(image, "black_and_white", 1.0)
+    assert np.hypot(*lab(grey)[..., 1:].transpose(2, 0, 1)).max() < 1.0
+    assert check_adjustment(params, image, grey, None).score >= 0.5
+    sepia, params = run(image, "black_and_white", 1.0, tone="sepia")
+    hue = np.degrees(np.arctan2(lab(sepia)[..., 2], lab(sepia)[..., 1]))
+    toned = np.hypot(*lab(sepia)[..., 1:].transpose(2, 0, 1)) > 3
+    assert toned.mean() > 0.3 and np.ptp(np.percentile(hue[toned], [5, 95])) < 15
+    # a vignette darkens the corners against the centre (in light: a stop at 0.5)
+    dark, params = run(image, "vignette", 0.5)
+    light = lambda a: a[..., :3].astype(float).mean(axis=2) ** 2.2  # noqa: E731
+    kept = light(dark) / np.maximum(light(image), 1e-3)
+    h, w = kept.shape
+    assert np.median(kept[: h // 8, : w // 8]) < 0.7
+    assert np.median(kept[3 * h // 8 : 5 * h // 8, 3 * w // 8 : 5 * w // 8]) > 0.97
+    assert check_adjustment(params, image, dark, None).score >= 0.5
+
+
+def test_noise_reduction_brings_a_noisy_photo_closer_to_the_clean_one() -> None:
+    clean = data.astronaut()
+    rng = np.random.default_rng(0)
+    noisy = np.clip(clean + rng.normal(0, 12, clean.shape), 0, 255).astype(np.uint8)
+    out, params = run(rgba(noisy), "denoise", 0.5)
+    psnr = lambda a: cv2.PSNR(np.ascontiguousarray(a[..., :3]), clean)  # noqa: E731
+    assert psnr(out) > psnr(noisy) + 3, (psnr(noisy), psnr(out))
+    grey = lambda a: cv2.cvtColor(np.ascontiguousarray(a[..., :3]), cv2.COLOR_RGB2GRAY)  # noqa: E731
+    assert noise_sigma(grey(out).astype(np.float32)) < 0.6 * noise_sigma(
+        grey(noisy).astype(np.float32)
+    )
+    assert check_adjustment(params, rgba(noisy), out, None).score >= 0.5
+
+
+def test_auto_white_balance_takes_a_cast_away() -> None:
+    photo = data.coffee().astype(np.float32)
+    cast = np.clip(photo * np.array([1.0, 0.93, 0.72]), 0, 255).astype(np.uint8)  # yellow
+    mid = lambda v: np.hypot(*v[..., 1:].reshape(-1, 2).mean(axis=0))  # noqa: E731
+    out, params = run(rgba(cast), "white_balance")
+    assert mid(lab(out)) < 0.5 * mid(lab(rgba(cast)))
+    assert check_adjustment(params, rgba(cast), out, None).score >= 0.5
+
+
+def test_sharpening_and_blur_change_fine_detail_as_asked() -> None:
+    image = rgba(data.chelsea())
+
+    def detail(a: np.ndarray) -> float:
+        grey = cv2.cvtColor(np.ascontiguousarray(a[..., :3]), cv2.COLOR_RGB2GRAY)
+        return float(cv2.Laplacian(grey, cv2.CV_32F).var())
+
+    sharper, params = run(image, "sharpen", 0.5)
+    assert detail(sharper) > 1.2 * detail(image)
+    assert check_adjustment(params, image, sharper, None).score >= 0.5
+    softer, params = run(image, "blur", 0.5)
+    assert detail(softer) < 0.5 * detail(image)
+    assert check_adjustment(params, image, softer, None).score >= 0.5
+
+
+def test_a_region_adjustment_leaves_every_pixel_outside_it_as_it_was() -> None:
+    image = rgba(data.astronaut())
+    region = np.zeros(image.shape[:2], bool)
+    cv2.ellipse(region.view(np.uint8), (220, 120), (60, 75), 0, 0, 360, 1, -1)
+    for op, amount in (
+        ("blur", 1.0),
+        ("exposure", 0.8),
+        ("black_and_white", 1.0),
+        ("denoise", 0.5),
+    ):
+        out, params = run(image, op, amount, region=region)
+        assert np.array_equal(out[~region], image[~region]), op
+        assert (np.abs(out.astype(int) - image)[region].max(axis=1) > 0).mean() > 0.5, op
+        assert check_adjustment(params, image, out, region).score >= 0.5, op
+
+
+def test_sixteen_bit_photos_are_adjusted_at_sixteen_bits() -> None:
+    """A smooth 16-bit gradient stays smooth: its steps are 16-bit steps, not x257."""
+    ramp = np.linspace(0, 65535, 1024)[None, :].repeat(64, axis=0)
+    deep = rgba(np.stack([ramp, ramp * 0.8, ramp * 0.6], axis=-1).astype(np.uint16))
+    for op in ("exposure", "temperature", "contrast", "saturation", "vignette"):
+        out, _ = run(deep, op, ADJUSTMENTS[op].default)
+        assert out.dtype == np.uint16 and len(np.unique(out[32, :, 1])) > 600, op
+
+
+def test_no_visible_effect_is_turned_down_not_called_done() -> None:
+    image = rgba(data.coffee())
+    for op in (
+        "exposure",
+        "contrast",
+        "temperature",
+        "saturation",
+        "black_and_white",
+        "vignette",
+        "blur",
+        "sharpen",
+    ):
+        params = {"op": op, "amount": ADJUSTMENTS[op].default}
+        verdict = check_adjustment(params, image, image, None)
+        assert verdict.score < 0.5 and verdict.reason, (op, verdict)
+    # the effect asked, the other way round: not done either
+    cooler, _ = run(image, "temperature", -0.35)
+    assert check_adjustment({"op": "temperature", "amount": 0.35}, image, cooler, None).score < 0.5
+    # a change outside the region: not done
+    region = np.zeros(image.shape[:2], bool)
+    region[100:200, 100:200] = True
+    everywhere, params = run(image, "exposure", 0.8)
+    assert check_adjustment(params, image, everywhere, region).score < 0.5
+
+
+def test_an_amount_outside_the_sliders_range_is_a_clear_error() -> None:
+    with pytest.raises(BadInput, match="Exposure goes from -3 to 3 stops"):
+        run(rgba(data.coffee()), "exposure", 5.0)
+    with pytest.raises(BadInput, match="not an adjustment"):
+        run(rgba(data.coffee()), "posterize", 1.0)

@@ -1,0 +1,109 @@
+"""Finding things offline with what ships inside OpenCV (Haar faces, HOG people, GrabCut),
+on real photos (scikit-image's): the face, the person, the sky, position words, a rough
+box refined to the object, and a clear message when nothing here can find a thing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from skimage import data
+
+from layerpath.errors import TargetNotFound
+from layerpath.tools.finders import finder_for, position_of
+from layerpath.tools.masks import NamedMaskSource
+from layerpath.tools.registry import Registry
+from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
+
+REGISTRY = Registry.from_catalogue()
+FINDER = REGISTRY.get("offline_finder")
+#: where the astronaut's face is (by eye, in the 512x512 photo)
+FACE = (175, 55, 275, 175)
+
+
+def rgba(pixels: np.ndarray) -> np.ndarray:
+    return np.dstack([pixels, np.full(pixels.shape[:2], 255, np.uint8)])
+
+
+def find(image: np.ndarray, target: str, **params: object) -> np.ndarray:
+    ctx = ToolContext(SubtaskKind.REGION_ADJUSTMENT, target=target, subtask_params=params)
+    out = FINDER.run(ctx, {ArtifactKind.IMAGE: image}, FINDER.spec.param_schedule()[0])
+    mask = out.outputs[ArtifactKind.MASK]
+    assert mask.shape == image.shape[:2] and out.outputs[ArtifactKind.BOXES]
+    return mask
+
+
+def test_the_words_name_a_finder_and_a_position() -> None:
+    assert finder_for("the faces") == "face"
+    assert finder_for("people in the background") == "people"
+    assert finder_for("background behind the man") == "background"
+    assert finder_for("the cat") is None
+    assert position_of("the person on the left", {}) == "left"
+    assert position_of("face", {"position": "top right"}) == "top right"
+
+
+def test_the_astronauts_face_and_person_are_found() -> None:
+    image = rgba(data.astronaut())
+    x0, y0, x1, y1 = FACE
+    face = find(image, "face")
+    assert face[y0:y1, x0:x1].mean() > 0.6 and face.mean() < 0.08  # the face, little else
+    person = find(image, "the person")
+    assert person[y0:y1, x0:x1].mean() > 0.8  # the face is part of the person
+    assert person[300:400, 100:250].mean() > 0.8  # and the suit below it
+    assert person[:80, :60].mean() < 0.1  # not the flag in the corner
+    import cv2
+
+    count, _, stats, _ = cv2.connectedComponentsWithStats(person.astype(np.uint8))
+    areas = stats[1:, cv2.CC_STAT_AREA]
+    assert (areas >= 0.05 * areas.max()).all()  # no crumbs along the body's edge
+    background = find(image, "background")
+    assert not (background & person).any() and background[:80, :60].mean() > 0.9
+
+
+def test_a_position_picks_one_of_several_faces() -> None:
+    one = data.astronaut()
+    pair = rgba(np.hstack([one, one]))  # the same face at x ~225 and ~737
+    both = find(pair, "faces")
+    assert both[:, :512].any() and both[:, 512:].any()
+    right = find(pair, "face on the right")
+    assert right[:, 512:].any() and not right[:, :512].any()
+    left = find(pair, "face", position="left")
+    assert left[:, :512].any() and not left[:, 512:].any()
+
+
+def test_a_dusk_sky_is_found_and_the_ground_is_not() -> None:
+    image = rgba(data.rocket())
+    sky = find(image, "the sky")
+    assert sky[:100, 100:250].mean() > 0.9  # the sky between the towers
+    assert sky[-15:].mean() < 0.2  # the ground (its dark blue left corner is taken: known)
+    assert sky[180:360, 312:330].mean() < 0.1  # the rocket standing in it
+
+
+def test_nothing_found_says_what_would_find_it() -> None:
+    coffee = rgba(data.coffee())
+    with pytest.raises(TargetNotFound, match="No face was found"):
+        find(coffee, "face")
+    ctx = ToolContext(SubtaskKind.OBJECT_REMOVAL, target="giraffe")
+    said = FINDER.declines(ctx) or ""
+    for advice in ("Select it", "name a mask or layer after it", "yolov8n-onnx"):
+        assert advice in said
+    assert "--" not in said  # no command-line flags: the panel shows the same words
+
+
+def test_a_rough_box_around_a_named_object_is_refined_to_it() -> None:
+    """A photographer drags a box around the cup and types 'recolor the cup to blue':
+    the selection is used for the cup, cut to the cup inside the box (GrabCut)."""
+    image = rgba(data.coffee())
+    box = np.zeros(image.shape[:2], bool)
+    box[20:390, 60:500] = True  # the cup and saucer, with table around them
+    ctx = ToolContext(SubtaskKind.OBJECT_RECOLORATION, target="cup", selection=box)
+    source = NamedMaskSource(REGISTRY.get("named_masks").spec)
+    mask = source.run(ctx, {ArtifactKind.IMAGE: image}, {}).outputs[ArtifactKind.MASK]
+    assert not (mask & ~box).any()  # never outside the selection
+    assert 0.3 < mask[box].mean() < 0.9  # the table inside the box is left out
+    assert mask[150:250, 200:350].mean() > 0.9  # the cup itself is in
+    # a selection drawn to the object's shape is the user's own: kept as it is
+    yy, xx = np.mgrid[: box.shape[0], : box.shape[1]]
+    round_shape = ((xx - 275) / 130) ** 2 + ((yy - 200) / 110) ** 2 <= 1  # an ellipse
+    ctx = ToolContext(SubtaskKind.OBJECT_RECOLORATION, target="cup", selection=round_shape)
+    kept = source.run(ctx, {ArtifactKind.IMAGE: image}, {}).outputs[ArtifactKind.MASK]
+    assert np.array_equal(kept, round_shape)

@@ -1,0 +1,474 @@
+"""Photo adjustments: the everyday edits a photographer makes in a raw developer
+(exposure, contrast, highlights and shadows, white balance, saturation and vibrance,
+black & white and toning, a tone curve, vignette, noise reduction, sharpening, blur),
+on the whole picture, inside the selection, or inside a mask a finder made.
+
+Each adjustment is one step whose strength is one number (the subtask's `amount`, on
+the scale its `Adjustment` entry gives), so a step can be made again at another strength
+without a new plan. The picture is worked on in float (8- or 16-bit in, the same depth out); tonal
+edits happen on linear light where a camera's exposure does (exposure, white balance,
+vignette) and on the display values elsewhere, as Lightroom's sliders do. Outside the
+region nothing changes: the region's edge is feathered inwards only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import cv2
+import numpy as np
+
+from layerpath.errors import BadInput, ToolFailed
+from layerpath.tools.base import AnyDepth
+from layerpath.tools.imaging import mask_box
+from layerpath.tools.regions import crop, full_box, grow_box, paste
+from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
+
+
+@dataclass(frozen=True)
+class Adjustment:
+    """One adjustment: its plain name, the amount a bare request means, and the range
+    a slider offers (in the unit `unit` names)."""
+
+    name: str
+    default: float
+    low: float
+    high: float
+    unit: str = ""
+
+
+ADJUSTMENTS: dict[str, Adjustment] = {
+    "exposure": Adjustment("Exposure", 0.5, -3.0, 3.0, "stops"),
+    "contrast": Adjustment("Contrast", 0.35, -1.0, 1.0),
+    "highlights": Adjustment("Highlights", -0.5, -1.0, 1.0),
+    "shadows": Adjustment("Shadows", 0.5, -1.0, 1.0),
+    "temperature": Adjustment("Temperature (warm +, cool -)", 0.35, -1.0, 1.0),
+    "tint": Adjustment("Tint (magenta +, green -)", 0.3, -1.0, 1.0),
+    "white_balance": Adjustment("Auto white balance", 1.0, 0.0, 1.0),
+    "saturation": Adjustment("Saturation", 0.3, -1.0, 1.0),
+    "vibrance": Adjustment("Vibrance", 0.4, -1.0, 1.0),
+    "color": Adjustment("Colour boost", 0.5, 0.0, 1.0),
+    "black_and_white": Adjustment("Black & white", 1.0, 0.0, 1.0),
+    "curve": Adjustment("Tone curve (S +, matte -)", 0.5, -1.0, 1.0),
+    "vignette": Adjustment("Vignette (darker edges +)", 0.5, -1.0, 1.0),
+    "denoise": Adjustment("Noise reduction", 0.5, 0.0, 1.0),
+    "sharpen": Adjustment("Sharpening", 0.5, 0.0, 2.0),
+    "blur": Adjustment("Blur", 0.5, 0.0, 1.0),
+}
+#: the toning colours black & white may take ('sepia', 'selenium' or any colour's name)
+TONES = {"sepia": (112, 66, 20), "selenium": (90, 70, 110), "cyanotype": (30, 80, 140)}
+
+
+def adjustment_problem(params: Mapping[str, Any]) -> str | None:
+    """What is wrong with an adjustment's parameters (an unknown op, an amount outside
+    its range), said before any tool runs; None when they are usable."""
+    spec = ADJUSTMENTS.get(str(params.get("op")))
+    if spec is None:
+        return f"'{params.get('op')}' is not an adjustment; the ops are: {adjustment_ops()}"
+    amount = params.get("amount")
+    if amount is None:
+        return None
+    try:
+        value = float(amount)
+    except (TypeError, ValueError):
+        return f"the amount {amount!r} is not a number"
+    if not spec.low <= value <= spec.high:
+        unit = f" {spec.unit}" if spec.unit else ""
+        return (
+            f"{spec.name} goes from {spec.low:g} to {spec.high:g}{unit}; {value:g} is outside that."
+        )
+    return None
+
+
+def adjustment_ops() -> str:
+    """The ops with their ranges, for a planner's prompt: 'exposure (-3..3 stops), ...'."""
+    return ", ".join(
+        f"{op} ({a.low:g}..{a.high:g}{' ' + a.unit if a.unit else ''})"
+        for op, a in ADJUSTMENTS.items()
+    )
+
+
+# --- the arithmetic, on float RGB in 0..1 ----------------------------------------------
+
+
+#: the sRGB curve as lookup tables: a camera file's 70 million values go through a table
+#: that stays in the CPU's cache (a few hundred ms) rather than a power each (seconds).
+#: Linear light is looked up by its square root, so the steps are fine where the curve
+#: is steep (a 16-bit picture's deepest shadows stay within about a level of exact).
+TABLE_STEPS = 1 << 16
+
+
+@lru_cache(maxsize=1)
+def _curves() -> tuple[np.ndarray, np.ndarray]:
+    x = np.linspace(0.0, 1.0, TABLE_STEPS + 1, dtype=np.float64)
+    linear = np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4)
+    v = x * x  # the display table's index is sqrt(linear)
+    display = np.where(v <= 0.0031308, v * 12.92, 1.055 * v ** (1 / 2.4) - 0.055)
+    return linear.astype(np.float32), display.astype(np.float32)
+
+
+def _through(table: np.ndarray, index01: np.ndarray) -> np.ndarray:
+    index = np.clip(index01, 0.0, 1.0) * np.float32(TABLE_STEPS) + np.float32(0.5)
+    return np.take(table, index.astype(np.int32))
+
+
+def to_linear(v: np.ndarray) -> np.ndarray:
+    """sRGB display values (0..1) to linear light."""
+    return _through(_curves()[0], v)
+
+
+def to_display(v: np.ndarray) -> np.ndarray:
+    """Linear light to sRGB display values (0..1), clipped."""
+    return _through(_curves()[1], np.sqrt(np.maximum(v, 0.0)))
+
+
+def luma(v: np.ndarray) -> np.ndarray:
+    """Rec. 709 weights on the given values."""
+    return (v[..., 0] * 0.2126 + v[..., 1] * 0.7152 + v[..., 2] * 0.0722).astype(np.float32)
+
+
+def _smoothstep(lo: float, hi: float, x: np.ndarray) -> np.ndarray:
+    t = np.clip((x - lo) / (hi - lo), 0.0, 1.0)
+    return t * t * (3 - 2 * t)
+
+
+def _s_curve(x: np.ndarray, amount: float) -> np.ndarray:
+    """More contrast towards a smoothstep (amount > 0), less towards flat mid-grey."""
+    if amount >= 0:  # towards smoothstep twice over: 2.25 times the slope at mid-grey
+        once = x * x * (3 - 2 * x)
+        return x + amount * (once * once * (3 - 2 * once) - x)
+    return x + (-amount) * 0.5 * (0.5 - x)
+
+
+def _sigma(shape: tuple[int, ...], share: float) -> float:
+    return max(0.8, share * min(shape[:2]))
+
+
+def _gains(v: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    """Channel gains on linear light, scaled so the picture's brightness stays."""
+    gains = gains / float(luma(gains[None, None, :])[0, 0])
+    return to_display(to_linear(v) * gains)
+
+
+def _grey_world(v: np.ndarray) -> np.ndarray:
+    """Gains that make the mid-tones neutral on average (grey world on the pixels
+    neither near black nor clipped, which carry the cast)."""
+    lin = to_linear(v).reshape(-1, 3)
+    y = luma(lin[None])[0]
+    keep = (y > 0.02) & (lin.max(axis=1) < 0.98)
+    if keep.sum() < 64:
+        return np.ones(3, np.float32)
+    means = lin[keep].mean(axis=0)
+    return (means.mean() / np.maximum(means, 1e-4)).astype(np.float32)
+
+
+def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np.ndarray:
+    """The adjustment `op` at `amount` on float RGB `v` (0..1); a new array."""
+    if op == "exposure":
+        return to_display(to_linear(v) * 2.0**amount)
+    if op == "contrast":
+        return np.clip(_s_curve(v, amount), 0, 1)
+    if op in ("highlights", "shadows"):
+        local, cut = extra["local"] if "local" in extra else tonal_ranges(op, luma(v))
+        if op == "highlights":
+            weight = _smoothstep(cut, 0.95, local)
+            gain = 2.0 ** (amount * 1.0 * weight)
+        else:
+            weight = 1.0 - _smoothstep(0.05, cut, local)
+            gain = 2.0 ** (amount * 2.0 * weight)
+        return to_display(to_linear(v) * gain[..., None])
+    if op == "temperature":
+        return _gains(v, np.array([1 + 0.25 * amount, 1.0, 1 - 0.25 * amount], np.float32))
+    if op == "tint":
+        return _gains(v, np.array([1 + 0.06 * amount, 1 - 0.15 * amount, 1 + 0.06 * amount]))
+    if op == "white_balance":
+        gains = extra["gains"] if "gains" in extra else _grey_world(v)
+        return _gains(v, 1.0 + amount * (gains - 1.0))
+    if op == "color":  # towards a named colour, where the picture already leans to it
+        return _towards(v, amount, extra)
+    if op in ("saturation", "vibrance"):
+        y = luma(v)[..., None]
+        if op == "saturation":
+            factor: Any = 1.0 + amount
+        else:  # vibrance: the duller colours move most; skin-like ones least
+            chroma = (v.max(axis=2) - v.min(axis=2))[..., None]
+            factor = 1.0 + amount * (1.0 - np.clip(chroma * 1.6, 0, 1)) ** 2
+        return np.clip(y + (v - y) * factor, 0, 1)
+    if op == "black_and_white":
+        grey = to_display(luma(to_linear(v)))[..., None]
+        tone = extra.get("tone")
+        toned = np.repeat(grey, 3, axis=2)
+        if tone:
+            colour = np.array(_tone_rgb(str(tone)), np.float32) / 255.0
+            tinted = grey * (colour / max(1e-3, float(luma(colour[None, None])[0, 0])))
+            # the tone shows most in the mid-tones; black stays black, white stays white
+            weight = 4 * grey * (1 - grey)
+            toned = np.clip(toned + 0.6 * weight * (tinted - toned), 0, 1)
+        return v + amount * (toned - v)
+    if op == "curve":
+        points = extra.get("points")
+        if points:
+            xs, ys = zip(*sorted((float(x), float(y)) for x, y in points), strict=True)
+            return np.interp(v, xs, ys).astype(np.float32)
+        if amount >= 0:
+            return np.clip(_s_curve(v, amount), 0, 1)
+        lifted = 0.08 * -amount  # a matte look: blacks lifted, whites eased
+        return lifted + v * (1 - 1.6 * lifted)
+    if op == "vignette":  # (a band of rows knows where it lies in the frame: "rows")
+        top, h, w = extra.get("rows", (0, v.shape[0], v.shape[1]))
+        yy, xx = np.mgrid[top : top + v.shape[0], 0:w].astype(np.float32)
+        r = np.hypot((xx - (w - 1) / 2) / (w / 2), (yy - (h - 1) / 2) / (h / 2)) / np.sqrt(2)
+        falloff = _smoothstep(0.35, 1.0, r)
+        # amount 0.5: the corners a stop darker (a negative amount lightens them)
+        return to_display(to_linear(v) * (2.0 ** (-2.0 * amount * falloff))[..., None])
+    if op == "sharpen":
+        y = luma(v)
+        detail = y - cv2.GaussianBlur(y, (0, 0), _sigma(v.shape, 0.0008) + 0.6)
+        return np.clip(v + (1.5 * amount * detail)[..., None], 0, 1)
+    if op == "blur":
+        radius = extra.get("radius")
+        # a region's blur scales with the region (a face's), the picture's with the picture
+        side = float(extra.get("side") or min(v.shape[:2]))
+        share = 0.05 if extra.get("side") else 0.012
+        sigma = float(radius) / 2 if radius else max(1.0, amount * share * side)
+        return wide_blur(v, sigma)
+    raise BadInput(f"'{op}' is not an adjustment layerpath knows.")
+
+
+def tonal_ranges(op: str, grey: np.ndarray) -> tuple[np.ndarray, float]:
+    """What counts as a highlight or a shadow: the local brightness (half the pixel's,
+    half a wide blur's, so a bright sky darkens whole rather than its texture
+    flattening), and where the range starts. A range is absolute, as a raw developer's,
+    and reaches into this picture's own brighter or darker part, so a bright photo's
+    shadows still lift."""
+    local = 0.5 * grey + 0.5 * wide_blur(grey, _sigma(grey.shape, 0.02))
+    if op == "highlights":
+        return local, min(0.45, float(np.percentile(local[::4, ::4], 60)))
+    return local, max(0.5, float(np.percentile(local[::4, ::4], 40)))
+
+
+def wide_blur(v: np.ndarray, sigma: float) -> np.ndarray:
+    """A Gaussian blur of any width at a small blur's cost: a wide one is made on a copy
+    scaled down so that it is 8 pixels wide there, then scaled back up."""
+    if sigma <= 8:
+        return cv2.GaussianBlur(v, (0, 0), sigma)
+    h, w = v.shape[:2]
+    scale = 8.0 / sigma
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    small = cv2.GaussianBlur(cv2.resize(v, size, interpolation=cv2.INTER_AREA), (0, 0), 8.0)
+    return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
+def _tone_rgb(tone: str) -> tuple[int, int, int]:
+    from layerpath.tools.imaging import parse_color
+
+    return TONES.get(tone.lower(), None) or parse_color(tone)
+
+
+def _towards(v: np.ndarray, amount: float, extra: Mapping[str, Any]) -> np.ndarray:
+    """'Make the sky bluer': the colours moved towards the named one (its hue, more
+    chroma), texture and brightness kept; the more a pixel already leans that way,
+    the more it moves, so a white cloud in the sky stays white."""
+    name = extra.get("colour")
+    if not name:
+        raise BadInput("Say which colour: e.g. 'make the sky bluer'.")
+    from layerpath.tools.imaging import lab_exact, rgb_exact
+
+    lab = lab_exact(v.astype(np.float64))
+    direction = hue_direction(str(name))
+    along = lab[..., 1] * direction[0] + lab[..., 2] * direction[1]
+    chroma = np.hypot(lab[..., 1], lab[..., 2])
+    lean = np.clip((along / np.maximum(chroma, 1e-6) + 0.2) / 1.2, 0, 1) * np.clip(chroma / 8, 0, 1)
+    push = amount * 25.0 * lean
+    lab[..., 1] += push * direction[0]
+    lab[..., 2] += push * direction[1]
+    return np.clip(rgb_exact(lab), 0, 1).astype(np.float32)
+
+
+#: the hue 'bluer', 'greener', ... mean: the colour of a sky, of grass, of a rose; not
+#: sRGB's primaries (pure blue is violet-leaning, pure green acid)
+HUES = {
+    "blue": (40, 120, 230), "green": (50, 160, 60), "red": (210, 35, 35),
+    "yellow": (240, 200, 30), "orange": (240, 130, 25), "purple": (130, 50, 170),
+    "pink": (240, 105, 165), "teal": (0, 140, 140), "cyan": (0, 180, 220),
+    "magenta": (200, 0, 160), "gold": (220, 170, 30),
+}  # fmt: skip
+
+
+def hue_direction(name: str) -> np.ndarray:
+    """The unit (a*, b*) direction of a named hue (HUES, else the colour's own)."""
+    from layerpath.tools.imaging import lab_exact, parse_color
+
+    colour = HUES.get(name.lower()) or parse_color(name)
+    lab = lab_exact(np.array(colour, np.float64)[None, None] / 255.0)[0, 0]
+    return lab[1:] / max(1e-6, float(np.hypot(*lab[1:])))
+
+
+def denoise_8bit(pixels: np.ndarray, amount: float) -> np.ndarray:
+    """Non-local means (OpenCV) on 8-bit RGB, its strength from the noise it measures."""
+    grey = cv2.cvtColor(pixels, cv2.COLOR_RGB2GRAY).astype(np.float32)
+    sigma = noise_sigma(grey)
+    h = max(2.0, min(25.0, 1.1 * sigma * (0.5 + amount)))
+    return cv2.fastNlMeansDenoisingColored(pixels, None, h, h * 0.8, 7, 21)
+
+
+def noise_sigma(grey: np.ndarray) -> float:
+    """The picture's noise level in grey levels (the median absolute deviation of the
+    finest detail, Donoho's estimator on a Laplacian-like residual)."""
+    residual = grey - cv2.blur(grey, (3, 3))
+    return float(np.median(np.abs(residual)) * 1.4826 * 1.125)
+
+
+# --- the tool ---------------------------------------------------------------------------
+
+
+def _op_and_amount(ctx: ToolContext) -> tuple[str, float]:
+    """The subtask's op and amount (its default when none is given); a clear error for an
+    unknown op or an amount outside its range."""
+    problem = adjustment_problem(ctx.subtask_params)
+    if problem:
+        raise BadInput(problem)
+    op, given = str(ctx.subtask_params["op"]), ctx.subtask_params.get("amount")
+    return op, ADJUSTMENTS[op].default if given is None else float(given)
+
+
+#: adjustments that are one curve per channel: made as a lookup table of the picture's
+#: own levels (256 or 65536) and applied in one pass, no float copy of a camera file
+SEPARABLE = {"exposure", "temperature", "tint", "white_balance", "contrast", "curve"}
+
+
+def _per_channel(op: str, amount: float, part: np.ndarray, extra: dict[str, Any]) -> np.ndarray:
+    """A separable adjustment of the RGBA pixels' colour channels through one table per
+    channel (the same arithmetic as `apply`, on every level once)."""
+    top = 65535 if part.dtype == np.uint16 else 255
+    if op == "white_balance":  # the cast is measured on the picture, then a curve
+        sample = part[:: max(1, part.shape[0] // 512), :: max(1, part.shape[1] // 512), :3]
+        extra = {**extra, "gains": _grey_world(sample.astype(np.float32) / top)}
+    ramp = np.repeat(np.linspace(0.0, 1.0, top + 1, dtype=np.float32)[:, None, None], 3, axis=2)
+    tables = np.clip(np.rint(apply(op, amount, ramp, extra)[:, 0, :] * top), 0, top)
+    tables = tables.astype(part.dtype)
+    return np.stack([np.take(tables[:, c], part[..., c]) for c in range(3)], axis=-1)
+
+
+def feathered(mask: np.ndarray, feather: float) -> np.ndarray:
+    """The region's weight: 1 inside, falling to 0 at its edge over `feather` pixels,
+    0 everywhere outside (nothing outside the region changes)."""
+    if feather < 1:
+        return mask.astype(np.float32)
+    inside = cv2.distanceTransform(mask.astype(np.uint8), cv2.DIST_L2, 5)
+    return np.clip(inside / feather, 0.0, 1.0).astype(np.float32)
+
+
+class PhotoAdjust(AnyDepth):
+    """One adjustment over the whole picture, or inside the selection when there is one
+    (subtask 'photo_adjustment'); inside the step's mask when given one (subtask
+    'region_adjustment'). Offline, no model."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        image = inputs[ArtifactKind.IMAGE]
+        region = inputs.get(ArtifactKind.MASK)
+        if region is None and ctx.selection is not None and ctx.selection.any():
+            region = ctx.selection
+        out, window = adjusted(image, region, ctx, params)
+        return ToolResult({ArtifactKind.IMAGE: out}, window=window)
+
+
+def adjusted(
+    image: np.ndarray, region: np.ndarray | None, ctx: ToolContext, params: Mapping[str, Any]
+) -> tuple[np.ndarray, Box | None]:
+    """The picture (RGBA, 8 or 16 bits) with the adjustment applied, and the window it
+    changed (None: all of it)."""
+    op, amount = _op_and_amount(ctx)
+    extra: dict[str, Any] = dict(ctx.subtask_params)
+    top = 65535 if image.dtype == np.uint16 else 255
+    window = full_box(image.shape)
+    weight = None
+    if region is not None:
+        if region.shape != image.shape[:2]:
+            raise ToolFailed("The region's mask is not the picture's size.")
+        box = mask_box(region)
+        if box is None:
+            raise ToolFailed("The region to adjust is empty.")
+        feather = float(params.get("feather") or 0.004 * min(image.shape[:2]))
+        # a blur and the local tonal ops read context around the region
+        reach = 0.05 * min(box.width, box.height) if op == "blur" else _sigma(image.shape, 0.02)
+        context = int(3 * reach) if op in ("blur", "highlights", "shadows") else 4
+        window = grow_box(box, context, image.shape)
+        weight = feathered(crop(region, window), feather)
+        extra["side"] = min(box.width, box.height)
+    part = crop(image, window)
+    if op in SEPARABLE:
+        values = _per_channel(op, amount, part, extra)
+        if weight is not None:
+            mixed = part[..., :3] + (values - part[..., :3].astype(np.float32)) * weight[..., None]
+            values = np.clip(np.rint(mixed), 0, top).astype(image.dtype)
+    elif op in BANDED:
+        values = _in_bands(op, amount, part, weight, extra)
+    else:
+        values = _whole(op, amount, part, weight, extra)
+    if region is None:
+        out = image.copy()
+        out[..., :3] = values
+        return out, None
+    patch = part.copy()
+    patch[..., :3] = values
+    return paste(image, window, patch), window
+
+
+#: adjustments that need no neighbourhood beyond what is worked out for the whole picture
+#: first: made a band of rows at a time (the float copies of a camera file are a band's)
+BANDED = {"saturation", "vibrance", "color", "black_and_white", "vignette", "highlights", "shadows"}
+BAND_ROWS = 512
+
+
+def _in_bands(
+    op: str, amount: float, part: np.ndarray, weight: np.ndarray | None, extra: dict[str, Any]
+) -> np.ndarray:
+    top = 65535 if part.dtype == np.uint16 else 255
+    h, w = part.shape[:2]
+    values = np.empty((h, w, 3), part.dtype)
+    local = None
+    if op in ("highlights", "shadows"):
+        grey = np.empty((h, w), np.float32)
+        for y in range(0, h, BAND_ROWS):
+            grey[y : y + BAND_ROWS] = luma(part[y : y + BAND_ROWS, :, :3].astype(np.float32) / top)
+        local = tonal_ranges(op, grey)
+        del grey
+    for y in range(0, h, BAND_ROWS):
+        v = part[y : y + BAND_ROWS, :, :3].astype(np.float32) / top
+        here = {**extra, "rows": (y, h, w)}
+        if local is not None:
+            here["local"] = (local[0][y : y + BAND_ROWS], local[1])
+        new = apply(op, amount, v, here)
+        if weight is not None:
+            new = v + (new - v) * weight[y : y + BAND_ROWS, :, None]
+        values[y : y + BAND_ROWS] = np.clip(np.rint(new * top), 0, top)
+    return values
+
+
+def _whole(
+    op: str, amount: float, part: np.ndarray, weight: np.ndarray | None, extra: dict[str, Any]
+) -> np.ndarray:
+    top = 65535 if part.dtype == np.uint16 else 255
+    v = part[..., :3].astype(np.float32) / top
+    if op == "denoise":
+        eight = np.clip(np.rint(v * 255), 0, 255).astype(np.uint8)
+        clean = denoise_8bit(eight, amount).astype(np.float32) / 255.0
+        new = v + (clean - eight.astype(np.float32) / 255.0)  # 16 bits keep their steps
+    elif op == "blur" and weight is not None:
+        # only the region's own pixels are blurred together: a subject next to a blurred
+        # background does not bleed into it as a halo
+        inside = (weight > 0).astype(np.float32)
+        spread = apply(op, amount, v * inside[..., None], extra)
+        share = apply(op, amount, np.repeat(inside[..., None], 3, axis=2), extra)
+        new = np.where(share > 1e-3, spread / np.maximum(share, 1e-3), v)
+    else:
+        new = apply(op, amount, v, extra)
+    if weight is not None:
+        new = v + (new - v) * weight[..., None]
+    return np.clip(np.rint(new * top), 0, top).astype(part.dtype)
