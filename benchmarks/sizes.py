@@ -75,11 +75,11 @@ def write_demo(megapixels: float, folder: Path) -> tuple[Path, dict[str, Path], 
     return image, masks, (w, h)
 
 
-def run_size(megapixels: float, folder: Path) -> SizeRun:
+def run_size(megapixels: float, folder: Path, instruction: str = INSTRUCTION) -> SizeRun:
     """One size, through the real command in a fresh process."""
     image, masks, (w, h) = write_demo(megapixels, folder)
     report = folder / "run.json"
-    command = [sys.executable, "-m", "layerpath", "edit", str(image), INSTRUCTION]
+    command = [sys.executable, "-m", "layerpath", "edit", str(image), instruction]
     for name, path in masks.items():
         command += ["--mask", f"{name}={path}"]
     command += ["-o", str(folder / "out.ora"), "--report", str(report), "--no-traces"]
@@ -110,11 +110,11 @@ def run_size(megapixels: float, folder: Path) -> SizeRun:
     )
 
 
-def markdown(runs: Sequence[SizeRun], machine: str) -> str:
+def markdown(runs: Sequence[SizeRun], machine: str, instruction: str = INSTRUCTION) -> str:
     from layerpath.benchmarks.bench import table
 
     lines = [
-        f"`{INSTRUCTION}` through `layerpath edit ... -o OUT.ora --report`, "
+        f"`{instruction}` through `layerpath edit ... -o OUT.ora --report`, "
         f"a fresh process per size; {machine}; {date.today().isoformat()}.",
         "",
     ]
@@ -138,24 +138,27 @@ def markdown(runs: Sequence[SizeRun], machine: str) -> str:
     return "\n".join(lines).rstrip()
 
 
-def bench_sizes(sizes: Sequence[float], out: Path) -> dict[str, Any]:
+def bench_sizes(
+    sizes: Sequence[float], out: Path, instruction: str = INSTRUCTION
+) -> dict[str, Any]:
     """Every size in turn (one at a time: they would share the cores), the table on
-    stdout, the JSON in `out`."""
+    stdout, the JSON in `out`. `instruction`: another edit of the demo photo (its
+    saucer and spoon masks are given)."""
     from layerpath.benchmarks.bench import machine
 
     runs = []
     with tempfile.TemporaryDirectory(prefix="layerpath-sizes-") as tmp:
         for megapixels in sizes:
             print(f"{megapixels:g} MP ...", file=sys.stderr, flush=True)
-            runs.append(run_size(megapixels, Path(tmp) / f"{megapixels:g}"))
+            runs.append(run_size(megapixels, Path(tmp) / f"{megapixels:g}", instruction))
     data = {
         "suite": "sizes",
-        "instruction": INSTRUCTION,
+        "instruction": instruction,
         "machine": machine(),
         "date": date.today().isoformat(),
         "runs": [{**asdict(r), "overhead_share": r.overhead_share} for r in runs],
     }
     out.mkdir(parents=True, exist_ok=True)
     (out / "bench-sizes.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
-    print(markdown(runs, data["machine"]))
+    print(markdown(runs, data["machine"], instruction))
     return data

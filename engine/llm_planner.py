@@ -15,7 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from layerpath.deadline import Overdue, within
 from layerpath.engine.executor import Planner, offline_planner
@@ -24,6 +24,7 @@ from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
 from layerpath.errors import PlannerError, UnsupportedInstruction, shown
 from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key, redact, remember_secret
+from layerpath.tools.adjust import adjustment_ops, adjustment_problem
 from layerpath.tools.endpoint import image_data_url, openai_client
 
 log = logging.getLogger(__name__)
@@ -34,9 +35,12 @@ SYSTEM_PROMPT = """You plan image edits for a photo editor. Split the user's ins
 ordered list of subtasks. Each subtask has "kind" (one of: {kinds}), "target" (the object
 or text it acts on, short noun phrase, or null), "to" (new colour, new text, or
 replacement object, or null) and optional "params" (e.g. {{"match": "OLD TEXT"}} for the
-text to edit, {{"position": "top"}} for added text). Order subtasks so each one's
-inputs exist: outpainting first, a replaced object before it is recoloured, text
-detection after text edits. Answer only JSON: {{"subtasks": [...]}}."""
+text to edit, {{"position": "top"}} for added text). Photo adjustments are
+"photo_adjustment" (the whole picture, target null) or "region_adjustment" (target: the
+region, e.g. "face", "sky", "background", "person") with params {{"op": OP, "amount":
+NUMBER}}, OP one of: {adjustments}. Order subtasks so each one's inputs exist:
+outpainting first, a replaced object before it is recoloured, text detection after
+text edits. Answer only JSON: {{"subtasks": [...]}}."""
 
 
 class _LlmSubtask(BaseModel):
@@ -51,6 +55,14 @@ class _LlmSubtask(BaseModel):
     @classmethod
     def _normalise_kind(cls, value: Any) -> Any:
         return str(value).strip().lower().replace(" ", "_") if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _adjustment_known(self) -> _LlmSubtask:
+        if self.kind in (SubtaskKind.PHOTO_ADJUSTMENT, SubtaskKind.REGION_ADJUSTMENT):
+            problem = adjustment_problem(self.params)
+            if problem:
+                raise ValueError(problem)
+        return self
 
 
 class _LlmPlan(BaseModel):
@@ -83,7 +95,7 @@ class LlmPlanner:
             remember_secret(api_key)
         self.client = client or openai_client(settings.base_url, api_key, settings.timeout_s)
 
-    def _ask(self, messages: list[dict[str, Any]]) -> str:
+    def ask(self, messages: list[dict[str, Any]]) -> str:
         """The model's answer; PlannerError when none comes within timeout_s in all, or
         what comes is not a chat completion (an HTML page, bytes)."""
         from openai import APIError
@@ -118,7 +130,10 @@ class LlmPlanner:
         Network and server errors propagate as openai.APIError."""
         kinds = ", ".join(k.value for k in SubtaskKind)
         messages: list[dict[str, Any]] = [
-            {"role": "system", "content": SYSTEM_PROMPT.format(kinds=kinds)},
+            {
+                "role": "system",
+                "content": SYSTEM_PROMPT.format(kinds=kinds, adjustments=adjustment_ops()),
+            },
             {
                 "role": "user",
                 "content": [
@@ -132,7 +147,7 @@ class LlmPlanner:
                 ],
             },
         ]
-        content = self._ask(messages)
+        content = self.ask(messages)
         try:
             return Plan(parse_plan(content), planner="llm")
         except PlannerError as first:
@@ -141,7 +156,7 @@ class LlmPlanner:
                 {"role": "assistant", "content": content},
                 {"role": "user", "content": f"{first} Answer again with valid JSON only."},
             ]
-            return Plan(parse_plan(self._ask(messages)), planner="llm")
+            return Plan(parse_plan(self.ask(messages)), planner="llm")
 
 
 def llm_planner_with_fallback(

@@ -11,7 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import Any
 
+from layerpath.engine.adjust_words import parse_adjustment, region_of
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import BadInput, UnsupportedInstruction, shown
 from layerpath.tools.imaging import parse_color
@@ -20,13 +23,16 @@ K = SubtaskKind
 
 _QUOTE = re.compile(r"[\"“”‘’]([^\"“”‘’]+)[\"“”‘’]|(?<![a-z])'([^']+)'(?![a-z])", re.I)
 _CLAUSE_SPLIT = re.compile(
-    r"(?:[.;!\n]+\s*|\?\s+|,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+then\s+|\s+then\s+|\s+and\s+|"
-    r"\s+after\s+that\s+|\balso\b,?\s*)",
+    r"(?:(?:\.(?!\d)|[;!\n])+\s*|\?\s+|,\s*(?:and\s+)?(?:then\s+)?|\s+and\s+then\s+|\s+then\s+|\s+and\s+|"
+    r"\s+after\s+that\s+|\balso\b,?\s*|\s+while\s+|\s+as well as\s+|\s+plus\s+|"
+    r"\s+and\s+finally\s+|\bfinally\b,?\s*|\bnext\b,\s*)",
     re.I,
 )
 _ARTICLES = r"(?:the|a|an|this|that|these|those|all|all the|my)\s+"
-_TEXT_WORDS = r"(?:text|texts|word|words|writing|letters|lettering|title|headline|inscription|caption text|label text)"
+_TEXT_WORDS = r"(?:text|texts|word|words|writing|letters|lettering|title|headline|inscription|caption text|label text|signage|signboard)"
 _PRONOUNS = {"it", "them", "this one", "that one"}
+#: what a blur or redaction of which is a text redaction
+_TEXTLIKE = r"\b(?:text|texts|words?|writing|letters|numbers?|digits?|names?|e-?mail|phone|plates?|licen[cs]e|address|signature|caption|label|sign|signage|document)\b"
 _VERBLESS_OK = re.compile(r"^(?:the|a|an|this|that|these|those|all|my)\b", re.I)
 _POSITIONS = {
     "top": "top",
@@ -67,6 +73,7 @@ class _Clause:
 
     text: str
     literals: list[str]
+    raw: str = ""  # the clause as typed (its letters' case), same length as `text`
 
     def literal(self) -> str | None:
         return self.literals[0] if self.literals else None
@@ -91,12 +98,17 @@ def _lift_literals(instruction: str) -> tuple[str, list[str]]:
         literals.append(match.group(0))
         return f"quote{len(literals) - 1}"
 
-    text = re.sub(r"\b[A-Z][A-Z0-9!&$%-]{1,}\b", upper, text)
+    known = r"(?!(?:B&W|BW|EV|HDR|ISO|RGB|JPE?G|PNG|TIFF?|RAW|OK)\b)"  # words, not text
+    text = re.sub(r"\b" + known + r"[A-Z][A-Z0-9!&$%-]*[A-Z0-9!&$%]\b", upper, text)
     return text, literals
 
 
+#: phrases whose 'and' joins no clauses
+_JOINED = re.compile(r"\b(black)\s*(?:and|&|n)\s*(white)\b", re.I)
+
+
 def _split(instruction: str) -> list[_Clause]:
-    text, literals = _lift_literals(instruction)
+    text, literals = _lift_literals(_JOINED.sub(r"\1-and-\2", instruction))
     parts = [p.strip() for p in _CLAUSE_SPLIT.split(text) if p and p.strip(" ,")]
     clauses = []
     for part in parts:
@@ -104,9 +116,8 @@ def _split(instruction: str) -> list[_Clause]:
         # Renumber so each clause's literals start at quote0.
         for new, old in enumerate(used):
             part = part.replace(f"quote{old}", f"quote#{new}")
-        clauses.append(
-            _Clause(part.replace("quote#", "quote").lower(), [literals[i] for i in used])
-        )
+        part = part.replace("quote#", "quote")
+        clauses.append(_Clause(part.lower(), [literals[i] for i in used], part))
     return clauses
 
 
@@ -134,7 +145,10 @@ def _text_params(clause: _Clause, target: str | None = None) -> dict[str, str]:
     return {}
 
 
-@rule(r"\b(?:sentiment|tone|mood|feeling)\b")
+@rule(
+    r"\bsentiment\b|\b(?:tone|mood|feeling)\b.*\b(?:text|message|review|caption|words?|writing|post)\b|"
+    r"\b(?:analy[sz]e|detect|what is|classify)\b.*\b(?:tone|mood|feeling)\b"
+)
 def _sentiment(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.SENTIMENT_ANALYSIS, target="text")
 
@@ -156,7 +170,9 @@ def _question(m: re.Match[str], c: _Clause) -> Subtask:
 
 
 @rule(r"\b(?:caption|describe)\b")
-def _captioning(m: re.Match[str], c: _Clause) -> Subtask:
+def _captioning(m: re.Match[str], c: _Clause) -> Subtask | None:
+    if c.literal() and re.search(r"\b(?:add|write|put|insert|place|type|overlay)\b", c.text):
+        return None  # "add the caption 'Summer 2024'": text to add
     return Subtask(K.IMAGE_CAPTIONING)
 
 
@@ -170,9 +186,77 @@ def _highlight(m: re.Match[str], c: _Clause) -> Subtask | None:
     return None
 
 
-@rule(r"\b(?:redact|censor|black out|blank out|blur out|obscure|anonymi[sz]e)\b\s*(.*)")
+@rule(
+    r"\b(?:de-?blur|unblur)\b|\b(?:remove|fix|reduce|correct|undo|get rid of)\b.*\bblur(?:ry|riness)?\b"
+)
+def _deblur(m: re.Match[str], c: _Clause) -> Subtask:
+    """(before the adjustments and redaction, which 'blur' alone means)"""
+    return Subtask(K.IMAGE_DEBLURRING)
+
+
+_RATIO = r"\d+(?:\.\d+)?\s*[:x/]\s*\d+(?:\.\d+)?|\b(?:square|portrait|landscape|panorama|wide)\b"
+
+
+@rule(r"\bcrop\w*\b|\breframe\b")
+def _crop(m: re.Match[str], c: _Clause) -> Subtask:
+    """'crop to 16:9', 'square crop', 'crop to the face', 'crop around the person at 4:5'."""
+    ratio = re.search(_RATIO, c.text)
+    rest = re.sub(r"\bfor\s+(?:instagram|facebook|print|a\s+\w+|the\s+web|web)\b", " ", c.text)
+    rest = re.sub(_RATIO, " ", rest)
+    rest = re.sub(
+        r"\b(?:crop\w*|reframe|around|in on|tight(?:er|ly)?|closer|ratio|aspect|format)\b",
+        " ",
+        rest,
+    )
+    target, position = region_of(rest)
+    params: dict[str, object] = {"aspect": ratio.group(0).replace(" ", "")} if ratio else {}
+    if position:
+        params["position"] = position
+    return Subtask(K.CROP, target=target, params=params)
+
+
+@rule(
+    r"\b(?:rotate|turn|spin)\b.*(?:\d+(?:\.\d+)?\s*(?:°|degrees?|deg)\b|\b(?:counter-?clockwise|anti-?clockwise|clockwise|upside down|left|right)\b)|"
+    r"\b(?:straighten|level)\b|\b(?:fix|correct)\b.*\b(?:tilt|horizon)\b|\bhorizon\b.*\blevel\b|"
+    r"\b(?:flip|mirror)\b"
+)
+def _rotate(m: re.Match[str], c: _Clause) -> Subtask | None:
+    """'rotate 90 degrees clockwise', 'rotate left', 'straighten the horizon', 'flip'.
+    Degrees count counter-clockwise; a turn without a direction is clockwise, as a
+    photo app's rotate button."""
+    text = c.text
+    if re.search(r"\b(?:flip|mirror)\b", text):
+        vertical = re.search(r"\b(?:vertical(?:ly)?|upside down|top to bottom)\b", text)
+        return Subtask(K.ROTATION, params={"flip": "vertical" if vertical else "horizontal"})
+    if re.search(r"\b(?:straighten|level)\b|\btilt\b|\bhorizon\b", text) and not re.search(
+        r"\d", text
+    ):
+        return Subtask(K.ROTATION, params={})
+    number = re.search(r"(\d+(?:\.\d+)?)\s*(?:°|degrees?|deg)\b", text)
+    degrees = float(number.group(1)) if number else (180.0 if "upside down" in text else 90.0)
+    anticlockwise = re.search(r"\b(?:counter-?clockwise|anti-?clockwise|left)\b", text)
+    signed = degrees if anticlockwise or "upside down" in text else -degrees
+    return Subtask(K.ROTATION, params={"degrees": signed})
+
+
+@rule(r".")
+def _adjustment(m: re.Match[str], c: _Clause) -> Subtask | None:
+    """'brighten', 'warmer', 'black and white', 'blur the face', ... (adjust_words)."""
+    found = parse_adjustment(c.text)
+    if found is None:
+        return None
+    if found.target and re.search(_TEXTLIKE, found.target):
+        return None  # 'blur the licence plate': a text redaction reads it first
+    return found
+
+
+@rule(
+    r"\b(?:redact|censor|black out|blank out|blur out|blur|obscure|anonymi[sz]e|pixelate)\b\s*(.*)"
+)
 def _redact(m: re.Match[str], c: _Clause) -> Subtask:
-    target = _clean_target(c.expand(m.group(1))) or "text"
+    # 'the text on it': the text, wherever it is
+    target = re.sub(r"\s+(?:on|in|from|of|at)\s+.*$", "", _clean_target(c.expand(m.group(1))))
+    target = target or "text"
     return Subtask(K.TEXT_REDACTION, target=target, params=_text_params(c, m.group(1)))
 
 
@@ -202,14 +286,29 @@ def _replace(m: re.Match[str], c: _Clause) -> Subtask | None:
     if textual and "quote" in new:
         match = {"match": c.expand(re.search(r"quote\d", old).group(0))} if "quote" in old else {}  # type: ignore[union-attr]
         return Subtask(K.TEXT_REPLACEMENT, target="text", to=c.expand(new.strip()), params=match)
+    if textual and len(new.split()) <= 4 and c.raw:  # 'update the closed signage to open'
+        typed = c.raw[m.start(2) : m.start(2) + len(new)].strip(" .")
+        match = {"match": old_word} if (old_word := _sign_word(old)) else {}
+        return Subtask(K.TEXT_REPLACEMENT, target="text", to=c.expand(typed), params=match)
     if textual:
         return None
     to = _clean_target(c.expand(new))
-    if is_color(to):
+    if is_color(to) and not re.match(r"(?:a|an)\s", new):  # 'with an orange': the fruit
         return Subtask(K.OBJECT_RECOLORATION, target=_clean_target(c.expand(old)), to=to)
     if re.search(r"\b(?:background|scenery|scene|sky|weather|season)\b", old):
-        return Subtask(K.CHANGING_SCENERY, target=_clean_target(old), to=to)
+        place = _clean_target(old)
+        place = "scenery" if place in {"scene", "scenery", "weather", "season"} else place
+        return Subtask(K.CHANGING_SCENERY, target=place, to=to)
     return Subtask(K.OBJECT_REPLACEMENT, target=_clean_target(c.expand(old)), to=to)
+
+
+def _sign_word(old: str) -> str:
+    """The sign's old word in 'the closed signage' ('closed'), '' when none is named."""
+    words = [w for w in re.findall(r"[a-z]+", old) if w not in {"the", "a", "an", "this", "that"}]
+    nouns = {"sign", "signage", "signboard", "text", "texts", "word", "words", "writing",
+             "letters", "lettering", "title", "headline", "label", "banner"}  # fmt: skip
+    named = [w for w in words if w not in nouns]
+    return named[0] if len(named) == 1 and len(words) > 1 else ""
 
 
 @rule(
@@ -228,24 +327,30 @@ def _add_text(m: re.Match[str], c: _Clause) -> Subtask | None:
     if not c.literal():
         return None
     params = {}
-    for word, position in _POSITIONS.items():
-        if re.search(rf"\b{word}\b", c.text):
-            params["position"] = position
+    places = [p for w, p in _POSITIONS.items() if re.search(rf"\b{w}\b", c.text)]
+    places += [side for side in ("left", "right") if re.search(rf"\b{side}\b", c.text)]
+    if places:  # 'bottom right': the row, then the side
+        params["position"] = " ".join(dict.fromkeys(places))
     color = re.search(r"\bin\s+([a-z ]+?)(?:\s+at\b|$)", c.text)
     if color and is_color(color.group(1)):
         params["color"] = color.group(1)
     return Subtask(K.TEXT_ADDITION, target="text", to=c.literal(), params=params)
 
 
-@rule(r"\b(?:remove|delete|cut out|erase|drop|get rid of|clear|make transparent)\b.*\bbackground\b")
+@rule(
+    r"\b(?:remove|delete|cut out|erase|drop|get rid of|clear|make transparent|take out|knock out)\s+"
+    r"(?:the\s+|this\s+|its\s+|my\s+)?(?:whole\s+|entire\s+)?(?:back\s*ground|backdrop)\b|"
+    r"\bmake\b.*\bbackground\b.*\btransparent\b|\btransparent background\b|"
+    r"\b(?:isolate|cut out)\b.*\bsubject\b"
+)
 def _remove_background(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.BACKGROUND_REMOVAL, target="background")
 
 
-@rule(
-    r"\b(?:deblur|unblur|sharpen|de-blur)\b|\b(?:remove|fix|reduce)\b.*\bblur\b|\bmake\b.*\bsharper\b"
-)
-def _deblur(m: re.Match[str], c: _Clause) -> Subtask:
+@rule(r"\bsharpen\b|\bmake\b.*\bsharper\b")
+def _sharpen_photo(m: re.Match[str], c: _Clause) -> Subtask:
+    """'sharpen the photo': the paper's deblurring (a strength or a region made it the
+    sharpening adjustment further up)."""
     return Subtask(K.IMAGE_DEBLURRING)
 
 
@@ -254,7 +359,11 @@ def _deblur(m: re.Match[str], c: _Clause) -> Subtask:
 )
 def _outpaint(m: re.Match[str], c: _Clause) -> Subtask:
     side = re.search(r"\b(left|right|top|bottom|all sides)\b", c.text)
-    return Subtask(K.OUTPAINTING, params={"side": side.group(1)} if side else {})
+    params: dict[str, object] = {"side": side.group(1)} if side else {}
+    pixels = re.search(r"\b(\d+)\s*(?:px|pixels?)\b", c.text)
+    if pixels:
+        params["pixels"] = int(pixels.group(1))
+    return Subtask(K.OUTPAINTING, params=params)
 
 
 @rule(
@@ -378,11 +487,13 @@ Overlaps = Callable[[Subtask, Subtask], bool]
 
 def _must_follow(later: Subtask, earlier: Subtask, overlaps: Overlaps | None) -> bool:
     """True when `later` depends on `earlier`'s result."""
-    grows = (K.OUTPAINTING, K.IMAGE_UPSCALING)  # in this order, after everything else:
-    if later.kind in grows and earlier.kind not in grows:
-        return True  # the other edits work on the photo (and its masks) as it is
-    if later.kind == K.IMAGE_UPSCALING and earlier.kind == K.OUTPAINTING:
+    # in this order, after everything else: the other edits work on the photo (and its
+    # masks) as it is, then the frame changes
+    frames = (K.ROTATION, K.CROP, K.OUTPAINTING, K.IMAGE_UPSCALING)
+    if later.kind in frames and earlier.kind not in frames:
         return True
+    if later.kind in frames and earlier.kind in frames:
+        return frames.index(later.kind) > frames.index(earlier.kind)
     if earlier.kind == K.OBJECT_REPLACEMENT and earlier.to and later.target == earlier.to:
         return True  # a replaced object is recoloured/detected after it exists
     if (
@@ -425,10 +536,83 @@ def supported_summary() -> str:
     return (
         "layerpath understands: remove / recolor / replace / add / detect / segment an object, "
         "remove the background, change the scenery, outpaint, upscale, deblur, caption, "
+        "adjust (brighter, contrast, shadows, warmer, white balance, saturation, black and "
+        "white, vignette, noise, sharpen, blur the face or the background), crop, rotate, "
         "estimate depth, find landmarks, and for text: extract, detect, replace, remove, add, "
         "redact, highlight a keyword, answer a question, sentiment, caption check. "
         'Example: "remove the cat, recolor the wall to yellow and replace the sign text with OPEN".'
     )
+
+
+# --- everyday wording: order words, politeness, gerunds, 'Answer:' ------------------------
+
+#: verbs a clause may start with as a gerund ('while redacting the text')
+_VERBS = {
+    "remove", "erase", "delete", "recolor", "recolour", "color", "colour", "paint", "replace",
+    "change", "swap", "update", "add", "insert", "put", "place", "write", "detect", "find",
+    "locate", "segment", "select", "redact", "blur", "highlight", "extract", "read", "upscale",
+    "extend", "brighten", "darken", "warm", "cool", "sharpen", "make", "turn", "convert",
+    "increase", "reduce", "lift", "outline", "mark", "identify", "transcribe", "caption",
+    "describe", "estimate", "expand", "enlarge", "deblur", "fix", "correct", "boost", "lower",
+    "raise", "apply", "give", "set", "cut", "clear", "isolate", "mask", "dye", "tint", "drop",
+    "rewrite", "edit", "alter", "count", "box", "spot", "answer", "translate", "obscure",
+    "censor", "anonymize", "anonymise", "pixelate", "denoise", "desaturate", "saturate",
+    "lighten", "crop", "rotate", "straighten", "wipe", "take", "get",
+}  # fmt: skip
+_COURTESY = re.compile(
+    r"^(?:please|kindly|first(?:ly)?|then|next|lastly|finally|now|also|and|so|ok(?:ay)?|"
+    r"(?:can|could|would|will) you(?: please)?|i(?:'d| would) like(?: you)? to|"
+    r"i (?:want|need)(?: you)? to|let's|lets|help me|try to|go ahead and|by)\b,?\s*",
+    re.I,
+)
+
+
+def _imperative(word: str) -> str | None:
+    """'redacting' -> 'redact', 'removing' -> 'remove', 'putting' -> 'put'."""
+    if not word.endswith("ing") or len(word) < 6:
+        return None
+    stem = word[:-3]
+    for candidate in (stem, stem + "e", stem[:-1]):
+        if candidate in _VERBS:
+            return candidate
+    return None
+
+
+def _clause_words(text: str) -> str:
+    """A clause without its courtesy ('could you please ...') and with a leading gerund
+    as an imperative ('recoloring it to pink' -> 'recolor it to pink')."""
+    while True:
+        stripped = _COURTESY.sub("", text, count=1)
+        if stripped == text:
+            break
+        text = stripped
+    first = re.match(r"([a-z]+)\b", text)
+    verb = _imperative(first.group(1)) if first else None
+    return verb + text[first.end() :] if first and verb else text
+
+
+def _in_order(instruction: str) -> str:
+    """Order words said as such: 'after you X, Y' and 'Y after you X' are 'X, then Y';
+    'before you X, Y' is 'Y, then X'. An 'Answer:' or 'Question:' label goes."""
+    text = re.sub(
+        r"^\s*(?:answer|question|q|task|instruction)\s*[:\-]\s*",
+        "",
+        instruction.strip(),
+        flags=re.I,
+    )
+    lead = r"(?:you\s+|you've\s+|you have\s+|having\s+)?"
+    found = re.match(rf"^\s*after\s+{lead}(.+?),\s*(.+)$", text, re.I | re.S)
+    if found:
+        return f"{found.group(1)}, then {found.group(2)}"
+    found = re.match(rf"^\s*before\s+{lead}(.+?),\s*(.+)$", text, re.I | re.S)
+    if found:
+        return f"{found.group(2)}, then {found.group(1)}"
+    found = re.match(
+        rf"^(.+?)\s+after\s+{lead}((?:{'|'.join(sorted(_VERBS))})\b.+)$", text, re.I | re.S
+    )
+    if found and not re.search(r"\bafter that\b", text, re.I):
+        return f"{found.group(2)}, then {found.group(1)}"
+    return text
 
 
 def plan_offline(instruction: str) -> Plan:
@@ -442,22 +626,67 @@ def plan_offline(instruction: str) -> Plan:
     warnings: list[str] = []
     previous_target: str | None = None
     previous_verb: str | None = None
-    for clause in _split(instruction):
+    for clause in _split(_in_order(instruction)):
+        clause = _Clause(_clause_words(clause.text), clause.literals, _clause_words(clause.raw))
         subtask = _parse_clause(clause)
-        if subtask is None and previous_verb and _VERBLESS_OK.match(clause.text):
+        verbless = subtask is None and previous_verb and _VERBLESS_OK.match(clause.text)
+        if verbless:
             subtask = _parse_clause(_Clause(f"{previous_verb} {clause.text}", clause.literals))
         if subtask is None:
             warnings.append(f"Ignored '{clause.expand(clause.text)}': not an edit layerpath knows.")
             continue
+        if (
+            subtask.kind == K.OBJECT_SEGMENTATION
+            and subtask.target in _PRONOUNS
+            and subtasks
+            and subtasks[-1].target == "text"
+        ):  # 'detect the text and extract it'
+            subtask = Subtask(K.TEXT_EXTRACTION, target="text")
         subtask = _resolve_pronoun(subtask, previous_target)
-        verb = _LEADING_VERB.match(clause.text)
+        verb = None if verbless else _LEADING_VERB.match(clause.text)
         previous_verb = verb.group(1) if verb else previous_verb
-        if subtask.target and subtask.target not in {"text", "background", "scenery"}:
+        if subtask.kind == K.OBJECT_REPLACEMENT and subtask.to:
+            previous_target = subtask.to  # 'replace the cat with a rabbit, recolor it'
+        elif subtask.target and subtask.target not in {"text", "background", "scenery"}:
             previous_target = subtask.target
         subtasks.append(subtask)
+    language = foreign_language(instruction) if warnings or not subtasks else None
+    if language is not None:
+        raise UnsupportedInstruction(
+            f"This reads as {language}. The offline planner understands English only: write "
+            "the instruction in English, or set an LLM endpoint in Settings."
+        )
     if not subtasks:
         raise UnsupportedInstruction(
             f'Nothing in "{shown(instruction.strip())}" is an edit layerpath can do. '
             + supported_summary()
         )
     return Plan(tuple(order_subtasks(subtasks)), tuple(warnings))
+
+
+_LANGUAGES = {"de": "German", "fr": "French", "es": "Spanish", "it": "Italian",
+              "pt": "Portuguese", "nl": "Dutch", "pl": "Polish", "ru": "Russian",
+              "ja": "Japanese", "zh": "Chinese", "sv": "Swedish", "da": "Danish",
+              "tr": "Turkish", "cs": "Czech", "ko": "Korean", "uk": "Ukrainian"}  # fmt: skip
+
+
+@lru_cache(maxsize=1)
+def _identifier() -> Any:
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    identifier.set_languages(["en", *_LANGUAGES])
+    return identifier
+
+
+def foreign_language(instruction: str) -> str | None:
+    """The language an instruction is written in when that is surely not English
+    (py3langid, a naive Bayes model over byte n-grams that ships with the package);
+    None for English, or when too short to tell."""
+    words = re.findall(r"\w+", instruction)
+    if len(words) < 3 and not re.search(r"[^\x00-\x7f]{2}", instruction):
+        return None
+    code, probability = _identifier().classify(instruction)
+    if code == "en" or probability < 0.8:
+        return None
+    return _LANGUAGES.get(code, "another language")

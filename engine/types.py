@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -25,6 +25,9 @@ from layerpath.tools.types import (
     ToolResult,
     ToolSpec,
 )
+
+if TYPE_CHECKING:
+    from layerpath.engine.actions import Action
 
 __all__ = [
     "Artifact",
@@ -74,6 +77,22 @@ class LayerKind(str, Enum):
     TEXT = "text"
 
 
+def adjustment_words(params: Mapping[str, Any]) -> str:
+    """'Exposure +0.5', 'Black & white', 'Blur 0.5': an adjustment as a photographer
+    reads it (tools/adjust.py's names)."""
+    from layerpath.tools.adjust import ADJUSTMENTS
+
+    spec = ADJUSTMENTS.get(str(params.get("op")))
+    if spec is None:
+        return "Adjustment"
+    name = spec.name.split(" (")[0]
+    amount = params.get("amount")
+    if amount is None or (spec.low >= 0 and float(amount) == spec.default == spec.high):
+        return name
+    signed = spec.low < 0
+    return f"{name} {float(amount):+g}" if signed else f"{name} {float(amount):g}"
+
+
 @dataclass(frozen=True)
 class Subtask:
     """One step of the plan: 'recolor (kind) the wall (target) to yellow (to)'."""
@@ -86,6 +105,8 @@ class Subtask:
 
     def describe(self) -> str:
         words = [self.kind.label]
+        if self.kind in (SubtaskKind.PHOTO_ADJUSTMENT, SubtaskKind.REGION_ADJUSTMENT):
+            words = [adjustment_words(self.params)]
         if self.target:
             words.append(f"'{shown(self.target)}'")
         if self.to:
@@ -130,6 +151,11 @@ class EditRequest:
     quality_threshold: float = 0.5
     max_retries: int = 2  # retry entries of a tool's schedule tried after a failed check
     max_tool_calls: int = 200
+    # a saved action to replay (engine/actions.py): its subtasks instead of a plan, each
+    # solved by exactly its saved tools and parameters, no search
+    action: Action | None = None
+    # the plan the user saw and confirmed (engine/preview.py): run exactly it, unplanned
+    plan: tuple[Subtask, ...] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -201,6 +227,8 @@ class SubtaskOutcome:
     error: str | None = None
     features: Mapping[str, Any] = field(default_factory=dict)
     start_image: np.ndarray | None = None  # the picture the subtask started from (no copy)
+    # the parameters each tool of the accepted path ran with (what an action replays)
+    params: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def ok(self) -> bool:

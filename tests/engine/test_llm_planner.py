@@ -169,3 +169,56 @@ def test_a_key_the_server_echoes_reaches_no_message_report_or_log(
     assert server.headers[0]["authorization"] == f"Bearer {key}"  # it was sent, to the server
     assert "Incorrect API key provided: [API key]" in captured.err
     assert key not in captured.err + captured.out and key not in report.read_text()
+
+
+def test_an_adjustment_from_the_llm_is_checked_before_anything_runs(
+    server: ScriptedServer, scene: Scene
+) -> None:
+    """The prompt lists the adjustment ops and their ranges; an answer with an op that
+    does not exist or an amount out of range goes back for repair, with the reason."""
+    bad = {
+        "subtasks": [
+            {
+                "kind": "region_adjustment",
+                "target": "sky",
+                "params": {"op": "posterize", "amount": 0.5},
+            }
+        ]
+    }
+    good = {
+        "subtasks": [
+            {
+                "kind": "region_adjustment",
+                "target": "sky",
+                "params": {"op": "exposure", "amount": -0.5},
+            }
+        ]
+    }
+    server.script = [(200, json.dumps(bad)), (200, json.dumps(good))]
+    plan = planner_for(server).plan(EditRequest("darken the sky", scene.snapshot()))
+    (darken,) = plan.subtasks
+    assert (darken.kind, darken.target, dict(darken.params)) == (
+        SubtaskKind.REGION_ADJUSTMENT,
+        "sky",
+        {"op": "exposure", "amount": -0.5},
+    )
+    system = server.requests[0]["messages"][0]["content"]
+    assert "exposure (-3..3 stops)" in system and "region_adjustment" in system
+    assert "'posterize' is not an adjustment" in server.requests[1]["messages"][-1]["content"]
+    server.script = [
+        (
+            200,
+            json.dumps(
+                {
+                    "subtasks": [
+                        {"kind": "photo_adjustment", "params": {"op": "exposure", "amount": 9}}
+                    ]
+                }
+            ),
+        )
+    ] * 2
+    fallback = llm_planner_with_fallback(planner_for(server))(
+        EditRequest("brighten the photo", scene.snapshot()), lambda e: None
+    )
+    assert fallback.planner == "offline (LLM fallback)"
+    assert dict(fallback.subtasks[0].params) == {"op": "exposure", "amount": 0.5}

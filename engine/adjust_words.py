@@ -1,0 +1,282 @@
+"""The words photographers use for adjustments: 'brighten', 'warmer', 'black and
+white', 'lift the shadows', 'blur the face a little', 'add a vignette', 'reduce the
+noise', 'increase the exposure by 1 stop', 'make the sky bluer'. One clause becomes one
+photo_adjustment (the whole picture) or region_adjustment (inside the region it names:
+'the face', 'the sky', 'the person on the left') with the adjustment's op and amount.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from layerpath.engine.types import Subtask, SubtaskKind
+from layerpath.tools.adjust import ADJUSTMENTS
+
+K = SubtaskKind
+_UP = r"(?:increase|raise|boost|up|bump(?:\s+up)?|add|more|enhance|higher|push|crank(?:\s+up)?|turn up|improve|strengthen|intensify)"
+_DOWN = r"(?:decrease|reduce|lower|less|drop|cut|tone down|turn down|pull back|bring down|soften|weaken|minimi[sz]e|tame)"
+_COLOURS = "blue|green|red|yellow|orange|purple|pink|teal|cyan|magenta|gold|golden"
+
+
+@dataclass(frozen=True)
+class Phrase:
+    """Words that ask for an adjustment: the op and the direction they ask for."""
+
+    pattern: re.Pattern[str]
+    op: str
+    sign: float = 1.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _p(pattern: str, op: str, sign: float = 1.0, **extra: Any) -> Phrase:
+    return Phrase(re.compile(pattern, re.I), op, sign, extra)
+
+
+#: tried in order: the more specific first
+PHRASES: tuple[Phrase, ...] = (
+    # black & white, toning
+    _p(
+        r"\b(?:sepia|vintage sepia)\b(?:\s+tone[sd]?|\s+look|\s+effect)?",
+        "black_and_white",
+        tone="sepia",
+    ),
+    _p(r"\b(?:selenium|cyanotype)\b(?:\s+tone[sd]?)?", "black_and_white", tone="selenium"),
+    _p(
+        r"\b(?:black[\s-]*(?:and|&|n)[\s-]*white|b\s*&\s*w|b/w|gr[ae]y\s*scale|monochrome|mono(?:chrome)?\s+look|"
+        r"remove (?:all )?(?:the )?colou?rs?|drain (?:all )?(?:the )?colou?rs?|desaturate (?:it )?(?:completely|fully|entirely))\b",
+        "black_and_white",
+    ),
+    # white balance, tint
+    _p(
+        r"\b(?:white[\s-]*balance|wb|colou?r cast|(?:yellow|blue|orange|green|magenta) cast|"
+        r"neutrali[sz]e (?:the )?colou?rs?|correct (?:the )?colou?rs?|fix (?:the )?colou?rs?)\b",
+        "white_balance",
+    ),
+    _p(r"\bmore magenta\b|\bmagenta tint\b", "tint", 1.0),
+    _p(r"\bmore green(?: tint)?\b|\bgreen tint\b", "tint", -1.0),
+    # temperature
+    _p(
+        r"\bwarm(?:er|en|ing)?\b(?:\s+(?:it\s+)?up)?|\bmore warmth\b|\bgolden(?:\s+hour)?\s+(?:tones?|look)\b",
+        "temperature",
+    ),
+    _p(
+        r"\bcool(?:er|ing)?\b(?:\s+(?:it\s+)?down)?|\bcold(?:er)?\b|\bless warm(?:th)?\b",
+        "temperature",
+        -1.0,
+    ),
+    # colour towards a hue: 'make the sky bluer'
+    _p(r"\b(?:bluer|greener|redder|yellower|more (?:" + _COLOURS + r"))\b", "color"),
+    # saturation, vibrance
+    _p(
+        r"\bdesaturate\b|\bless saturat\w*|\b"
+        + _DOWN
+        + r"\b.*\bsaturation\b|\bmute\w*\b.*\bcolou?rs?\b|\bcolou?rs? (?:more )?muted\b|\bwashed[\s-]out look\b",
+        "saturation",
+        -1.0,
+    ),
+    _p(
+        r"\bvibran(?:ce|t)\b|\bcolou?rs?\b.*\bpop\b|\bpop\b.*\bcolou?rs?\b|\bmore colou?rful\b|\bmore vivid\b|\bvivid\b",
+        "vibrance",
+    ),
+    _p(r"\bsaturat\w*\b|\bricher colou?rs?\b|\bcolou?rs? richer\b", "saturation"),
+    # highlights, shadows
+    _p(
+        r"\b(?:recover|rescue|save)\b.*\bhighlights?\b|\b"
+        + _DOWN
+        + r"\b.*\bhighlights?\b|\bdarken\b.*\bhighlights?\b|\bblown(?:[\s-]out)? highlights?\b",
+        "highlights",
+        -1.0,
+    ),
+    _p(r"\b(?:brighten|" + _UP + r")\b.*\bhighlights?\b", "highlights"),
+    _p(
+        r"\b(?:lift|open(?:\s+up)?|recover|brighten|lighten|" + _UP + r")\b.*\bshadows?\b",
+        "shadows",
+    ),
+    _p(r"\b(?:crush|deepen|darken|" + _DOWN + r")\b.*\bshadows?\b", "shadows", -1.0),
+    # tone curve
+    _p(r"\bs[\s-]?curve\b|\btone curve\b|\bcurves?\b", "curve"),
+    _p(r"\bmatte\b|\bfaded?\b(?:\s+(?:film\s+)?look)?|\bfilm look\b", "curve", -1.0),
+    # vignette
+    _p(
+        r"\b(?:remove|get rid of|lighten|brighten|fix)\b.*\b(?:vignett\w*|corners|edges)\b",
+        "vignette",
+        -1.0,
+    ),
+    _p(
+        r"\bvignett\w*\b|\bdarken\b.*\b(?:corners|edges)\b|\bdark(?:er)? (?:corners|edges)\b",
+        "vignette",
+    ),
+    # noise, sharpening, blur
+    _p(
+        r"\bde-?nois\w*\b|\b(?:remove|reduce|clean(?:\s+up)?|get rid of|less|lower|cut|fix)\b.*\b(?:noise|grain|noisy|grainy)\b|\bnoise reduction\b|\bless (?:noisy|grainy)\b",
+        "denoise",
+    ),
+    _p(r"\bsharpen\w*\b|\bcrisper\b|\bmore crisp\b|\bsharper\b", "sharpen"),
+    # (anonymising: twice the default blur)
+    _p(r"\b(?:blur\s+out|anonymi[sz]e|obscure|pixelate|censor)\b", "blur", 2.0),
+    _p(
+        r"(?<![a-z])(?:blur(?:red|ry)?|defocus\w*|bokeh|out of focus|soften(?:\s+the\s+background)?)\b",
+        "blur",
+    ),
+    # contrast
+    _p(
+        r"\b"
+        + _DOWN
+        + r"\b.*\bcontrast\b|\bflat(?:ter|ten)\b|\bless contrast\w*\b|\blow contrast\b",
+        "contrast",
+        -1.0,
+    ),
+    _p(r"\bcontrast\w*\b|\bpunch(?:y|ier)?\b", "contrast"),
+    # exposure, brightness
+    _p(
+        r"\b"
+        + _DOWN
+        + r"\b.*\b(?:exposure|brightness)\b|\bdarken\w*\b|\bdarker\b|\bunderexpose\b|\btoo bright\b|\boverexposed\b",
+        "exposure",
+        -1.0,
+    ),
+    _p(
+        r"\b(?:exposure|brightness)\b|\bbrighten\w*\b|\blighten\w*\b|\bbrighter\b|\blighter\b|\btoo dark\b|\bunderexposed\b",
+        "exposure",
+    ),
+)
+
+#: words that name the whole picture, not a region of it
+WHOLE = {"image", "photo", "photograph", "picture", "pic", "it", "everything", "shot", "frame",
+         "whole", "entire", "overall", "all", "scene", "this", "one", "them", "pictures", "photos"}  # fmt: skip
+_FILLER = {
+    "make", "makes", "made", "look", "looks", "looking", "a", "an", "the", "of", "on", "in", "to",
+    "by", "at", "with", "and", "some", "its", "my", "that", "effect", "more", "up", "down",
+    "bit", "little", "please", "add", "apply", "give", "get", "set", "turn", "tone", "tones",
+    "toned", "color", "colors", "colour", "colours", "level", "levels", "amount", "way", "much",
+    "slightly", "slight", "touch", "tad", "lot", "lots", "very", "really", "strongly", "heavily",
+    "subtly", "gently", "somewhat", "mildly", "lightly", "significantly", "dramatically",
+    "considerably", "can", "you", "could", "would", "i", "want", "like", "need", "just", "too",
+    "so", "is", "be", "should", "let", "lets", "us", "stronger", "weaker", "strong", "weak",
+    "nice", "nicely", "bunch", "for", "from", "into", "as", "if", "bring", "out", "over",
+    "stop", "stops", "ev", "percent", "pixels", "px", "pixel", "degrees", "only", "area",
+    "region", "part", "parts", "inside", "within", "around", "behind", "than", "now",
+    "strength", "filter", "mode", "version", "copy", "keep", "natural", "naturally",
+    "cast", "remove", "fix", "correct", "reduce", "increase", "decrease", "boost", "raise",
+    "lower", "less", "enhance", "do", "there", "no", "not", "convert", "change", "switch",
+    "transform", "render", "go", "use", "style",
+    "bump", "crank", "push", "higher", "improve", "strengthen", "intensify", "drop", "weaken",
+    "minimise", "minimize", "tame", "pull", "back", "auto", "automatic", "automatically",
+    "it's", "image's", "photo's", "picture's", "are", "was", "am", "seems",
+}  # fmt: skip
+_SOFTER = r"\b(?:slight(?:ly)?|a (?:little )?bit|a little|a touch|a tad|subtl[ey]|gentl[ey]|somewhat|mild(?:ly)?|light(?:ly)?|barely|just a bit)\b"
+_STRONGER = r"\b(?:much|a lot|lots|strong(?:ly)?|heav(?:y|ily)|very|really|way|significantly|dramatic(?:ally)?|considerabl[ey]|hugely|extremely|massively)\b"
+_POSITION_WORDS = {"left", "right", "top", "bottom", "center", "centre", "middle", "largest",
+                   "smallest", "biggest", "corner", "side", "far"}  # fmt: skip
+#: regions that are a tonal range or the frame, not a thing: they choose the op instead
+_OP_REGIONS = {"shadows": "shadows", "shadow": "shadows", "highlights": "highlights",
+               "highlight": "highlights", "corners": "vignette", "edges": "vignette"}  # fmt: skip
+
+
+def _number(text: str) -> tuple[float, str] | None:
+    """The first number the words give and its unit ('%', 'stops', 'px', '')."""
+    found = re.search(
+        r"([+-]?\d+(?:\.\d+)?)\s*(%|percent\b|(?:f-?)?stops?\b|ev\b|px\b|pixels?\b)?", text
+    )
+    if not found:
+        return None
+    unit = (found.group(2) or "").lower()
+    unit = {"percent": "%", "ev": "stops", "pixel": "px", "pixels": "px"}.get(unit, unit)
+    if unit.endswith("stop") or unit.endswith("stops"):
+        unit = "stops"
+    return float(found.group(1)), unit
+
+
+def amount_of(text: str, op: str, sign: float) -> tuple[float, dict[str, Any], bool]:
+    """The amount the words ask for (clipped to the op's range), any extra parameter
+    they give (a blur's radius in pixels), and whether the words gave a strength."""
+    spec = ADJUSTMENTS[op]
+    extra: dict[str, Any] = {}
+    base = abs(spec.default)
+    given = True
+    number = _number(text)
+    if number is not None:
+        value, unit = number
+        if unit == "px" and op == "blur":
+            extra["radius"] = value
+            value = base
+        elif op == "exposure" and unit == "%":
+            value = math.log2(1 + abs(value) / 100)
+        elif op == "exposure":
+            value = abs(value)  # stops
+        elif unit == "%" or value > 1:
+            value = abs(value) / 100
+        else:
+            value = abs(value)
+        if number[0] < 0:
+            sign = -sign if sign > 0 else sign
+    elif re.search(_SOFTER, text):
+        value = base * 0.5
+    elif re.search(_STRONGER, text):
+        value = base * 1.8
+    else:
+        value, given = base, False
+    amount = sign * value if spec.low < 0 else abs(sign) * value
+    return max(spec.low, min(spec.high, round(amount, 3))), extra, given
+
+
+def region_of(text: str) -> tuple[str | None, str | None]:
+    """The region the words name, and a position among several: ('person', 'left');
+    (None, None) for the whole picture."""
+    words = re.findall(r"[a-z][a-z'-]*", text.lower())
+    position = [w for w in words if w in {"left", "right", "top", "bottom", "center", "centre",
+                                          "middle", "largest", "smallest", "biggest"}]  # fmt: skip
+    kept = [w for w in words if w not in _FILLER and w not in _POSITION_WORDS]
+    if not kept or all(w in WHOLE for w in kept):
+        return None, None
+    kept = [w for w in kept if w not in WHOLE]
+    place = " ".join(position).replace("centre", "center").replace("biggest", "largest")
+    return " ".join(kept), place or None
+
+
+def parse_adjustment(text: str) -> Subtask | None:
+    """One clause's adjustment, or None when the words ask for none (or for what
+    another subtask does: 'sharpen the photo' is the paper's deblurring, 'remove the
+    blur' too)."""
+    if re.search(
+        r"\b(?:remove|fix|reduce|correct|undo|get rid of)\b.*\bblur|\b(?:de|un)-?blur", text
+    ):
+        return None
+    for phrase in PHRASES:
+        match = phrase.pattern.search(text)
+        if match is None:
+            continue
+        op = phrase.op
+        rest = text[: match.start()] + " " + text[match.end() :]
+        target, position = region_of(_without_amounts(rest))
+        if target in _OP_REGIONS and op in ("exposure", "contrast"):
+            op = _OP_REGIONS[target]  # 'brighten the shadows' is the shadows slider
+            target = None
+        elif target in _OP_REGIONS:
+            target = None
+        amount, extra, given = amount_of(text, op, phrase.sign)
+        if op == "sharpen" and not given and target is None:
+            return None  # 'sharpen the photo': deblurring's tools and checks
+        params: dict[str, Any] = {"op": op, "amount": amount, **phrase.extra, **extra}
+        if op == "color":
+            hue = re.search(
+                r"(blu|green|redd|red|yellow|orange|purple|pink|teal|cyan|magenta|gold)",
+                match.group(0),
+            )
+            params["colour"] = (
+                {"blu": "blue", "redd": "red"}.get(hue.group(1), hue.group(1)) if hue else "blue"
+            )
+        if position:
+            params["position"] = position
+        kind = K.REGION_ADJUSTMENT if target else K.PHOTO_ADJUSTMENT
+        return Subtask(kind, target=target, params=params)
+    return None
+
+
+def _without_amounts(text: str) -> str:
+    text = re.sub(r"[+-]?\d+(?:\.\d+)?\s*(?:%|percent|(?:f-?)?stops?|ev|px|pixels?)?", " ", text)
+    text = re.sub(_SOFTER, " ", text)
+    return re.sub(_STRONGER, " ", text)
