@@ -1,4 +1,4 @@
-"""The `layerpath` command line: plan, edit, tools, models."""
+"""The `layerpath` command line: plan, edit, tools, models, rules, actions, bench."""
 
 from __future__ import annotations
 
@@ -14,11 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from layerpath import __version__
-from layerpath.engine import cli_models, events
+from layerpath.engine import cli_actions, cli_models, events
+from layerpath.engine.actions import Action
 from layerpath.engine.document import LayeredDocument
 from layerpath.engine.factory import engine_for
 from layerpath.engine.io import load_snapshot, output_problem, write_atomically
 from layerpath.engine.knowledge import model_description_table
+from layerpath.engine.learning import learn_in_background
 from layerpath.engine.llm_planner import planner_for
 from layerpath.engine.planner import Plan, plan_offline
 from layerpath.engine.report import build_report
@@ -74,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument("action", nargs="?", choices=["list"], default="list")
     tools.add_argument("--json", action="store_true", help="every field, as JSON")
     cli_models.add_parser(sub)
+    cli_actions.add_parsers(sub)
     sub.add_parser(  # (main hands its arguments to the installer)
         "krita",
         help="install the Krita plugin, build its zip, or install layerpath for Krita's Python",
@@ -89,8 +92,9 @@ def _parser() -> argparse.ArgumentParser:
         default=None,
         help="scenes (default: modes x alpha on generated tasks), sizes (the demo edit "
         "at camera sizes: wall, tool seconds, peak memory), checks (the quality checks "
-        "on labelled good and bad results in real photos: ROC AUC, false passes) or photos "
-        "(edits on real photos at native size, scored against the truth)",
+        "on labelled good and bad results in real photos: ROC AUC, false passes), photos "
+        "(edits on real photos at native size, scored against the truth) or words (the "
+        "offline planner on the public instruction set: share planned exactly)",
     )
     bench.add_argument("--suite", dest="suite_option", metavar="SUITE", help="the same")
     bench.add_argument(
@@ -107,6 +111,11 @@ def _parser() -> argparse.ArgumentParser:
         "--sizes",
         default="1,6,12,24,48",
         help="sizes suite: megapixels, comma separated (default 1,6,12,24,48)",
+    )
+    bench.add_argument(
+        "--instruction",
+        help="sizes suite: the edit to time instead of the demo's (the demo photo's "
+        "saucer and spoon masks are given), e.g. 'lift the shadows and make it warmer'",
     )
     bench.add_argument(
         "--modes",
@@ -130,6 +139,12 @@ def _parser() -> argparse.ArgumentParser:
         "--warm-up",
         action="store_true",
         help="also the warm-up curve: fast path and cost after 0, 40, ... 200 tasks",
+    )
+    bench.add_argument(
+        "--learn",
+        action="store_true",
+        help="with --warm-up: only the warm-up curves with rule learning, from the shipped "
+        "rules and from none (writes warm-up.json and learning.json)",
     )
     return parser
 
@@ -177,9 +192,11 @@ class _Progress:
             if event.step.text:  # what OCR read or a caption: shown, never planned from
                 say("    text: " + shown(event.step.text.replace("\n", " | "), 400))
         elif isinstance(event, events.SubtaskFailed):
-            say(
-                f"  FAILED {event.outcome.subtask.describe()}: {printable(str(event.outcome.error))}"
-            )
+            why = str(event.outcome.error)
+            if "name a mask" in why:  # how, in this front end
+                name = (event.outcome.subtask.target or "name").split()[-1]
+                why += f" Here: --mask {name}=mask.png."
+            say(f"  FAILED {event.outcome.subtask.describe()}: {printable(why)}")
 
 
 def _print_plan(plan: Plan, as_json: bool) -> None:
@@ -260,7 +277,8 @@ def _save(document: LayeredDocument, output: Path) -> Path:
         return saved
 
 
-def cmd_edit(args: argparse.Namespace) -> int:
+def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
+    """Run the instruction (or replay `action`) on the image and write the result."""
     if not 0.0 <= args.alpha <= 2.0:
         raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
     mask_files = _parse_masks(args.mask)
@@ -281,13 +299,20 @@ def cmd_edit(args: argparse.Namespace) -> int:
         else TraceStore(data_dir() / "traces.sqlite")
     )
     engine, planner_name = engine_for(settings, traces=traces, planner=args.planner)
+    snapshot = document.snapshot()
+    if action is not None:  # its objects: the masks given (or the selection)
+        action = action.on_masks(
+            [*snapshot.masks, *(["this"] if snapshot.selection is not None else [])]
+        )
+        planner_name = "action"
     request = EditRequest(
         args.instruction,
-        document.snapshot(),
+        snapshot,
         alpha=args.alpha,
         mode=Mode(args.mode),
         quality_threshold=settings.quality_threshold if args.threshold is None else args.threshold,
         max_retries=settings.retries,
+        action=action,
     )
     group = document.add_group(shown(args.instruction.strip(), 200))
     kept: list[str] = []  # the step layers in the document
@@ -327,6 +352,12 @@ def cmd_edit(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 130
+    learning = learn_in_background(settings, traces)
+    if learning is not None:
+        print(
+            f"learning new rules from your runs in the background (log: {learning})",
+            file=sys.stderr,
+        )
     ok = sum(1 for o in result.outcomes if o.ok)
     print(
         f"{ok}/{len(result.plan)} subtasks done, {len(kept)} layers, "
@@ -355,10 +386,19 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from layerpath.benchmarks import bench
 
     suite = args.suite_option or args.suite or "scenes"
+    if args.learn:
+        if not args.warm_up:
+            raise BadInput("--learn goes with --warm-up: layerpath bench --warm-up --learn")
+        from layerpath.benchmarks import warmup
+
+        warmup.bench_warm_up(args.out, args.seed)
+        return 0
     if suite == "sizes":
         from layerpath.benchmarks import sizes
 
-        sizes.bench_sizes(sizes.parse_sizes(args.sizes), args.out)
+        sizes.bench_sizes(
+            sizes.parse_sizes(args.sizes), args.out, args.instruction or sizes.INSTRUCTION
+        )
         return 0
     if suite == "photos":
         from layerpath.benchmarks import photos_suite
@@ -367,6 +407,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
             args.out, args.seed, args.photos == "all", args.tasks if args.tasks != 120 else None
         )
         return 0
+    if suite == "words":
+        from layerpath.benchmarks import words
+
+        results = words.bench_words(args.out)
+        return 0 if sum(r.right for r in results) >= 0.95 * len(results) else 1
     if suite == "checks":
         from layerpath.benchmarks import checks
 
@@ -416,6 +461,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "edit": cmd_edit,
         "tools": cmd_tools,
         "models": cli_models.cmd_models,
+        "rules": cli_actions.cmd_rules,
+        "learn": cli_actions.cmd_learn,
+        "actions": lambda a: cli_actions.cmd_actions(a, cmd_edit),
         "bench": cmd_bench,
     }
     try:

@@ -115,8 +115,7 @@ class LayeredDocument:
             dx, dy = step.shift  # grown on the left or top: what was there moves with it
             for other, _ in self._image.pixel_layers():
                 other.offset = (other.offset[0] + dx, other.offset[1] + dy)
-            self._image.width = max(self._image.width + dx, step.canvas[0])
-            self._image.height = max(self._image.height + dy, step.canvas[1])
+            self._image.width, self._image.height = step.canvas  # (a crop's is smaller)
         layer = PixelLayer(
             step.name, step.pixels, step.offset, step.visible, step.blend, deep=step.deep
         )

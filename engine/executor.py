@@ -24,6 +24,7 @@ from layerpath.engine.deepsteps import DeepTrack
 from layerpath.engine.knowledge import BenchmarkTable, subtask_tools
 from layerpath.engine.layers import rejected_layer, step_layers
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
+from layerpath.engine.preview import Preview, preview
 from layerpath.engine.probe import probe, regions_touch
 from layerpath.engine.quality import judge
 from layerpath.engine.search import Node, astar
@@ -122,15 +123,24 @@ class Engine:
         with self.registry.settled():  # which tools can run is asked once per run
             return self._run(request, on_event or (lambda e: None), cancel or (lambda: False))
 
+    def plan(self, request: EditRequest, emit: OnEvent) -> Plan:
+        """The subtasks a request runs, in order: a previewed plan as confirmed, an
+        action's parts in the order they were saved (the order they ran), else the
+        planner's, ordered now that the masks are at hand (a removal that touches a
+        recoloured region waits for the recolour, so its fill takes the new colour)."""
+        if request.plan is not None:  # previewed and confirmed: no second planning
+            return Plan(request.plan, (), "previewed")
+        if request.action is not None:
+            return request.action.plan()
+        plan = self.planner(request, emit)
+        touch = lambda a, b: regions_touch(a, b, request.snapshot)  # noqa: E731
+        return Plan(tuple(order_subtasks(plan.subtasks, touch)), plan.warnings, plan.planner)
+
     def _run(self, request: EditRequest, emit: OnEvent, cancelled: Callable[[], bool]) -> RunResult:
         started = time.perf_counter()
         run_id = uuid.uuid4().hex[:12]
 
-        plan = self.planner(request, emit)
-        # Now that masks are at hand, a removal that touches a recoloured region waits for
-        # the recolour, so its fill takes the new colour.
-        ordered = order_subtasks(plan.subtasks, lambda a, b: regions_touch(a, b, request.snapshot))
-        plan = Plan(tuple(ordered), plan.warnings, plan.planner)
+        plan = self.plan(request, emit)
         for warning in plan.warnings:
             emit(events.PlanWarning(warning))
         emit(events.PlanReady(plan.subtasks, plan.planner))
@@ -189,13 +199,21 @@ class Engine:
             features = probe(
                 subtask, request.snapshot, image.value, plan, self._text_reader(runner, start)
             )
-            rule = self._pick_rule(request, subtask, features)
+            rule = (
+                self._pick_rule(request, subtask, features)
+                if request.action is None
+                else request.action.parts[index]  # exactly what the user saved
+            )
             fallback = "no rule"
             if rule is not None:
-                emit(events.SubtaskStarted(subtask, index, len(plan), f"rule:{rule.id}"))
+                emit(events.SubtaskStarted(subtask, index, len(plan), rule.route))
                 attempts.append(self._run_rule(rule, runner, start))
                 fallback = attempts[-1].failure
-            if not (attempts and attempts[-1].path) and request.mode != Mode.FAST:
+            if (
+                not (attempts and attempts[-1].path)
+                and request.mode != Mode.FAST
+                and request.action is None
+            ):
                 if request.mode == Mode.FAST_SLOW:
                     fallback_reason = fallback
                     emit(events.FallbackToSearch(subtask, fallback))
@@ -262,6 +280,10 @@ class Engine:
 
     # --- the steps of Algorithm 4 ---------------------------------------------------
 
+    def preview(self, request: EditRequest) -> Preview:
+        """The plan and the tools it is expected to use, nothing run (engine/preview.py)."""
+        return preview(self, request)
+
     def _runner(
         self,
         request: EditRequest,
@@ -292,7 +314,9 @@ class Engine:
             subtask,
             ctx,
             ledger,
-            lambda *args: judge(*args, critic=critic, colours=ctx.colour),
+            lambda *args: judge(
+                *args, critic=critic, colours=ctx.colour, selection=snapshot.selection
+            ),
             request.quality_threshold,
             emit,
             cancelled,
@@ -332,9 +356,9 @@ class Engine:
 
     def _run_rule(self, rule: Rule, runner: StepRunner, start: State) -> _Attempt:
         """Run the rule's tools in order; the first failed quality check ends it."""
-        route = f"rule:{rule.id}"
+        route = rule.route
         node = Node(None, None, dict(start))
-        for name in rule.tools:
+        for index, name in enumerate(rule.tools):
             tool = self.registry.get(name)
             missing = set(tool.spec.inputs) - set(node.state)
             if missing:
@@ -343,7 +367,7 @@ class Engine:
                     [],
                     f"rule {rule.id} failed: {name} lacks {', '.join(k.value for k in missing)}",
                 )
-            result = runner.run(tool, node.state)
+            result = runner.run(tool, node.state, rule.params_for(index))
             if not result.passed:
                 why = result.error or f"quality {result.quality:.2f} below threshold"
                 return _Attempt(route, [], f"rule {rule.id} failed: {name}: {why}")
@@ -357,9 +381,23 @@ class Engine:
     def _search(
         self, request: EditRequest, subtask: Subtask, runner: StepRunner, start: State
     ) -> _Attempt:
-        tools = subtask_tools(self.registry.available(), subtask.kind)
-        if not any(subtask.kind in t.spec.subtasks for t in tools):
+        available = self.registry.available()
+        graph = subtask_tools(available, subtask.kind)
+        if not any(subtask.kind in t.spec.subtasks for t in graph):
             raise_unavailable(subtask, self.registry)
+        # a tool that says it cannot do this (a finder asked for what it never finds, a
+        # crop to a ratio asked for a region) is not tried, nor what only it would need
+        declined = set()
+        for tool in graph:
+            reason = tool.declines(runner.ctx)
+            if reason is None:
+                continue
+            declined.add(tool.name)
+            if {ArtifactKind.MASK, ArtifactKind.BOXES} & set(tool.spec.outputs):
+                runner.not_found[tool.name] = reason  # a finder's: what would find it
+            else:
+                log.info("%s declined %s: %s", tool.name, subtask.id, reason)
+        tools = subtask_tools([t for t in available if t.name not in declined], subtask.kind)
         result = astar(
             tools,
             subtask.kind,
@@ -372,6 +410,8 @@ class Engine:
         failure = (
             "" if result.ok else f"{result.reason} (tried {', '.join(result.tried) or 'nothing'})"
         )
+        if not result.ok and runner.not_found and not runner.found_any:
+            failure = not_found_message(runner.not_found)
         return _Attempt("search", result.path, failure)
 
     def _conclude(
@@ -452,6 +492,7 @@ class Engine:
             fallback_reason=fallback_reason,
             features=features,
             start_image=image.value,
+            params=tuple(dict(n.result.params) for n in accepted.path if n.result),
         )
         new_image = final.state.get(ArtifactKind.IMAGE, image)
         return outcome, new_image
@@ -469,6 +510,17 @@ def _failure(failures: Sequence[str], rejected: Rejected | None, kept: bool) -> 
     if kept:
         message += "; the best attempt is kept as a hidden layer"
     return message
+
+
+def not_found_message(said: Mapping[str, str]) -> str:
+    """Why nothing found the target, once: the request's masks (what it has) and what
+    would find it (the offline finder's or a detector's advice)."""
+    masks = said.get("named_masks", "")
+    others = [message for tool, message in said.items() if tool != "named_masks"]
+    advice = max(others, key=len) if others else ""
+    if masks and advice:
+        return masks.split(". Select it")[0] + ". " + advice
+    return masks or advice
 
 
 def raise_unavailable(subtask: Subtask, registry: Registry) -> None:

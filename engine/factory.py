@@ -3,14 +3,21 @@ critic they allow. The CLI, the editor and the Krita docker all use it."""
 
 from __future__ import annotations
 
+import logging
+
 from layerpath.engine.critics import critic_for
 from layerpath.engine.executor import Engine
 from layerpath.engine.llm_planner import planner_for
+from layerpath.engine.rulebook import RuleBook
+from layerpath.engine.subroutines import RuleTable
 from layerpath.engine.traces import TraceStore
+from layerpath.errors import BadInput
 from layerpath.settings import Settings
 from layerpath.tools.device import configure_residency
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
+
+log = logging.getLogger(__name__)
 
 
 def engine_for(
@@ -26,8 +33,15 @@ def engine_for(
         settings.resident_models, settings.model_memory_gb, settings.device, settings.cpu_offload
     )
     chosen, name = planner_for(settings, planner)
+    registry = Registry.from_catalogue(models=models)
+    try:
+        rules = RuleBook(registry).table()  # shipped, mined and the user's actions
+    except BadInput as exc:  # a damaged rules or actions file stops no edit
+        log.warning("%s The shipped rules are used meanwhile.", exc)
+        rules = RuleTable.load(registry)
     engine = Engine(
-        Registry.from_catalogue(models=models),
+        registry,
+        rules=rules,
         traces=traces,
         planner=chosen,
         critic=critic_for(settings, models),

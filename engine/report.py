@@ -1,7 +1,8 @@
 """The run report (--report RUN.json). Benchmarks and other tools read it: keep it stable.
 
 Top-level keys: version, prompt, mode, alpha, planner, plan, subtasks, tool_calls,
-totals, warnings, ok.
+totals, warnings, ok. Each subtask: its plan entry, solved_by, tools, steps (each tool
+with the parameters it ran with), seconds, quality, features, layers, texts.
 """
 
 from __future__ import annotations
@@ -23,6 +24,11 @@ def build_report(result: RunResult, planner: str = "offline") -> dict[str, Any]:
             **outcome.subtask.to_json(),
             "solved_by": outcome.solved_by,
             "tools": list(outcome.tools),
+            # what each tool of the accepted path ran with (`layerpath actions save` reads it)
+            "steps": [
+                {"tool": tool, "params": dict(params)}
+                for tool, params in zip(outcome.tools, outcome.params, strict=False)
+            ],
             "seconds": round(outcome.cost, 4),
             "quality": round(outcome.quality, 4),
             "features": dict(outcome.features),

@@ -29,6 +29,7 @@ from layerpath.engine.types import (
 )
 from layerpath.errors import BadInput, Cancelled, LayerpathError, TargetNotFound, ToolFailed
 from layerpath.tools.base import Tool
+from layerpath.tools.imaging import moved_edge
 from layerpath.tools.regions import changed_window, grow_box
 
 log = logging.getLogger(__name__)
@@ -142,6 +143,9 @@ class StepRunner:
         self.max_retries = max_retries
         # a target one tool cannot find ends the subtask, unless another tool may find it
         self.target_fatal = target_fatal
+        # what each finder said when it could not find the subtask's target
+        self.not_found: dict[str, str] = {}
+        self.found_any = False  # some step found it (a mask or boxes), whatever came after
         self.executed = 0  # tool executions for this subtask (memo hits excluded)
         # the best finishing step the checks turned down: kept to show, hidden, on failure
         self.best_rejected: Rejected | None = None
@@ -150,9 +154,12 @@ class StepRunner:
         # how long a call may take (a model tool MODEL_TIMES as long) before it is given up
         self.timeout_s = timeout_s
 
-    def run(self, tool: Tool, state: State) -> StepResult:
+    def run(self, tool: Tool, state: State, params: Mapping[str, Any] | None = None) -> StepResult:
         """Run the tool on the state with each entry of its parameter schedule until one
-        passes the quality check; return the last attempt if none does."""
+        passes the quality check; return the last attempt if none does. With `params`
+        (a saved action's), exactly those, once."""
+        if params is not None:
+            return self._run_once(tool, state, {**tool.spec.param_schedule()[0], **params})
         schedule = tool.spec.param_schedule()[: 1 + self.max_retries]
         result: StepResult | None = None
         for attempt, params in enumerate(schedule):
@@ -200,12 +207,18 @@ class StepRunner:
             if wrong is not None:
                 raise ToolFailed(f"{tool.name} {wrong}")
             reported = out.cost
-            produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in out.outputs.items()}
+            outputs = dict(out.outputs)
+            edge = self.subtask.params.get("edge")
+            if edge and isinstance(outputs.get(ArtifactKind.MASK), np.ndarray):
+                # the user moved the found region's edge (the panel's Edge slider)
+                outputs[ArtifactKind.MASK] = moved_edge(outputs[ArtifactKind.MASK], int(edge))
+            produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in outputs.items()}
             window = _image_window(state, out.outputs, out.window)
         except TargetNotFound as exc:
             if self.target_fatal:
                 raise
             error = str(exc)
+            self.not_found[tool.name] = error
         except USER_ERRORS:
             raise
         except Cancelled:
@@ -240,6 +253,8 @@ class StepRunner:
             except Exception as exc:  # a result the checks cannot read is not vouched for
                 log.exception("checking %s's result failed", tool.name)
                 error = f"the checks could not judge {tool.name}'s result: {exc}"
+        if error is None and {ArtifactKind.MASK, ArtifactKind.BOXES} & set(produced):
+            self.found_any = True
         if reported is not None:  # the tool knows better than the clock (a replayed call)
             seconds = reported
         passed = error is None and quality >= self.threshold

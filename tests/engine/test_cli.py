@@ -110,3 +110,43 @@ def test_edit_exit_codes_and_messages(
     assert code == 1 and "No mask for 'giraffe'" in captured.err
     assert len(read_layered(out).layers[1].children) == 2  # type: ignore[union-attr]
     assert "Traceback" not in captured.err
+
+
+def test_everyday_adjustments_on_a_real_photo_without_a_mask(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scikit-image's astronaut, as a photographer words it: the face is found and
+    blurred, the background found (all but the person) and made black and white, each a
+    step layer over the untouched photo; the report keeps each step's adjustment."""
+    from PIL import Image
+    from skimage import data
+
+    from layerpath.tools.imaging import lab_exact
+
+    photo = data.astronaut()
+    image = tmp_path / "astronaut.png"
+    Image.fromarray(photo).save(image)
+    out, report = tmp_path / "out.ora", tmp_path / "run.json"
+    instruction = "blur the face and make the background black and white"
+    code = main(["edit", str(image), instruction, "-o", str(out), "--report", str(report)])
+    assert code == 0, capsys.readouterr()
+    doc = read_layered(out)
+    original, group = doc.layers
+    assert isinstance(original, PixelLayer) and np.array_equal(original.pixels[..., :3], photo)
+    assert isinstance(group, GroupLayer)
+    assert [c.name.split(" — ")[0] for c in group.children] == [
+        "1. offline_finder",
+        "2. region_adjust",
+        "1. offline_finder",
+        "2. region_adjust",
+    ]
+    result = composite(doc)[..., :3]
+    chroma = np.hypot(*lab_exact(result / 255.0)[..., 1:].transpose(2, 0, 1))
+    assert np.percentile(chroma[:100, :60], 95) < 2  # the flag in the corner: grey now
+    assert chroma[330:400, 120:220].mean() > 30  # the orange suit: still orange
+    face = result[80:150, 190:260].astype(float)
+    detail = lambda a: np.abs(np.diff(a, axis=1)).mean()  # noqa: E731
+    assert detail(face) < 0.5 * detail(photo[80:150, 190:260].astype(float))  # blurred
+    steps = json.loads(report.read_text())["subtasks"]
+    assert [s["params"]["op"] for s in steps] == ["blur", "black_and_white"]
+    assert [s["kind"] for s in steps] == ["region_adjustment"] * 2

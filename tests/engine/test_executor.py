@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -239,7 +240,8 @@ def test_rerun_a_step_with_another_tool(registry: Registry, scene: Scene) -> Non
     outcome = result.outcomes[0]
     assert outcome.tools == ("named_masks", "lab_recolor")
     assert engine.alternatives(outcome.subtask.kind, outcome.tools, 1) == ["hsv_recolor"]
-    assert engine.alternatives(outcome.subtask.kind, outcome.tools, 0) == []
+    # the mask step's alternative: the offline finder (which finds no 'wall')
+    assert engine.alternatives(outcome.subtask.kind, outcome.tools, 0) == ["offline_finder"]
     assert outcome.start_image is not None
     request = EditRequest("recolor the wall to navy", Snapshot(outcome.start_image, scene.masks))
     seen: list[object] = []
@@ -307,3 +309,57 @@ def test_a_removal_no_check_can_vouch_for_ends_failed_after_one_fill(
     assert not hidden.visible and hidden.tool == fills[0].tool
     assert outcome.error is not None and "too varied" in outcome.error, outcome.error
     assert outcome.error.endswith("the best attempt is kept as a hidden layer")
+
+
+def test_the_preview_names_each_steps_tools_and_the_confirmed_plan_runs_as_shown(
+    registry: Registry, scene: Scene
+) -> None:
+    """Nothing runs for a preview; a target nothing here can find says what would find
+    it; running the previewed plan does not plan again (a planner that would fail)."""
+    engine = Engine(registry)
+    request = EditRequest(
+        "recolor the wall to navy and remove the giraffe, then make it warmer", scene.snapshot()
+    )
+    shown = engine.preview(request)
+    assert [(s.subtask.kind.value, s.tools, s.route) for s in shown.steps] == [
+        ("object_recoloration", ("named_masks", "lab_recolor"), shown.steps[0].route),
+        ("object_removal", (), "search"),
+        ("photo_adjustment", ("photo_adjust",), "search"),
+    ]
+    assert "cannot find 'giraffe'" in shown.steps[1].problem
+    assert all(s.seconds >= 0 for s in shown.steps) and shown.steps[0].seconds > 0
+
+    def no_second_planning(request: EditRequest, on_event: object) -> object:
+        raise AssertionError("the previewed plan is planned again")
+
+    confirmed = Engine(registry, planner=no_second_planning)  # type: ignore[arg-type]
+    result = confirmed.run(replace(request, plan=shown.plan.subtasks))
+    assert [o.ok for o in result.outcomes] == [True, False, True]
+    # the rule the preview named is the one that ran, with the tools it named
+    assert shown.steps[0].route == result.outcomes[0].solved_by != "search"
+    assert result.outcomes[0].tools == shown.steps[0].tools
+    assert [s.describe() for s in result.plan] == [s.subtask.describe() for s in shown.steps]
+
+
+def test_a_hole_that_is_a_small_share_of_a_camera_file_is_no_speck(registry: Registry) -> None:
+    """At 6 MP a 150 x 150 object is 0.4 % of the picture, the share a speck has at
+    1 MP; on plain ground the speck rule (Telea) left a lighter wedge in such a hole at
+    24 MP and the checks passed it. 'tiny' is now also small in pixels: the texture
+    fill's rule is chosen. A real speck still takes the fast one."""
+    from layerpath.engine.probe import TINY_PIXELS, size_bucket
+
+    assert size_bucket(0.004, 150 * 150) == "small" and size_bucket(0.004, 40 * 40) == "tiny"
+    assert size_bucket(0.004) == "tiny" and 40 * 40 < TINY_PIXELS < 150 * 150
+    plain = np.full((2000, 3000, 4), 200, np.uint8)
+    routes = {}
+    for side in (150, 40):
+        mask = np.zeros((2000, 3000), bool)
+        mask[900 : 900 + side, 1400 : 1400 + side] = True
+        shown = Engine(registry).preview(
+            EditRequest("remove the lid", Snapshot(plain, {"lid": mask}))
+        )
+        routes[side] = shown.steps[0].tools
+    assert routes[150] == ("named_masks", "patch_fill") and routes[40] == (
+        "named_masks",
+        "opencv_telea",
+    )
