@@ -17,6 +17,7 @@ class Tool(str, Enum):
     RECTANGLE = "rectangle"
     LASSO = "lasso"
     BRUSH = "brush"
+    OBJECT = "object"  # a click: the object under it, cut by GrabCut
 
 
 SELECTION_COLOR = (255, 40, 90, 110)
@@ -38,6 +39,7 @@ class CanvasView(QtWidgets.QGraphicsView):
         self.setBackgroundBrush(QtGui.QBrush(QtGui.QColor(60, 60, 60)))
         self.setTransformationAnchor(QtWidgets.QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.selection: np.ndarray | None = None
+        self._pixels: np.ndarray | None = None  # what is shown (for the object tool)
         self.brush_radius = 12
         self._tool = Tool.PAN
         self._drag: list[tuple[int, int]] = []
@@ -46,6 +48,7 @@ class CanvasView(QtWidgets.QGraphicsView):
     # --- picture -------------------------------------------------------------------------
 
     def show_picture(self, pixels: np.ndarray) -> None:
+        self._pixels = pixels
         self._picture.setPixmap(QtGui.QPixmap.fromImage(rgba_image(pixels)))
         self.scene().setSceneRect(QtCore.QRectF(0, 0, pixels.shape[1], pixels.shape[0]))
         if self.selection is not None and self.selection.shape != pixels.shape[:2]:
@@ -94,6 +97,18 @@ class CanvasView(QtWidgets.QGraphicsView):
             cv2.line(canvas, a, b, 1, 2 * self.brush_radius)
         self._set_selection(canvas.astype(bool))
 
+    def select_object(self, x: int, y: int) -> None:
+        """Select the object under a click (tools/finders.object_at)."""
+        from layerpath.errors import LayerpathError
+        from layerpath.tools.finders import object_at
+
+        if self._pixels is None:
+            return
+        try:
+            self._set_selection(object_at(np.ascontiguousarray(self._pixels[..., :3]), (x, y)))
+        except LayerpathError:
+            self.clear_selection()
+
     def _blank(self) -> np.ndarray:
         w, h = self.picture_size()
         return np.zeros((h, w), dtype=bool)
@@ -134,6 +149,8 @@ class CanvasView(QtWidgets.QGraphicsView):
         if self._tool == Tool.RECTANGLE:
             (x0, y0), (x1, y1) = self._drag[0], self._drag[-1]
             self.select_rectangle(x0, y0, x1, y1)
+        elif self._tool == Tool.OBJECT:
+            self.select_object(*self._drag[-1])
         elif self._tool == Tool.LASSO and len(self._drag) >= 3:
             self.select_polygon(self._drag)
         self._drag = []

@@ -89,6 +89,7 @@ class EditorWindow(QtWidgets.QMainWindow):
             (Tool.RECTANGLE, "Rectangle"),
             (Tool.LASSO, "Lasso"),
             (Tool.BRUSH, "Mask brush"),
+            (Tool.OBJECT, "Object (click)"),
         ):
             action = QAction(label, self, checkable=True)
             action.setChecked(tool == Tool.PAN)

@@ -3,31 +3,43 @@ the live plan, progress, errors in plain words, and the list of executed steps."
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import re
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from layerpath.engine import events
-from layerpath.engine.actions import Action, ActionStore
+from layerpath.engine.actions import Action, action_from_outcomes
 from layerpath.engine.document import Document
 from layerpath.engine.executor import Engine
+from layerpath.engine.learning import learn_in_background
+from layerpath.engine.preview import Preview, describe
 from layerpath.engine.report import build_report
+from layerpath.engine.rulebook import RuleBook
+from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import (
+    ArtifactKind,
     EditRequest,
     Mode,
     RunResult,
     Snapshot,
     StepLayer,
     Subtask,
+    SubtaskKind,
     SubtaskOutcome,
+    ToolSpec,
 )
 from layerpath.errors import BadInput, LayerpathError
 from layerpath.gui.qt import Qt, QtGui, QtWidgets, Signal
 from layerpath.gui.steps import StepList
 from layerpath.gui.worker import RunController
 from layerpath.settings import Settings
+from layerpath.tools.adjust import ADJUSTMENTS
+from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +55,13 @@ MODES = (
     ("Thorough search", Mode.SLOW),
     ("Fast only", Mode.FAST),
 )
-PLAN_COLUMNS = ("Subtask", "How", "Tools", "Status", "Seconds", "Quality")
+#: the plan's columns: plain words only (tool ids, rule ids and scores go to Details)
+PLAN_COLUMNS = ("Step", "How", "Status", "Time")
+#: the amount slider's steps per unit of an adjustment's amount
+SLIDER_STEPS = 100
+ADJUSTING = (SubtaskKind.PHOTO_ADJUSTMENT, SubtaskKind.REGION_ADJUSTMENT)
+#: how far the Edge slider moves a found region's edge, in pixels either way
+EDGE_RANGE = 60
 
 
 @dataclass
@@ -55,6 +73,17 @@ class Placed:
     outcome: SubtaskOutcome | None = None
 
 
+def plain(message: str) -> str:
+    """A failure in a photographer's words: no tool ids, no list of tried tools with
+    their scores (those stay in Details)."""
+    message = re.sub(r"\s*\(tried [^)]*\)", "", message)
+    message = re.sub(r" \([a-z0-9]+(?:_[a-z0-9]+)+\)", "", message)
+    message = message.replace(
+        "no path passed the quality check", "no result passed the quality check"
+    )
+    return message
+
+
 def alpha_words(alpha: float) -> str:
     return min(ALPHA_WORDS, key=lambda pair: abs(pair[0] - alpha))[1]
 
@@ -63,6 +92,7 @@ class Panel(QtWidgets.QWidget):
     """Talks to the host only through the Document protocol."""
 
     run_finished = Signal(object)  # RunResult, or None when the run could not start
+    plan_ready = Signal(object)  # Preview: the plan shown, waiting for Run these steps
 
     def __init__(
         self,
@@ -81,6 +111,9 @@ class Panel(QtWidgets.QWidget):
         self.placed: dict[str, Placed] = {}  # every step layer this panel added
         self._rerun: tuple[str, SubtaskOutcome, list[str]] | None = None  # group, old, old ids
         self._items: dict[str, QtWidgets.QTreeWidgetItem] = {}
+        self._previewed: tuple[str, Preview] | None = None  # shown, waiting for Run
+        self._expected: dict[str, str] = {}  # subtask id -> the tools the preview named
+        self._specs: dict[str, ToolSpec] | None = None  # the catalogue, read once
         self._build()
         # Host calls (Krita's addChildNode waits for its image and spins the event loop)
         # can deliver the next worker signal while one is being handled: queue them and
@@ -112,7 +145,7 @@ class Panel(QtWidgets.QWidget):
         self.run_button.setDefault(True)
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.cancel_button.setEnabled(False)
-        self.run_button.clicked.connect(self.start_run)
+        self.run_button.clicked.connect(lambda: self.start_run())  # (not its `checked`)
         self.cancel_button.clicked.connect(self.cancel_run)
         self.progress = QtWidgets.QProgressBar()
         self.progress.setTextVisible(True)
@@ -120,6 +153,46 @@ class Panel(QtWidgets.QWidget):
         self.plan = QtWidgets.QTreeWidget()
         self.plan.setHeaderLabels(list(PLAN_COLUMNS))
         self.plan.setRootIsDecorated(False)
+        self.preview_box = QtWidgets.QFrame()
+        self.preview_box.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
+        self.preview_note = QtWidgets.QLabel("Check the plan below, then run it.")
+        self.preview_note.setWordWrap(True)
+        self.confirm_button = QtWidgets.QPushButton("Run these steps")
+        self.edit_button = QtWidgets.QPushButton("Edit")
+        self.confirm_button.clicked.connect(self.confirm_run)
+        self.edit_button.clicked.connect(self.edit_plan)
+        preview_row = QtWidgets.QHBoxLayout(self.preview_box)
+        preview_row.addWidget(self.preview_note, 1)
+        preview_row.addWidget(self.edit_button)
+        preview_row.addWidget(self.confirm_button)
+        self.preview_box.setVisible(False)
+        self.instruction.textChanged.connect(self._instruction_changed)
+        self.amount_label = QtWidgets.QLabel("Amount")
+        self.amount = QtWidgets.QSlider(Qt.Orientation.Horizontal)
+        self.amount_value = QtWidgets.QLabel()
+        self.amount.valueChanged.connect(
+            lambda v: self.amount_value.setText(f"{v / SLIDER_STEPS:+g}")
+        )
+        self.amount.sliderReleased.connect(self._amount_released)
+        self.amount_row = QtWidgets.QWidget()
+        amount_layout = QtWidgets.QHBoxLayout(self.amount_row)
+        amount_layout.setContentsMargins(0, 0, 0, 0)
+        amount_layout.addWidget(self.amount_label)
+        amount_layout.addWidget(self.amount, 1)
+        amount_layout.addWidget(self.amount_value)
+        self.amount_row.setVisible(False)
+        self.edge = QtWidgets.QSlider(Qt.Orientation.Horizontal)
+        self.edge.setRange(-EDGE_RANGE, EDGE_RANGE)
+        self.edge_value = QtWidgets.QLabel()
+        self.edge.valueChanged.connect(lambda v: self.edge_value.setText(f"{v:+d} px"))
+        self.edge.sliderReleased.connect(self._edge_released)
+        self.edge_row = QtWidgets.QWidget()
+        edge_layout = QtWidgets.QHBoxLayout(self.edge_row)
+        edge_layout.setContentsMargins(0, 0, 0, 0)
+        edge_layout.addWidget(QtWidgets.QLabel("Region edge (shrink - / grow +)"))
+        edge_layout.addWidget(self.edge, 1)
+        edge_layout.addWidget(self.edge_value)
+        self.edge_row.setVisible(False)
         self.message = QtWidgets.QLabel()
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -127,6 +200,8 @@ class Panel(QtWidgets.QWidget):
         self.steps.document = self.document
         self.steps.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.steps.customContextMenuRequested.connect(self._step_menu)
+        self.steps.currentItemChanged.connect(lambda *_: self._show_step_controls())
+        self.steps.describe = self._step_words
         self.rerun_button = QtWidgets.QPushButton("Re-run with…")
         self.rerun_button.clicked.connect(lambda: self._step_menu(None))
         self.action_button = QtWidgets.QPushButton("Save as action…")
@@ -154,7 +229,8 @@ class Panel(QtWidgets.QWidget):
         buttons.addWidget(self.mode, 1)
         buttons.addWidget(self.run_button)
         buttons.addWidget(self.cancel_button)
-        layout = QtWidgets.QVBoxLayout(self)
+        edit_page = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(edit_page)
         layout.addWidget(QtWidgets.QLabel("What should change?"))
         layout.addWidget(self.instruction)
         layout.addLayout(speed)
@@ -163,9 +239,12 @@ class Panel(QtWidgets.QWidget):
         layout.addWidget(self.progress)
         layout.addWidget(self.message)
         layout.addWidget(QtWidgets.QLabel("Plan"))
+        layout.addWidget(self.preview_box)
         layout.addWidget(self.plan, 1)
         layout.addWidget(QtWidgets.QLabel("Steps (uncheck to hide a step's layer)"))
         layout.addWidget(self.steps, 2)
+        layout.addWidget(self.amount_row)
+        layout.addWidget(self.edge_row)
         step_buttons = QtWidgets.QHBoxLayout()
         step_buttons.addWidget(self.rerun_button)
         step_buttons.addWidget(self.action_button)
@@ -177,6 +256,47 @@ class Panel(QtWidgets.QWidget):
         bottom.addWidget(self.settings_button)
         layout.addLayout(bottom)
         layout.addWidget(self.details, 1)
+        self.tabs = QtWidgets.QTabWidget()
+        self.tabs.addTab(edit_page, "Edit")
+        self.tabs.addTab(self._build_actions(), "Actions")
+        QtWidgets.QVBoxLayout(self).addWidget(self.tabs)
+
+    def _build_actions(self) -> QtWidgets.QWidget:
+        """The Actions tab: saved actions, run on this picture without planning."""
+        page = QtWidgets.QWidget()
+        self.actions = QtWidgets.QListWidget()
+        self.actions.itemDoubleClicked.connect(lambda item: self.run_action(item.text()))
+        self.action_about = QtWidgets.QLabel()
+        self.action_about.setWordWrap(True)
+        self.actions.currentItemChanged.connect(
+            lambda item, _: self.action_about.setText(item.toolTip() if item else "")
+        )
+        hint = QtWidgets.QLabel(
+            "Your saved actions. One runs on the selection or the object's mask, "
+            "with the tools and settings you saved. Save one from a step's menu."
+        )
+        hint.setWordWrap(True)
+        self.run_action_button = QtWidgets.QPushButton("Run on this picture")
+        self.run_action_button.clicked.connect(lambda: self._with_action(self.run_action))
+        rename = QtWidgets.QPushButton("Rename…")
+        rename.clicked.connect(lambda: self._with_action(self._ask_rename))
+        delete = QtWidgets.QPushButton("Delete")
+        delete.clicked.connect(lambda: self._with_action(self._ask_delete))
+        export = QtWidgets.QPushButton("Export…")
+        export.clicked.connect(lambda: self._with_action(self._ask_export))
+        imported = QtWidgets.QPushButton("Import…")
+        imported.clicked.connect(self._ask_import)
+        row = QtWidgets.QHBoxLayout()
+        for button in (rename, delete, export, imported):
+            row.addWidget(button)
+        layout = QtWidgets.QVBoxLayout(page)
+        layout.addWidget(hint)
+        layout.addWidget(self.actions, 1)
+        layout.addWidget(self.action_about)
+        layout.addWidget(self.run_action_button)
+        layout.addLayout(row)
+        self.refresh_actions()
+        return page
 
     def closeEvent(self, event: QtGui.QCloseEvent | None) -> None:  # noqa: N802
         self.controller.shutdown()  # never leave a worker thread running behind a closed panel
@@ -212,34 +332,98 @@ class Panel(QtWidgets.QWidget):
     def alpha(self) -> float:
         return self.slider.value() / 10.0
 
-    def start_run(self) -> None:
-        """What the Run button does: snapshot the document and run on a worker thread."""
+    def start_run(self, preview: bool | None = None) -> None:
+        """What the Run button does: show the plan first (the `preview_plan` setting, or
+        `preview`) and run it when confirmed, or run straight away; on a worker thread."""
         prompt = self.instruction.toPlainText().strip()
         if not prompt:
             self._show_error("Type what should change first, e.g. 'recolor the wall to yellow'.")
             self.run_finished.emit(None)
             return
-        if self.controller.running:
+        if self.settings.preview_plan if preview is None else preview:
+            self._preview(prompt)
+        else:
+            self._start(prompt)
+
+    def _preview(self, prompt: str) -> None:
+        """Plan the prompt and show each step, its tools and about how long, with Run
+        these steps / Edit; nothing runs yet (planning may ask the LLM: a worker)."""
+        request = self._request(prompt)
+        if request is None or self.controller.running:
             return
+        self._clear()
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("planning…")
+        engine = self.engine_factory()
+        self.controller.start(lambda emit, cancelled: engine.preview(request))
+
+    def confirm_run(self) -> None:
+        """Run the plan the preview shows, exactly that plan."""
+        if self._previewed is None:
+            return
+        prompt, preview = self._previewed
+        self._expected = {s.subtask.id: " → ".join(s.labels) for s in preview.steps}
+        self._start(prompt, plan=preview.plan.subtasks)
+
+    def edit_plan(self) -> None:
+        """Back to the instruction: the preview goes, nothing ran."""
+        self._previewed = None
+        self.preview_box.setVisible(False)
+        self.plan.clear()
+        self._items.clear()
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat("idle")
+        self.instruction.setFocus()
+
+    def _instruction_changed(self) -> None:
+        if self._previewed is not None and not self.controller.running:
+            self.edit_plan()  # the shown plan is another instruction's now
+
+    def _request(
+        self, prompt: str, action: Action | None = None, plan: tuple[Subtask, ...] | None = None
+    ) -> EditRequest | None:
         try:
             snapshot = self.document.snapshot()
         except Exception as exc:  # a host problem: say it, keep the panel alive
             log.exception("snapshot failed")
             self._show_error(f"Could not read the image: {exc}")
             self.run_finished.emit(None)
-            return
-        request = EditRequest(
+            return None
+        if action is not None:
+            selected = ["this"] if snapshot.selection is not None else []
+            action = action.on_masks([*snapshot.masks, *selected])
+        return EditRequest(
             prompt,
             snapshot,
             alpha=self.alpha,
             mode=self.mode.currentData(),
             quality_threshold=self.settings.quality_threshold,
             max_retries=self.settings.retries,
+            action=action,
+            plan=plan,
         )
+
+    def _clear(self) -> None:
+        self._previewed = None
+        self.preview_box.setVisible(False)
         self.plan.clear()
         self._items.clear()
         self.message.clear()
         self.message.setStyleSheet("")
+        self.progress.setStyleSheet("")
+
+    def _start(
+        self, prompt: str, action: Action | None = None, plan: tuple[Subtask, ...] | None = None
+    ) -> None:
+        """Snapshot the document and run the prompt (or replay `action` on the selection
+        or the named mask, or run a previewed `plan`) on a worker thread."""
+        if self.controller.running:
+            return
+        request = self._request(prompt, action, plan)
+        if request is None:
+            return
+        self._clear()
         self.group = None
         self.last_result = None
         self.progress.setRange(0, 0)
@@ -276,14 +460,16 @@ class Panel(QtWidgets.QWidget):
         elif isinstance(event, events.PlanWarning):
             self._show_note(event.message)
         elif isinstance(event, events.SubtaskStarted):
-            route = (
-                "searching…" if event.route == "search" else event.route.replace("rule:", "rule ")
-            )
-            self._set(event.subtask, How=route, Status="running")
+            self._log(f"{event.subtask.id}: {event.route}")
+            if event.route.startswith("action:"):
+                self._set(event.subtask, How="your action " + event.route[len("action:") :])
+            elif event.route == "search":
+                self._set(event.subtask, How="searching for the best tools…")
+            self._set(event.subtask, Status="running")
         elif isinstance(event, events.ToolStarted):
-            self._set(event.subtask, Status=f"running {event.tool}")
+            self._set(event.subtask, Status=f"running: {self.label(event.tool)}")
         elif isinstance(event, events.ToolProgress):
-            self._set(event.subtask, Status=f"running {event.tool} {event.share:.0%}")
+            self._set(event.subtask, Status=f"running: {self.label(event.tool)} {event.share:.0%}")
         elif isinstance(event, events.Retry):
             self._log(f"{event.subtask.id}: {event.tool} scored {event.quality:.2f}; retrying")
         elif isinstance(event, events.FallbackToSearch):
@@ -303,32 +489,51 @@ class Panel(QtWidgets.QWidget):
             for placed in self.placed.values():
                 if placed.outcome is None and placed.step.subtask_id == outcome.subtask.id:
                     placed.outcome = outcome
+            how = " → ".join(self.label(t) for t in outcome.tools)
+            if outcome.solved_by.startswith("action:"):
+                how = f"your action {outcome.solved_by[len('action:') :]}: {how}"
             self._set(
                 outcome.subtask,
-                Tools=" → ".join(outcome.tools) or "—",
+                How=how or "—",
                 Status="done" if outcome.ok else "failed",
-                Seconds=f"{outcome.cost:.2f}",
-                Quality=f"{outcome.quality:.2f}" if outcome.ok else "—",
+                Time=f"{outcome.cost:.1f} s",
+            )
+            self._log(
+                f"{outcome.subtask.id}: {' → '.join(outcome.tools) or '—'} "
+                f"q={outcome.quality:.2f} {outcome.cost:.2f}s ({outcome.solved_by})"
             )
             for column in range(1, len(PLAN_COLUMNS)):
                 self.plan.resizeColumnToContents(column)
             if not outcome.ok:
-                self._show_error(f"{outcome.subtask.describe()}: {outcome.error}", append=True)
+                self._log(f"{outcome.subtask.id} failed: {outcome.error}")
+                self._show_error(
+                    f"{outcome.subtask.describe()}: {plain(str(outcome.error))}", append=True
+                )
             self.progress.setValue(self.progress.value() + 1)
 
     def _on_done(self, result: object) -> None:
         if isinstance(result, SubtaskOutcome):
             self._rerun_done(result)
             return
+        if isinstance(result, Preview):
+            self._show_preview(result)
+            return
         assert isinstance(result, RunResult)
         self.last_result = result
         done = sum(1 for o in result.outcomes if o.ok)
+        failed = len(result.plan) - done
+        self.progress.setRange(0, max(1, len(result.plan)))
+        self.progress.setValue(done)  # what was done: a failed run's bar is not full
         if result.cancelled:
-            self.progress.setFormat(f"cancelled — {done} subtasks kept")
+            self.progress.setFormat(f"cancelled — {done} of {len(result.plan)} steps kept")
+        elif failed:
+            self.progress.setFormat(
+                f"{failed} of {len(result.plan)} could not be done — {done} done"
+                f" in {result.seconds:.1f} s"
+            )
+            self.progress.setStyleSheet("QProgressBar::chunk { background: #b00020; }")
         else:
             self.progress.setFormat(f"{done}/{len(result.plan)} done in {result.seconds:.1f} s")
-        self.progress.setRange(0, max(1, len(result.plan)))
-        self.progress.setValue(len(result.outcomes))
         self._log(f"finished: {len(result.calls)} tool calls, {result.seconds:.2f} s")
         try:
             self.document.record_run(build_report(result))
@@ -357,13 +562,50 @@ class Panel(QtWidgets.QWidget):
         """Run the step's subtask again with `tool` in this step's place; its layers are
         replaced when the new result passes the quality check, kept otherwise."""
         placed, outcome, index = self._placed(layer_id)
-        if self.controller.running or outcome.start_image is None:
-            return
         tools = list(outcome.tools)
         tools[index] = tool
+        self._rerun_with(placed, outcome, tools, outcome.subtask, f"with {self.label(tool)}")
+
+    def set_amount(self, layer_id: str, amount: float) -> None:
+        """An adjustment step made again at another amount (its slider): the same tools
+        on the picture it started from, no new plan; its layers replaced when the new
+        result passes the check, kept otherwise."""
+        placed, outcome, _ = self._placed(layer_id)
+        if outcome.subtask.kind not in ADJUSTING:
+            raise BadInput("Only an adjustment step has an amount to change.")
+        params = {**outcome.subtask.params, "amount": round(amount, 3)}
+        subtask = dataclasses.replace(outcome.subtask, params=params)
+        self._rerun_with(placed, outcome, list(outcome.tools), subtask, "at the new amount")
+
+    def set_edge(self, layer_id: str, pixels: int) -> None:
+        """The step's subtask made again with the region it found grown (or shrunk) by
+        `pixels`: the Edge slider; the same tools, no new plan."""
+        placed, outcome, _ = self._placed(layer_id)
+        if not self._finds_region(outcome):
+            raise BadInput("This step's subtask has no region to grow or shrink.")
+        params = {**outcome.subtask.params, "edge": int(pixels)}
+        subtask = dataclasses.replace(outcome.subtask, params=params)
+        self._rerun_with(
+            placed, outcome, list(outcome.tools), subtask, "with the region's new edge"
+        )
+
+    def _finds_region(self, outcome: SubtaskOutcome) -> bool:
+        specs = self._tool_specs()
+        return any(t in specs and ArtifactKind.MASK in specs[t].outputs for t in outcome.tools)
+
+    def _rerun_with(
+        self,
+        placed: Placed,
+        outcome: SubtaskOutcome,
+        tools: list[str],
+        subtask: Subtask,
+        how: str,
+    ) -> None:
+        if self.controller.running or outcome.start_image is None:
+            return
         current = self.document.snapshot()
         request = EditRequest(
-            outcome.subtask.describe(),
+            subtask.describe(),
             Snapshot(outcome.start_image, current.masks, current.selection),
             alpha=self.alpha,
             quality_threshold=self.settings.quality_threshold,
@@ -372,11 +614,12 @@ class Panel(QtWidgets.QWidget):
         old = [k for k, p in self.placed.items() if p.outcome is outcome]
         self._rerun = (placed.group, outcome, old)
         self.message.clear()
+        self.progress.setStyleSheet("")
         self.progress.setRange(0, 0)
-        self.progress.setFormat(f"re-running {outcome.subtask.describe()} with {tool}…")
+        self.progress.setFormat(f"making {subtask.describe()} again {how}…")
         engine = self.engine_factory()
         self.controller.start(
-            lambda emit, cancelled: engine.rerun(request, outcome.subtask, tools, emit, cancelled)
+            lambda emit, cancelled: engine.rerun(request, subtask, tools, emit, cancelled)
         )
 
     def _rerun_done(self, outcome: SubtaskOutcome) -> None:
@@ -386,8 +629,9 @@ class Panel(QtWidgets.QWidget):
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
         if not outcome.ok:
-            self.progress.setFormat("re-run failed; the earlier result is kept")
-            self._show_error(f"{outcome.subtask.describe()}: {outcome.error}")
+            self.progress.setFormat("not done again; the earlier result is kept")
+            self._log(f"{outcome.subtask.id} again failed: {outcome.error}")
+            self._show_error(f"{outcome.subtask.describe()}: {plain(str(outcome.error))}")
             self.run_finished.emit(outcome)
             return
         for layer_id in old_ids:
@@ -399,26 +643,226 @@ class Panel(QtWidgets.QWidget):
         for placed in self.placed.values():
             if placed.outcome is None and placed.step.subtask_id == outcome.subtask.id:
                 placed.outcome = outcome
-        self.progress.setFormat(f"re-ran with {' → '.join(outcome.tools)}")
+        self.progress.setFormat(f"made again: {outcome.subtask.describe()}")
+        self._remember(outcome)
+        newest = [k for k, p in self.placed.items() if p.outcome is outcome]
+        if newest:  # the step made again stays selected (its slider with it)
+            item = self.steps.item_for(newest[-1])
+            if item is not None:
+                self.steps.setCurrentItem(item)
+        self._show_step_controls()
         self._log(
             f"re-ran {outcome.subtask.id}: {' → '.join(outcome.tools)} q={outcome.quality:.2f}"
         )
         self.run_finished.emit(outcome)
 
+    def _remember(self, outcome: SubtaskOutcome) -> None:
+        """The run as it stands after a step was made again, kept with the document (the
+        report, and in Krita the .kra), the new parameters with it."""
+        result = self.last_result
+        if result is None or not any(o.subtask.id == outcome.subtask.id for o in result.outcomes):
+            return
+        outcomes = tuple(
+            o if o.subtask.id != outcome.subtask.id else outcome for o in result.outcomes
+        )
+        plan = tuple(s if s.id != outcome.subtask.id else outcome.subtask for s in result.plan)
+        self.last_result = dataclasses.replace(result, outcomes=outcomes, plan=plan)
+        report = dict(build_report(self.last_result))
+        report["made_again"] = {
+            "subtask": outcome.subtask.id,
+            "params": dict(outcome.subtask.params),
+        }
+        try:
+            self.document.record_run(report)
+        except LayerpathError as exc:
+            self._log(f"could not record the change in the document: {exc}")
+
+    def _current_outcome(self) -> SubtaskOutcome | None:
+        """The finished subtask the selected step belongs to."""
+        layer = self._current_layer()
+        placed = self.placed.get(layer) if layer else None
+        return placed.outcome if placed else None
+
+    def _show_amount(self) -> None:
+        """The amount slider under the steps, for an adjustment step."""
+        outcome = self._current_outcome()
+        spec = None
+        if outcome is not None and outcome.ok and outcome.subtask.kind in ADJUSTING:
+            spec = ADJUSTMENTS.get(str(outcome.subtask.params.get("op")))
+        if spec is None or outcome is None or spec.low == spec.high:
+            self.amount_row.setVisible(False)
+            return
+        amount = outcome.subtask.params.get("amount")
+        value = spec.default if amount is None else float(amount)
+        self.amount_label.setText(spec.name + (f" ({spec.unit})" if spec.unit else ""))
+        self.amount.blockSignals(True)
+        self.amount.setRange(round(spec.low * SLIDER_STEPS), round(spec.high * SLIDER_STEPS))
+        self.amount.setValue(round(value * SLIDER_STEPS))
+        self.amount.blockSignals(False)
+        self.amount_value.setText(f"{value:+g}")
+        self.amount_row.setVisible(True)
+
+    def _show_step_controls(self) -> None:
+        self._show_amount()
+        self._show_edge()
+
+    def _show_edge(self) -> None:
+        """The Edge slider under the steps, for a subtask that found a region."""
+        outcome = self._current_outcome()
+        if outcome is None or not outcome.ok or not self._finds_region(outcome):
+            self.edge_row.setVisible(False)
+            return
+        self.edge.blockSignals(True)
+        self.edge.setValue(int(outcome.subtask.params.get("edge", 0)))
+        self.edge.blockSignals(False)
+        self.edge_value.setText(f"{self.edge.value():+d} px")
+        self.edge_row.setVisible(True)
+
+    def _edge_released(self) -> None:
+        layer = self._current_layer()
+        if layer is not None:
+            try:
+                self.set_edge(layer, self.edge.value())
+            except LayerpathError as exc:
+                self._show_error(str(exc))
+
+    def _amount_released(self) -> None:
+        layer = self._current_layer()
+        if layer is not None:
+            try:
+                self.set_amount(layer, self.amount.value() / SLIDER_STEPS)
+            except LayerpathError as exc:
+                self._show_error(str(exc))
+
     def save_action(self, layer_id: str, name: str) -> Action:
         """Keep the step's subtask, tool path and parameters as a named action."""
         _, outcome, _ = self._placed(layer_id)
-        action = Action(
-            name.strip(),
-            outcome.subtask.kind,
-            outcome.tools,
-            tuple(dict(step.params) for step in outcome.steps),
-            outcome.subtask.target,
-            outcome.subtask.to,
-        )
-        ActionStore().save(action)
-        self._log(f"saved action '{action.name}': {' → '.join(action.tools)}")
+        action = action_from_outcomes(name, [outcome])
+        self._book().save_action(action)
+        self._log(f"saved action '{action.name}': {action.describe()}")
+        self.refresh_actions()
         return action
+
+    def learn_from(self, traces: TraceStore | None) -> None:
+        """After each run, start learning new rules from `traces` in a process of its own
+        when `learn_every` runs have been recorded since the last time (the host's
+        trace store: the editor's, the Krita docker's)."""
+
+        def when_due(_: object) -> None:
+            log_file = learn_in_background(self.settings, traces)
+            if log_file is not None:
+                self._log(f"learning new rules in the background ({log_file})")
+
+        self.run_finished.connect(when_due)
+
+    # --- actions -----------------------------------------------------------------------
+
+    def _book(self) -> RuleBook:
+        """The rule book (its registry only names the tools an action may use: building
+        an engine here would ask the host for settings while the panel is being built)."""
+        return RuleBook(Registry.from_catalogue())
+
+    def refresh_actions(self) -> None:
+        """List the saved actions again (an unreadable actions file is said, not hidden)."""
+        self.actions.clear()
+        try:
+            found = self._book().actions()
+        except LayerpathError as exc:
+            self._show_error(str(exc))
+            return
+        for action in found.values():
+            item = QtWidgets.QListWidgetItem(action.name)
+            item.setToolTip(action.describe())
+            self.actions.addItem(item)
+
+    def _with_action(self, then: Callable[[str], object]) -> None:
+        item = self.actions.currentItem()
+        if item is None:
+            self._show_error("Pick an action in the list first.")
+            return
+        then(item.text())
+
+    def run_action(self, name: str) -> None:
+        """Replay a saved action on this picture: its tools and settings, no planning."""
+        try:
+            action = self._book().action(name)
+        except LayerpathError as exc:
+            self._show_error(str(exc))
+            self.run_finished.emit(None)
+            return
+        self.tabs.setCurrentIndex(0)  # its progress and steps show on the Edit tab
+        self._start(f"action: {action.name}", action)
+
+    def show_actions(self) -> None:
+        self.refresh_actions()
+        self.tabs.setCurrentIndex(1)
+
+    def run_nth_action(self, number: int) -> None:
+        """Run the action at place `number` (from 1) of the Actions tab's list."""
+        self.refresh_actions()
+        if not 1 <= number <= self.actions.count():
+            self._show_error(f"There is no saved action {number}; save one from a step's menu.")
+            self.run_finished.emit(None)
+            return
+        item = self.actions.item(number - 1)
+        assert item is not None
+        self.run_action(item.text())
+
+    def rename_action(self, name: str, new: str) -> None:
+        try:
+            self._book().rename_action(name, new)
+        except LayerpathError as exc:
+            self._show_error(str(exc))
+        self.refresh_actions()
+
+    def delete_action(self, name: str) -> None:
+        try:
+            self._book().delete_action(name)
+        except LayerpathError as exc:
+            self._show_error(str(exc))
+        self.refresh_actions()
+
+    def export_action(self, name: str, path: Path) -> None:
+        try:
+            self._book().export_action(name, path)
+        except (LayerpathError, OSError) as exc:
+            self._show_error(f"Could not export '{name}': {exc}")
+            return
+        self._show_note(f"Exported '{name}' to {path}.")
+
+    def import_action(self, path: Path, replace: bool = False) -> None:
+        """Add an action from a file; a bad file is refused and changes nothing."""
+        try:
+            action = self._book().import_action(path.read_bytes(), replace=replace)
+        except (LayerpathError, OSError) as exc:
+            self._show_error(f"Could not import {path.name}: {exc}")
+            return
+        self._show_note(f"Imported '{action.name}'.")
+        self.refresh_actions()
+
+    def _ask_rename(self, name: str) -> None:
+        new, ok = QtWidgets.QInputDialog.getText(self, "Rename action", "New name:", text=name)
+        if ok and new.strip():
+            self.rename_action(name, new)
+
+    def _ask_delete(self, name: str) -> None:
+        sure = QtWidgets.QMessageBox.question(self, "Delete action", f"Delete the action '{name}'?")
+        if sure == QtWidgets.QMessageBox.StandardButton.Yes:
+            self.delete_action(name)
+
+    def _ask_export(self, name: str) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self, "Export action", f"{name}.json", "Actions (*.json)"
+        )
+        if path:
+            self.export_action(name, Path(path))
+
+    def _ask_import(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(
+            self, "Import action", "", "Actions (*.json)"
+        )
+        if path:
+            self.import_action(Path(path))
 
     def _step_menu(self, position: object) -> None:
         layer_id = self._current_layer()
@@ -442,9 +886,32 @@ class Panel(QtWidgets.QWidget):
         save = menu.addAction("Save as action…")
         assert save is not None
         save.triggered.connect(self._ask_action_name)
+        whole = menu.addAction("Save the whole run as action…")
+        assert whole is not None
+        whole.triggered.connect(self._ask_run_action_name)
         menu.popup(
             self.steps.mapToGlobal(self.steps.visualItemRect(self.steps.currentItem()).center())
         )
+
+    def save_run_action(self, name: str) -> Action:
+        """Keep every subtask of the last run that succeeded as one named action."""
+        result = self.last_result
+        done = [o for o in result.outcomes if o.ok] if result is not None else []
+        if not done:
+            raise BadInput("No subtask of the last run succeeded; there is nothing to save.")
+        action = action_from_outcomes(name, done)
+        self._book().save_action(action)
+        self._log(f"saved action '{action.name}': {action.describe()}")
+        self.refresh_actions()
+        return action
+
+    def _ask_run_action_name(self) -> None:
+        name, ok = QtWidgets.QInputDialog.getText(self, "Save the run as action", "Name:")
+        if ok and name.strip():
+            try:
+                self.save_run_action(name)
+            except LayerpathError as exc:
+                self._show_error(str(exc))
 
     def _ask_action_name(self) -> None:
         layer_id = self._current_layer()
@@ -468,12 +935,71 @@ class Panel(QtWidgets.QWidget):
 
     # --- view helpers ------------------------------------------------------------------
 
+    def label(self, tool: str) -> str:
+        """A tool's plain words ('Fill in (texture)'), from the catalogue."""
+        spec = self._tool_specs().get(tool)
+        return spec.label or tool if spec is not None else tool
+
+    def _tool_specs(self) -> dict[str, ToolSpec]:
+        """The tools' catalogue entries, from the first engine's registry (the catalogue
+        does not change while the panel lives; building an engine reads the rule files
+        and the keyring, not something to do per selected step)."""
+        if self._specs is None:
+            self._specs = {t.name: t.spec for t in self.engine_factory().registry}
+        return self._specs
+
+    def _step_words(self, step: StepLayer) -> str:
+        """A step list row: '2. Adjust the region — Blur 0.5 'face'' and its time."""
+        number, _, rest = step.name.partition(". ")
+        described = rest.partition(" — ")[2] or rest
+        return f"{number}. {self.label(step.tool)} — {described}\n{step.cost:.1f} s"
+
+    def _show_preview(self, preview: Preview) -> None:
+        """The plan, each step's tools and time, waiting for Run these steps / Edit."""
+        self.plan.clear()
+        self._items.clear()
+        prompt = self.instruction.toPlainText().strip()
+        self._previewed = (prompt, preview)
+        blocked = [s for s in preview.steps if not s.tools]
+        for step in preview.steps:
+            status = "can't run here" if not step.tools else "planned"
+            how = " → ".join(step.labels) or "—"
+            item = QtWidgets.QTreeWidgetItem(
+                [step.subtask.describe(), how, status, f"~{step.seconds:.1f} s"]
+            )
+            if step.problem:
+                item.setToolTip(0, step.problem)
+            self.plan.addTopLevelItem(item)
+        for column in range(len(PLAN_COLUMNS)):
+            self.plan.resizeColumnToContents(column)
+        total = sum(s.seconds for s in preview.steps)
+        took = f"about {total:.0f} s" if total >= 1 else "under a second"
+        count = len(preview.steps)
+        note = f"{count} step{'' if count == 1 else 's'}, {took}. Check them, then run."
+        if blocked:
+            note += " " + " ".join(plain(s.problem) for s in blocked[:2])
+        for warning in preview.plan.warnings:
+            note += f" {warning}"
+        self.preview_note.setText(note)
+        self.preview_box.setVisible(True)
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.progress.setFormat("plan ready")
+        self._log("plan:\n  " + "\n  ".join(describe(preview.steps)))
+        self.plan_ready.emit(preview)
+
     def _show_plan(self, plan: tuple[Subtask, ...]) -> None:
+        expected, self._expected = self._expected, {}
+        self._previewed = None
+        self.preview_box.setVisible(False)
+        self.plan.clear()
+        self._items.clear()
         self.progress.setRange(0, len(plan))
         self.progress.setValue(0)
-        self.progress.setFormat("%v/%m subtasks")
+        self.progress.setFormat("%v/%m steps")
         for subtask in plan:
-            item = QtWidgets.QTreeWidgetItem([subtask.describe(), "", "", "waiting", "", ""])
+            how = expected.get(subtask.id, "")
+            item = QtWidgets.QTreeWidgetItem([subtask.describe(), how, "waiting", ""])
             self.plan.addTopLevelItem(item)
             self._items[subtask.id] = item
         for column in range(len(PLAN_COLUMNS)):

@@ -98,6 +98,8 @@ class SettingsDialog(QtWidgets.QDialog):
         for label, value in CRITICS:
             self.critic.addItem(label, value)
         self.critic.setCurrentIndex([v for _, v in CRITICS].index(settings.critic))
+        self.preview_plan = QtWidgets.QCheckBox("Show the plan before running it")
+        self.preview_plan.setChecked(settings.preview_plan)
         self.offline = QtWidgets.QCheckBox("Never download models (offline)")
         self.offline.setChecked(settings.offline)
         self.cpu_offload = QtWidgets.QCheckBox("Keep large models in CPU memory (small GPUs)")
@@ -114,6 +116,7 @@ class SettingsDialog(QtWidgets.QDialog):
         form.addRow(self.test_button, self.test_result)
         form.addRow("Quality threshold", self.threshold)
         form.addRow("Retries per tool", self.retries)
+        form.addRow("", self.preview_plan)
         form.addRow("Critic", self.critic)
         form.addRow("Device", self.device)
         form.addRow("", self.cpu_offload)
@@ -148,6 +151,7 @@ class SettingsDialog(QtWidgets.QDialog):
                 ).model_dump(),
                 quality_threshold=round(self.threshold.value(), 3),
                 retries=self.retries.value(),
+                preview_plan=self.preview_plan.isChecked(),
                 device=self.device.currentText(),
                 cpu_offload=self.cpu_offload.isChecked(),
                 model_dir=self.model_dir.text().strip() or None,

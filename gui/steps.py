@@ -38,15 +38,15 @@ class StepList(QtWidgets.QListWidget):
         super().__init__(parent)
         self.document: Document | None = None
         self.steps: dict[str, StepLayer] = {}
+        # a row's text (the panel gives plain words); default: the layer's name
+        self.describe: Callable[[StepLayer], str] = lambda step: f"{step.name}\n{step.cost:.1f} s"
         self.setIconSize(QtCore.QSize(THUMB, THUMB))
         self.setAlternatingRowColors(True)
         self.itemChanged.connect(self._item_changed)
 
     def add_step(self, layer_id: str, step: StepLayer) -> QtWidgets.QListWidgetItem:
         self.steps[layer_id] = step
-        item = QtWidgets.QListWidgetItem(
-            f"{step.name}\n{step.tool} · {step.cost:.2f} s · quality {step.quality:.2f}"
-        )
+        item = QtWidgets.QListWidgetItem(self.describe(step))
         item.setData(LAYER_ID, layer_id)
         if step.pixels is not None:
             item.setIcon(thumbnail(step.pixels))
@@ -54,7 +54,10 @@ class StepList(QtWidgets.QListWidget):
         self.blockSignals(True)
         item.setCheckState(Qt.CheckState.Checked if step.visible else Qt.CheckState.Unchecked)
         self.blockSignals(False)
-        tip = f"{step.kind.value} layer from {step.tool}; params {dict(step.params)}"
+        tip = (
+            f"{step.name}\n{step.kind.value} layer from {step.tool}, quality "
+            f"{step.quality:.2f}; params {dict(step.params)}"
+        )
         if step.text:  # what OCR read: shown as data, never fed back to the planner
             tip += f"\nText read: {step.text}"
         item.setToolTip(tip)

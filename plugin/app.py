@@ -68,6 +68,8 @@ def run_gui(argv: Sequence[str]) -> int:
         window.panel.slider.setValue(round(args.alpha * 10))
     outcome = {"code": 0}
 
+    window.panel.learn_from(traces)  # after every N runs, in a process of its own
+
     def finished(result: object) -> None:
         ok = result is not None and result.ok  # type: ignore[attr-defined]
         try:
@@ -88,6 +90,8 @@ def run_gui(argv: Sequence[str]) -> int:
 
     if args.run:
         window.panel.run_finished.connect(finished)
+        # --run runs it: the plan is shown (and in a --screenshot), then confirmed
+        window.panel.plan_ready.connect(lambda _: window.panel.confirm_button.click())
 
         def click_run() -> None:
             window.panel.instruction.setPlainText(args.run)

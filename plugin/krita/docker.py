@@ -1,5 +1,6 @@
 """The layerpath docker and extension inside Krita: one panel per open document, named
-actions (run, cancel, re-run step, save action) users can bind shortcuts to."""
+actions (run, cancel, re-run step, save action, show the saved actions, run saved action
+1 to 9 of the Actions tab's list) users can bind shortcuts to."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ from layerpath.settings import data_dir, load_settings
 log = logging.getLogger(__name__)
 
 DOCKER_ID = "layerpath_docker"
+#: saved actions a shortcut can run directly: the first ones of the Actions tab's list
+ACTION_SLOTS = 9
 ACTIONS = (
     ("layerpath_run", "layerpath: Run instruction", lambda panel: panel.start_run()),
     ("layerpath_cancel", "layerpath: Cancel", lambda panel: panel.cancel_run()),
@@ -33,6 +36,15 @@ ACTIONS = (
         "layerpath_save_action",
         "layerpath: Save step as action",
         lambda panel: panel._ask_action_name(),
+    ),
+    ("layerpath_show_actions", "layerpath: Show saved actions", lambda panel: panel.show_actions()),
+    *(
+        (
+            f"layerpath_action_{n}",
+            f"layerpath: Run saved action {n}",
+            lambda panel, n=n: panel.run_nth_action(n),
+        )
+        for n in range(1, ACTION_SLOTS + 1)
     ),
 )
 _dockers: list[LayerpathDocker] = []
@@ -64,6 +76,7 @@ class LayerpathDocker(DockWidget):
         key = document_key(document)
         if key not in self.panels:
             panel = Panel(KritaDocument(document), self.engine, self.settings)
+            panel.learn_from(self.traces)
             panel.steps.setMinimumHeight(120)
             self.panels[key] = panel
             self.stack.addWidget(panel)

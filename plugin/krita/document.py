@@ -1,7 +1,9 @@
 """KritaDocument: the Document protocol over a Krita document.
 
-Reads the projection (any RGBA depth), the global selection ("this"), selection and
-transparency masks and `mask:NAME` paint layers as named masks. Writes each step inside
+Reads the projection (any RGBA depth; a 16-bit or float document's picture also at 16
+bits, so the steps a tool works out in float keep the document's depth), the document's
+colour profile (a named colour is converted into it), the global selection ("this"),
+selection and transparency masks and `mask:NAME` paint layers as named masks. Writes each step inside
 one group per run: pixels as a paint layer (only their bounds), masks as selection masks,
 detections and OCR boxes as vector layers; and each run's report as a document
 annotation, so a saved .kra remembers its runs. Existing user layers are never
@@ -10,20 +12,26 @@ touched. Every call happens on Krita's main thread (the panel guarantees it).
 
 from __future__ import annotations
 
+import functools
+import io
 import itertools
 import json
+import tempfile
 from collections.abc import Iterator, Mapping
 from html import escape
+from pathlib import Path
 from typing import Any
 
 import numpy as np
-from krita import Krita, Selection
+from krita import InfoObject, Krita, Selection
+from PIL import Image, ImageCms
 
+from layerpath.engine.deep import eight_bit
 from layerpath.engine.layers import BOX_COLOR, STEP_NAME, box_thickness
 from layerpath.engine.types import LayerKind, Snapshot, StepLayer
 from layerpath.errors import BadInput
 from layerpath.gui.qt import QtCore
-from layerpath.plugin.krita.pixels import from_rgba8, to_rgba8
+from layerpath.plugin.krita.pixels import from_rgba8, from_rgba16, to_rgba8, to_rgba16
 
 MASK_TYPES = ("selectionmask", "transparencymask")
 MASK_PREFIX = "mask:"
@@ -55,6 +63,54 @@ def selection_mask(selection: Any, w: int, h: int) -> np.ndarray:
     return mask
 
 
+_PROFILES: dict[tuple[str, str, str], bytes | None] = {}
+
+
+def profile_of(document: Any) -> bytes | None:
+    """The ICC profile of the document's colour space (None where Krita gives none).
+    Krita's Python API names a profile but does not hand out its bytes, so a one-pixel
+    document in the same colour space is exported to a PNG, which carries them."""
+    key = (str(document.colorModel()), str(document.colorDepth()), str(document.colorProfile()))
+    if key not in _PROFILES:
+        _PROFILES[key] = None
+        probe = Krita.instance().createDocument(1, 1, "layerpath profile", *key, 72.0)
+        if probe is None:
+            return None
+        try:
+            probe.setBatchmode(True)
+            if str(probe.colorProfile()) != key[2]:  # Krita fell back to another profile
+                return None
+            with tempfile.TemporaryDirectory(prefix="layerpath-") as folder:
+                path = Path(folder) / "profile.png"
+                info = InfoObject()
+                info.setProperty("forceSRGB", False)
+                info.setProperty("saveSRGBProfile", True)
+                if probe.exportImage(str(path), info) and path.exists():
+                    with Image.open(path) as picture:
+                        data = picture.info.get("icc_profile")
+                    _PROFILES[key] = data if isinstance(data, bytes) and data else None
+        finally:
+            probe.close()
+    return _PROFILES[key]
+
+
+@functools.lru_cache(maxsize=8)
+def is_linear(profile: bytes) -> bool:
+    """Whether values in `profile` are linear light (a g10 profile: mid-grey 128 is
+    about 188 in sRGB); False for sRGB, gamma 2.2 and 1.8 profiles."""
+    try:
+        transform = ImageCms.buildTransform(
+            ImageCms.ImageCmsProfile(io.BytesIO(profile)),
+            ImageCms.createProfile("sRGB"),
+            "RGB",
+            "RGB",
+        )
+    except (ImageCms.PyCMSError, OSError, ValueError, TypeError):
+        return False
+    grey = ImageCms.applyTransform(Image.new("RGB", (1, 1), (128, 128, 128)), transform)
+    return bool(grey is not None and grey.getpixel((0, 0))[1] > 160)  # type: ignore[index]
+
+
 class KritaDocument:
     """Adapter from a krita.Document to layerpath's Document protocol."""
 
@@ -74,14 +130,31 @@ class KritaDocument:
             )
         return str(self.document.colorDepth())
 
+    def _colours(self, depth: str) -> tuple[bytes | None, bool]:
+        """The profile the tools' values are in (None: sRGB) and whether a float
+        document's linear values get the sRGB curve on their way to the tools. A linear
+        float document's values reach the tools curved, so the profile describing them is
+        its primaries with sRGB's curve: sRGB itself for Krita's own float profile
+        (sRGB-elle-V2-g10); a linear wide-gamut one (Rec2020-g10) is taken as sRGB too.
+        A float document whose profile cannot be read is taken as linear, as Krita's
+        float documents are by default."""
+        profile = profile_of(self.document)
+        if depth.startswith("F") and (profile is None or is_linear(profile)):
+            return None, True
+        return profile, False
+
     def snapshot(self) -> Snapshot:
         # the picture as Krita shows it once it has finished: a file just opened (or a
         # busy machine) may not have built its projection yet, and would read as empty
         self.document.waitForDone()
         depth = self._check_model()
+        profile, linear = self._colours(depth)
         w, h = self.document.width(), self.document.height()
-        image = to_rgba8(bytes(self.document.pixelData(0, 0, w, h)), depth, w, h)
-        return Snapshot(image, self._named_masks(depth, w, h), self._selection(w, h))
+        data = bytes(self.document.pixelData(0, 0, w, h))
+        deep = None if depth == "U8" else to_rgba16(data, depth, w, h, linear)
+        image = to_rgba8(data, depth, w, h) if deep is None else eight_bit(deep)
+        masks = self._named_masks(depth, w, h)
+        return Snapshot(image, masks, self._selection(w, h), profile, deep)
 
     def _named_masks(self, depth: str, w: int, h: int) -> dict[str, np.ndarray]:
         masks: dict[str, np.ndarray] = {}
@@ -121,12 +194,12 @@ class KritaDocument:
         if step.pixels is None:
             raise BadInput(f"Step {step.name} has no pixels to write.")
         depth = self._check_model()
+        linear = self._colours(depth)[1]
         parent = self._nodes[group]
-        if step.canvas is not None:  # the canvas grows; the other layers keep their pixels
-            dx, dy = step.shift  # grown on the left or top: the canvas origin moves
-            w = max(step.canvas[0], self.document.width() + dx)
-            h = max(step.canvas[1], self.document.height() + dy)
-            self.document.resizeImage(-dx, -dy, w, h)
+        if step.canvas is not None:  # a new frame; the other layers keep their pixels
+            dx, dy = step.shift  # grown on the left or top, or cropped: the origin moves
+            # (Krita keeps a layer's pixels outside the canvas: a crop loses none)
+            self.document.resizeImage(-dx, -dy, step.canvas[0], step.canvas[1])
         if step.kind == LayerKind.MASK:
             node = self.document.createSelectionMask(step.name)
         elif step.kind in (LayerKind.BOXES, LayerKind.TEXT) and step.boxes and self._active():
@@ -144,8 +217,13 @@ class KritaDocument:
             node.setSelection(selection)
         elif node.type() == "vectorlayer":
             node.addShapesFromSvg(self._boxes_svg(step))
-        else:
-            node.setPixelData(QtCore.QByteArray(from_rgba8(step.pixels, depth)), x, y, w, h)
+        else:  # at the document's depth: a step worked out at 16 bits keeps them
+            data = (
+                from_rgba8(step.pixels, depth, linear)
+                if step.deep is None
+                else from_rgba16(step.deep, depth, linear)
+            )
+            node.setPixelData(QtCore.QByteArray(data), x, y, w, h)
         if step.blend != "normal":  # a cut-out: it must reach the layers below its group
             node.setBlendingMode(step.blend)
             parent.setPassThroughMode(True)

@@ -80,9 +80,23 @@ class Check:
             QtCore.QTimer.singleShot(3000, self.finish)
             return
         panel.run_finished.connect(self.run_finished)
+        panel.plan_ready.connect(lambda preview: self.plan_ready(panel, preview))
         panel.instruction.setPlainText(self.instruction)
-        panel.start_run()
+        panel.start_run()  # as the Run button: the plan is shown first
         QtCore.QTimer.singleShot(WAIT_FOR_RUN_S * 1000, self.finish)
+
+    def plan_ready(self, panel: Any, preview: Any) -> None:
+        """The plan as the docker shows it before running: its rows and a screenshot of
+        the window; then 'Run these steps', as a photographer clicks it."""
+        self.seen["plan"] = [
+            [panel.plan.topLevelItem(i).text(c) for c in range(panel.plan.columnCount())]
+            for i in range(panel.plan.topLevelItemCount())
+        ]
+        window = Krita.instance().activeWindow()
+        if window is not None:
+            shot = self.target.with_name(self.target.stem + "-plan.png")
+            self.seen["plan_shot"] = bool(window.qwindow().grab().save(str(shot)))
+        QtCore.QTimer.singleShot(500, panel.confirm_button.click)
 
     def run_finished(self, result: Any) -> None:
         self.seen["run"] = {

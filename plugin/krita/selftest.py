@@ -13,10 +13,11 @@ from krita import Krita, Selection
 
 from layerpath.engine.executor import Engine
 from layerpath.engine.io import read_mask
+from layerpath.engine.traces import TraceStore
 from layerpath.gui.panel import Panel
-from layerpath.gui.qt import QtCore
+from layerpath.gui.qt import Qt, QtCore
 from layerpath.plugin.krita.document import KritaDocument, walk
-from layerpath.settings import load_settings
+from layerpath.settings import data_dir, load_settings
 from layerpath.tools.registry import Registry
 
 
@@ -33,7 +34,8 @@ def add_selection_mask(document: Any, name: str, mask: np.ndarray) -> None:
 def run(args: list[str]) -> int:
     if len(args) < 3:
         print(
-            "usage: kritarunner -s layerpath_selftest IN.png INSTRUCTION OUT.kra [NAME=MASK.png ...]",
+            "usage: kritarunner -s layerpath_selftest IN.png INSTRUCTION|action:NAME OUT.kra "
+            "[NAME=MASK.png ...]",
             file=sys.stderr,
         )
         return 2
@@ -48,7 +50,9 @@ def run(args: list[str]) -> int:
 
     settings = load_settings()
     registry = Registry.from_catalogue()
-    panel = Panel(KritaDocument(document), lambda: Engine(registry), settings)
+    traces = TraceStore(data_dir() / "traces.sqlite") if settings.record_traces else None
+    panel = Panel(KritaDocument(document), lambda: Engine(registry, traces=traces), settings)
+    panel.learn_from(traces)  # as the docker does
     results: list[object] = []
     loop = QtCore.QEventLoop()
 
@@ -57,8 +61,18 @@ def run(args: list[str]) -> int:
         loop.quit()
 
     panel.run_finished.connect(finished)
-    panel.instruction.setPlainText(instruction)
-    QtCore.QTimer.singleShot(0, panel.start_run)
+    if instruction.startswith("action:"):  # a saved action, from the Actions tab
+        found = panel.actions.findItems(
+            instruction.removeprefix("action:").strip(), Qt.MatchFlag.MatchExactly
+        )
+        if found:
+            panel.actions.setCurrentItem(found[0])
+            QtCore.QTimer.singleShot(0, panel.run_action_button.click)
+        else:
+            QtCore.QTimer.singleShot(0, lambda: finished(None))
+    else:
+        panel.instruction.setPlainText(instruction)
+        QtCore.QTimer.singleShot(0, lambda: panel.start_run(preview=False))
     loop.exec()
     panel.controller.shutdown()
 

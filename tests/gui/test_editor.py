@@ -18,6 +18,7 @@ from layerpath.gui.editor import EditorWindow
 from layerpath.gui.qt import Qt
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
+from tests.gui.conftest import run_in_panel
 
 pytest.importorskip("pytestqt")
 REGISTRY = Registry.from_catalogue()
@@ -34,11 +35,20 @@ def window(qtbot, scene: Scene, tmp_path: Path) -> EditorWindow:  # type: ignore
     return editor
 
 
+def open_photo(qtbot, tmp_path: Path, pixels: np.ndarray, name: str) -> EditorWindow:  # type: ignore[no-untyped-def]
+    """A real photo (one of scikit-image's) opened in the editor, no mask, as a user does."""
+    photo = tmp_path / f"{name}.png"
+    Image.fromarray(pixels).save(photo)
+    editor = EditorWindow(lambda: Engine(REGISTRY))
+    qtbot.addWidget(editor)
+    editor.open_file(photo, {})
+    editor.resize(1400, 900)
+    editor.show()
+    return editor
+
+
 def run(qtbot, window: EditorWindow, text: str) -> object:  # type: ignore[no-untyped-def]
-    window.panel.instruction.setPlainText(text)
-    with qtbot.waitSignal(window.panel.run_finished, timeout=60_000) as blocker:
-        qtbot.mouseClick(window.panel.run_button, Qt.MouseButton.LeftButton)
-    return blocker.args[0]
+    return run_in_panel(qtbot, window.panel, text)
 
 
 def test_run_adds_a_group_with_a_layer_per_step_and_the_canvas_shows_it(
@@ -69,7 +79,7 @@ def test_layer_operations_undo_and_redo(qtbot, window: EditorWindow, scene: Scen
     step_item = next(
         window.panel.steps.item(r)
         for r in range(window.panel.steps.count())
-        if "lab_recolor" in window.panel.steps.item(r).text()
+        if "Recolour" in window.panel.steps.item(r).text()
     )
     assert step_item.checkState() == Qt.CheckState.Unchecked
     window.undo.undo()
@@ -209,3 +219,141 @@ def test_the_same_widgets_run_under_pyqt5(scene: Scene, tmp_path: Path) -> None:
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert len(read_layered(out).layers[-1].children) == 2  # type: ignore[union-attr]
+
+
+def test_the_plan_is_shown_before_it_runs_in_plain_words(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A real photo (scikit-image's astronaut), no mask: Run shows each step, what will
+    do it and about how long, and nothing runs until 'Run these steps'; Edit goes back.
+    The plan's and the steps' words are a photographer's: no tool ids, no scores."""
+    from skimage import data
+
+    editor = open_photo(qtbot, tmp_path, data.astronaut(), "astronaut")
+    panel = editor.panel
+    panel.instruction.setPlainText("blur the face and make it warmer")
+    with qtbot.waitSignal(panel.plan_ready, timeout=60_000) as shown:
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    preview = shown.args[0]
+    rows = [
+        [panel.plan.topLevelItem(i).text(c) for c in range(4)]
+        for i in range(panel.plan.topLevelItemCount())
+    ]
+    assert [r[0] for r in rows] == ["Blur 0.5 'face'", "Temperature +0.35"]
+    assert rows[0][1] == "Find it → Adjust the region" and rows[1][1] == "Adjust"
+    assert all(r[2] == "planned" and r[3].startswith("~") for r in rows)
+    assert panel.preview_box.isVisible() and "2 steps" in panel.preview_note.text()
+    assert editor.document is not None and len(editor.document.image.layers) == 1  # nothing ran
+    ARTIFACTS.mkdir(exist_ok=True)
+    assert editor.grab().save(str(ARTIFACTS / "editor-plan-preview.png"))
+    # Edit: back to the words, the plan gone
+    qtbot.mouseClick(panel.edit_button, Qt.MouseButton.LeftButton)
+    assert not panel.preview_box.isVisible() and panel.plan.topLevelItemCount() == 0
+    # Run, then run what is shown: exactly that plan
+    with qtbot.waitSignal(panel.plan_ready, timeout=60_000):
+        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
+    with qtbot.waitSignal(panel.run_finished, timeout=60_000) as finished:
+        qtbot.mouseClick(panel.confirm_button, Qt.MouseButton.LeftButton)
+    result = finished.args[0]
+    assert result.ok and [s.describe() for s in result.plan] == [
+        s.subtask.describe() for s in preview.steps
+    ]
+    words = " ".join(
+        panel.plan.topLevelItem(i).text(c) for i in range(2) for c in range(4)
+    ) + " ".join(panel.steps.item(r).text() for r in range(panel.steps.count()))
+    assert "_" not in words and "quality" not in words and "offline_finder" not in words
+    assert "2/2 done" in panel.progress.format()
+
+
+def test_an_adjustments_amount_is_changed_from_its_slider(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """'make it warmer', then the Temperature slider moved up: the step is made again at
+    the new amount from the picture it started from (no new plan), its layer replaced,
+    warmer than before, and the document's record keeps the new amount."""
+    from skimage import data
+
+    from layerpath.tools.imaging import lab_exact
+
+    editor = open_photo(qtbot, tmp_path, data.coffee(), "coffee")
+    panel = editor.panel
+    assert run(qtbot, editor, "make it warmer").ok  # type: ignore[attr-defined]
+    (layer,) = list(panel.placed)
+    panel.steps.setCurrentItem(panel.steps.item_for(layer))
+    assert panel.amount_row.isVisible() and panel.amount_label.text().startswith("Temperature")
+    assert panel.amount.value() == 35
+
+    def warmth() -> float:
+        return float(lab_exact(editor.picture()[..., :3] / 255.0)[..., 2].mean())
+
+    before = warmth()
+    panel.amount.setValue(80)
+    with qtbot.waitSignal(panel.run_finished, timeout=60_000) as again:
+        panel.amount.sliderReleased.emit()
+    outcome = again.args[0]
+    assert outcome.ok and outcome.subtask.params["amount"] == 0.8
+    assert warmth() > before + 2
+    (new_layer,) = list(panel.placed)  # the old step's layer replaced, not added to
+    assert new_layer != layer and panel.steps.count() == 1
+    assert editor.document is not None
+    assert editor.document.runs[-1]["made_again"]["params"]["amount"] == 0.8
+    assert panel.amount_row.isVisible() and panel.amount.value() == 80
+
+
+def test_a_failed_run_shows_as_failed(qtbot, window: EditorWindow) -> None:  # type: ignore[no-untyped-def]
+    result = run(qtbot, window, "remove the giraffe")
+    panel = window.panel
+    assert not result.ok  # type: ignore[attr-defined]
+    assert "could not be done" in panel.progress.format()
+    assert panel.progress.value() < panel.progress.maximum()  # not a full bar
+    text = panel.message.text()
+    assert "giraffe" in text and "(tried" not in text and "named_masks" not in text
+    assert "--mask" not in text and "Select it" in text
+
+
+def test_a_found_regions_edge_is_grown_from_its_slider(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """'blur the face' on the astronaut, then the Region edge slider moved to +20 px:
+    the step is made again with the found face grown by 20 pixels (no new plan): more of
+    the picture is blurred, the old layers replaced, the new edge recorded."""
+    from skimage import data
+
+    editor = open_photo(qtbot, tmp_path, data.astronaut(), "astronaut")
+    panel = editor.panel
+    assert run(qtbot, editor, "blur the face").ok  # type: ignore[attr-defined]
+    original = data.astronaut().astype(int)
+
+    def blurred_share() -> float:
+        return float(
+            (np.abs(editor.picture()[..., :3].astype(int) - original).max(axis=2) > 3).mean()
+        )
+
+    first = blurred_share()
+    adjust = next(k for k, p in panel.placed.items() if p.step.tool == "region_adjust")
+    panel.steps.setCurrentItem(panel.steps.item_for(adjust))
+    assert panel.edge_row.isVisible() and panel.edge.value() == 0
+    panel.edge.setValue(20)
+    with qtbot.waitSignal(panel.run_finished, timeout=60_000) as again:
+        panel.edge.sliderReleased.emit()
+    assert again.args[0].ok and again.args[0].subtask.params["edge"] == 20
+    assert blurred_share() > first * 1.3
+    assert panel.steps.count() == 2  # the finder's and the blur's layers, replaced
+    assert editor.document is not None
+    assert editor.document.runs[-1]["made_again"]["params"]["edge"] == 20
+
+
+def test_a_click_selects_the_object_under_it(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The Object (click) tool: a click on the astronaut's face selects her head (GrabCut
+    from the click), and 'blur this' then blurs it and nothing else."""
+    from skimage import data
+
+    from layerpath.gui.canvas import Tool
+
+    editor = open_photo(qtbot, tmp_path, data.astronaut(), "astronaut")
+    canvas = editor.canvas
+    canvas.set_tool(Tool.OBJECT)
+    at = canvas.mapFromScene(225.0, 110.0)
+    qtbot.mouseClick(canvas.viewport(), Qt.MouseButton.LeftButton, pos=at)
+    selection = canvas.selection
+    assert selection is not None
+    assert selection[80:150, 190:260].mean() > 0.95  # the face
+    assert selection.mean() < 0.15 and not selection[:100, :100].any()  # not the flag
+    result = run(qtbot, editor, "blur this")
+    assert result.ok  # type: ignore[attr-defined]
+    changed = np.abs(editor.picture()[..., :3].astype(int) - data.astronaut()).max(axis=2) > 0
+    assert not changed[~selection].any()

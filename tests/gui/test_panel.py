@@ -18,6 +18,7 @@ from layerpath.gui.qt import Qt, QtCore
 from layerpath.tools.imaging import dilate
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
+from tests.gui.conftest import run_in_panel
 
 pytest.importorskip("pytestqt")
 REGISTRY = Registry.from_catalogue()
@@ -38,10 +39,7 @@ def panel(qtbot, document: LayeredDocument) -> Panel:  # type: ignore[no-untyped
 
 
 def run(qtbot, panel: Panel, text: str) -> object:  # type: ignore[no-untyped-def]
-    panel.instruction.setPlainText(text)
-    with qtbot.waitSignal(panel.run_finished, timeout=60_000) as blocker:
-        qtbot.mouseClick(panel.run_button, Qt.MouseButton.LeftButton)
-    return blocker.args[0]
+    return run_in_panel(qtbot, panel, text)
 
 
 def test_run_shows_plan_and_one_step_per_layer(
@@ -55,7 +53,7 @@ def test_run_shows_plan_and_one_step_per_layer(
         and group.name == "remove the ball and recolor the wall to yellow"
     )
     assert panel.steps.count() == len(group.children) == 4
-    statuses = [panel.plan.topLevelItem(i).text(3) for i in range(panel.plan.topLevelItemCount())]
+    statuses = [panel.plan.topLevelItem(i).text(2) for i in range(panel.plan.topLevelItemCount())]
     assert statuses == ["done", "done"]
     assert "2/2 done" in panel.progress.format()
     (report,) = document.runs  # the document keeps the run's report
@@ -70,7 +68,7 @@ def test_unchecking_a_step_hides_its_layer(
     item = next(
         panel.steps.item(r)
         for r in range(panel.steps.count())
-        if "lab_recolor" in panel.steps.item(r).text()
+        if "Recolour" in panel.steps.item(r).text()
     )
     item.setCheckState(Qt.CheckState.Unchecked)
     wall = scene.masks["wall"]
@@ -85,7 +83,7 @@ def test_errors_are_plain_words(qtbot, panel: Panel) -> None:  # type: ignore[no
     assert "Traceback" not in panel.message.text()
     result = run(qtbot, panel, "remove the giraffe")
     assert "No mask for 'giraffe'" in panel.message.text()
-    assert panel.plan.topLevelItem(0).text(3) == "failed"
+    assert panel.plan.topLevelItem(0).text(2) == "failed"
     assert result is not None
 
 
@@ -148,7 +146,7 @@ def test_rerun_a_step_with_another_tool_replaces_its_layers(
     assert isinstance(group, GroupLayer)
     assert [c.name.split(" — ")[0] for c in group.children] == ["1. named_masks", "2. hsv_recolor"]
     texts = [panel.steps.item(r).text() for r in range(panel.steps.count())]
-    assert len(texts) == 2 and "hsv_recolor" in texts[1]
+    assert len(texts) == 2 and "Recolour (vivid)" in texts[1]
     after = composite(document.image)
     changed = np.any(before != after, axis=2)
     wall = document.snapshot().masks["wall"]
@@ -172,20 +170,22 @@ def test_a_rerun_the_checks_reject_keeps_the_accepted_layers(
 
 
 def test_save_a_step_as_an_action(qtbot, panel: Panel) -> None:  # type: ignore[no-untyped-def]
-    from layerpath.engine.actions import ActionStore
+    from layerpath.engine.rulebook import RuleBook
+    from layerpath.tools.registry import Registry
 
     run(qtbot, panel, "recolor the wall to navy")
     recolour = next(k for k, p in panel.placed.items() if p.step.tool == "lab_recolor")
     panel.save_action(recolour, "navy walls")
-    saved = ActionStore().load()["navy walls"]
-    assert saved.tools == ("named_masks", "lab_recolor") and saved.to == "navy"
-    assert saved.params[1]["lightness"] == 0.6
+    (saved,) = RuleBook(Registry.from_catalogue()).action("navy walls").parts
+    assert saved.tools == ["named_masks", "lab_recolor"] and saved.to == "navy"
+    assert saved.params is not None and saved.params[1]["lightness"] == 0.6
+    assert saved.source == "user" and saved.id == "navy walls"
 
 
 def test_text_results_are_shown_with_their_step(qtbot, panel: Panel) -> None:  # type: ignore[no-untyped-def]
     run(qtbot, panel, "extract the text")
     (item,) = [panel.steps.item(r) for r in range(panel.steps.count())]
-    assert "rapidocr" in item.text() and "Text read: CLOSED" in item.toolTip()
+    assert "Read the text" in item.text() and "Text read: CLOSED" in item.toolTip()
 
 
 class SpinningDocument(LayeredDocument):
@@ -221,3 +221,62 @@ def test_steps_stay_in_order_in_one_group_when_the_host_spins_the_event_loop(
     names = [child.name.split(" — ")[0] for child in groups[0].children]
     assert names == ["1. named_masks", "2. lab_recolor", "1. named_masks", "2. patch_fill"]
     assert document.runs and widget.steps.count() == 4
+
+
+def test_the_actions_tab_runs_renames_exports_and_imports(
+    qtbot, panel: Panel, document: LayeredDocument, scene: Scene, tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A step saved as an action appears in the Actions tab; run from there on another
+    picture whose wall mask has another name it makes the same pixels as the step did,
+    without planning; renamed, exported and imported into a fresh profile it is listed
+    there; a corrupt file is refused and the list stays as it was."""
+    run(qtbot, panel, "recolor the wall to navy")
+    first = composite(document.image)
+    recolour = next(k for k, p in panel.placed.items() if p.step.tool == "lab_recolor")
+    panel.save_action(recolour, "navy walls")
+    assert [panel.actions.item(i).text() for i in range(panel.actions.count())] == ["navy walls"]
+
+    image, masks = scene.save(tmp_path / "other")
+    other = LayeredDocument.open(image, {"plaster": masks["wall"]})
+    second = Panel(other, lambda: Engine(REGISTRY))
+    qtbot.addWidget(second)
+    second.actions.setCurrentRow(0)
+    with qtbot.waitSignal(second.run_finished, timeout=60_000) as blocker:
+        qtbot.mouseClick(second.run_action_button, Qt.MouseButton.LeftButton)
+    assert blocker.args[0].ok and blocker.args[0].plan[0].target == "plaster"
+    assert np.array_equal(composite(other.image), first)
+    assert "your action navy walls" in second.plan.topLevelItem(0).text(1)
+
+    second.rename_action("navy walls", "deep blue walls")
+    exported = tmp_path / "deep.json"
+    second.export_action("deep blue walls", exported)
+    monkeypatch.setenv("LAYERPATH_DATA_DIR", str(tmp_path / "fresh"))
+    panel.refresh_actions()
+    assert panel.actions.count() == 0
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"format": "layerpath-action", "version": 1, "action": {"name": "x"}}')
+    panel.import_action(broken)
+    assert panel.actions.count() == 0 and "Could not import" in panel.message.text()
+    panel.import_action(exported)
+    assert [panel.actions.item(i).text() for i in range(panel.actions.count())] == [
+        "deep blue walls"
+    ]
+    panel.delete_action("deep blue walls")
+    assert panel.actions.count() == 0
+
+
+def test_a_whole_run_saved_as_an_action_replays_every_subtask(
+    qtbot, panel: Panel, document: LayeredDocument, scene: Scene, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    run(qtbot, panel, "remove the ball and recolor the wall to yellow")
+    first = composite(document.image)
+    action = panel.save_run_action("tidy")
+    assert [p.id for p in action.parts] == ["tidy #1", "tidy #2"]
+    image, masks = scene.save(tmp_path / "other")
+    other = LayeredDocument.open(image, masks)
+    second = Panel(other, lambda: Engine(REGISTRY))
+    qtbot.addWidget(second)
+    with qtbot.waitSignal(second.run_finished, timeout=60_000) as blocker:
+        second.run_action("tidy")
+    assert blocker.args[0].ok and len(blocker.args[0].outcomes) == 2
+    assert np.array_equal(composite(other.image), first)

@@ -1,5 +1,6 @@
 """kritarunner -s kra_dump IN.kra OUT.json: what a saved .kra holds, as Krita reads it
-back (layer tree, bounds, pixel hashes, the projection, the layerpath annotation)."""
+back (layer tree, bounds, pixel hashes, the projection, the layerpath annotation); pixels
+are Krita's own bytes at the document's depth."""
 
 from __future__ import annotations
 

@@ -20,8 +20,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from layerpath.engine.deep import eight_bit
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Snapshot
+from layerpath.plugin.krita.pixels import to_rgba8, to_rgba16
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
 
@@ -76,7 +78,9 @@ def test_install_and_package(tmp_path: Path) -> None:
     assert (resource / "pykrita" / "layerpath_krita.desktop").exists()
     assert (resource / "pykrita" / "layerpath_krita" / "env.py").exists()
     assert (resource / "pykrita" / "layerpath_selftest.py").exists()
-    assert (resource / "actions" / "layerpath_krita.action").read_text().count("<Action name=") == 4
+    listed = (resource / "actions" / "layerpath_krita.action").read_text()
+    assert listed.count("<Action name=") == 14  # every action the docker registers
+    assert all(f'<Action name="layerpath_action_{n}">' in listed for n in range(1, 10))
     assert "[python]\nenable_layerpath_krita=true" in (tmp_path / "kritarc").read_text()
     # installing again keeps other settings and does not duplicate the switch
     (tmp_path / "kritarc").write_text("[General]\nfoo=1\n[python]\nenable_layerpath_krita=false\n")
@@ -164,11 +168,17 @@ def edit_in_krita(
     )
     dump: dict[str, Any] = json.loads(dump_path.read_text())
     w, h = dump["size"]
-    for key in ("background", "projection"):
-        bgra = np.frombuffer(base64.b64decode(dump[key]), np.uint8).reshape(h, w, 4)
-        dump[key] = bgra[..., [2, 1, 0, 3]]
+    for key in ("background", "projection"):  # as 8-bit RGBA, and at 16 bits
+        data = base64.b64decode(dump[key])
+        dump[key] = to_rgba8(data, dump["depth"], w, h)
+        dump[f"{key}16"] = to_rgba16(data, dump["depth"], w, h)
     dump["summary"] = summary
     return dump
+
+
+def mask_file(path: Path, region: np.ndarray) -> Path:
+    Image.fromarray(region.astype(np.uint8) * 255).save(path)
+    return path
 
 
 def engine_image(instruction: str, snapshot: Snapshot) -> np.ndarray:
@@ -250,29 +260,31 @@ def test_docker_runs_an_instruction_in_kritas_window(tmp_path: Path) -> None:
         LAYERPATH_KRITA_ENV=sysconfig.get_paths()["purelib"],
         LAYERPATH_KRITA_INSTRUCTION=instruction,
     )
-    # Known bug (issue 12's note): inside Krita, about one run in four, PP-OCR finds no
-    # text on the sign although the picture read is right; the run then says so (failed,
-    # nothing written) and a second run in a fresh Krita reads it. Allowed once, never
-    # reported done.
-    for attempt in range(2):
-        shot = tmp_path / f"shot{attempt}.png"
-        env["LAYERPATH_KRITA_SCREENSHOT"] = str(shot)
-        krita = subprocess.run(
-            ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", "krita", "--nosplash", str(image)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=420,
-        )
-        assert shot.with_suffix(".json").exists(), krita.stderr[-3000:]
-        seen = json.loads(shot.with_suffix(".json").read_text())
-        assert seen["docker"] and seen["docker_title"] == "layerpath" and seen["panel"], seen
-        if seen["run"]["ok"]:
-            break
-        assert seen["run"]["errors"] and seen["run"]["tools"] == ["rapidocr", "rapidocr"], (
-            seen["run"],
-            seen.get("picture_read"),
-        )
+    # (Pillow's RAQM text layout bound to Krita's own HarfBuzz once made font matching
+    # crash about one run in four; tools/fonts.py lays text out without it in such a host.)
+    shot = tmp_path / "shot.png"
+    env["LAYERPATH_KRITA_SCREENSHOT"] = str(shot)
+    krita = subprocess.run(
+        ["xvfb-run", "-a", "-s", "-screen 0 1600x1000x24", "krita", "--nosplash", str(image)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=420,
+    )
+    assert shot.with_suffix(".json").exists(), krita.stderr[-3000:]
+    seen = json.loads(shot.with_suffix(".json").read_text())
+    assert seen["docker"] and seen["docker_title"] == "layerpath" and seen["panel"], seen
+    assert "crashed" not in krita.stderr, krita.stderr[-3000:]
+    # the plan was shown before it ran, in plain words, and then run as shown
+    assert seen["plan"] == [
+        [
+            "Text Replacement 'text' -> 'OPEN'",
+            "Read the text → Write the new text",
+            "planned",
+            seen["plan"][0][3],
+        ]
+    ]
+    assert seen["plan_shot"] and (tmp_path / "shot-plan.png").stat().st_size > 0
     assert seen["run"]["ok"], (seen["run"], seen.get("picture_read"))  # not cut short
     assert seen["run"]["tools"][:3] == ["rapidocr", "text_fill_erase", "pillow_text_write"]
     layers = [(name.split(" — ")[0], kind) for name, kind in seen["layers"]]
@@ -320,6 +332,126 @@ def test_background_removal_is_a_cut_out_layer_in_krita(tmp_path: Path) -> None:
     expected = engine_image("remove the background", Snapshot(image, {}))
     assert np.abs(alpha.astype(int) - expected[..., 3]).max() <= 2
     assert alpha[disk].mean() > 245 and alpha[0].max() == 0
+
+
+@pytest.mark.krita
+@needs_krita
+def test_a_16_bit_document_gets_its_recolour_at_16_bits_in_krita(tmp_path: Path) -> None:
+    """A smooth 16-bit sky (finer than 8 bits can hold) opened in Krita as a 16-bit
+    document, a band recoloured teal through the docker's code path: the step layer is
+    written from the recolour worked out at 16 bits, so Krita's projection keeps far more
+    than 256 levels across the band, agrees with the engine's 8-bit result, and is the
+    photo's own values outside it."""
+    import tifffile
+    from skimage.color import deltaE_ciede2000, rgb2lab
+
+    h, w = 120, 640
+    ramp = np.linspace(12000, 52000, w)[None, :].repeat(h, axis=0)
+    deep = np.rint(np.stack([ramp * 0.55, ramp * 0.7, ramp, np.full_like(ramp, 65535)], axis=2))
+    deep = deep.astype(np.uint16)
+    photo = tmp_path / "sky.tif"
+    tifffile.imwrite(photo, deep[..., :3], photometric="rgb")
+    band = np.zeros((h, w), bool)
+    band[30:90, 60:580] = True
+    mask = mask_file(tmp_path / "band.png", band)
+    instruction = "recolor the band to teal"
+    dump = edit_in_krita(tmp_path, photo, instruction, [f"band={mask}"])
+    assert dump["depth"] == "U16"
+    assert np.array_equal(dump["background16"], deep)  # the user's layer, all 16 bits
+    projection = dump["projection16"]
+    row = projection[60, 100:540, 1].astype(int)
+    assert len(np.unique(row)) > 300 and np.any(row % 257 != 0)  # not 8-bit steps
+    assert np.array_equal(projection[~band], deep[~band])
+    expected = engine_image(instruction, Snapshot(eight_bit(deep), {"band": band}, deep=deep))
+    # the colour the checks accepted at 8 bits: under a just noticeable difference (the
+    # 16-bit recolour converts to Lab exactly, the 8-bit one through OpenCV's tables)
+    difference = deltaE_ciede2000(
+        rgb2lab(projection[band][:, :3] / 65535.0), rgb2lab(expected[band][:, :3] / 255.0)
+    )
+    assert difference.max() < 2.3
+    assert np.abs(expected[band][:, 1].astype(int) - eight_bit(deep)[band][:, 1]).mean() > 10
+
+
+@pytest.mark.krita
+@needs_krita
+def test_a_named_colour_is_converted_into_a_krita_documents_profile(tmp_path: Path) -> None:
+    """A photo in a wide colour space (ClayRGB, Krita's Adobe RGB) opened in Krita: the
+    docker reads the document's profile, so "red" is red in that space, as the CLI makes
+    it for the same file, not sRGB's red values."""
+    profile_path = Path("/usr/share/color/icc/krita/ClayRGB-elle-V2-g22.icc")
+    if not profile_path.exists():
+        pytest.skip("Krita's ClayRGB profile is not installed")
+    profile = profile_path.read_bytes()
+    h, w = 96, 128
+    rng = np.random.default_rng(3)
+    grey = np.clip(rng.normal(150, 6, (h, w, 1)), 0, 255).repeat(3, axis=2).astype(np.uint8)
+    image = np.concatenate([grey, np.full((h, w, 1), 255, np.uint8)], axis=2)
+    photo = tmp_path / "wall.png"
+    Image.fromarray(image[..., :3]).save(photo, icc_profile=profile)
+    wall = np.zeros((h, w), bool)
+    wall[16:80, 20:108] = True
+    mask = mask_file(tmp_path / "wall-mask.png", wall)
+    instruction = "recolor the wall to red"
+    dump = edit_in_krita(tmp_path, photo, instruction, [f"wall={mask}"])
+    assert np.array_equal(dump["background"], image)
+    projection = dump["projection"].astype(int)
+    in_clay = engine_image(instruction, Snapshot(image, {"wall": wall}, icc_profile=profile))
+    as_srgb = engine_image(instruction, Snapshot(image, {"wall": wall}))
+    assert np.abs(projection - in_clay).max() <= 2
+    assert np.abs(projection[wall] - as_srgb[wall].astype(int)).max() > 10
+
+
+@pytest.mark.krita
+@needs_krita
+def test_a_saved_action_runs_from_the_actions_tab_in_krita(scene: Scene, tmp_path: Path) -> None:
+    """An action saved in this profile (a wall recoloured navy by lab_recolor) is listed
+    in the docker's Actions tab inside Krita and runs from there on a document whose wall
+    mask has another name: Krita's projection is the engine's recolour."""
+    from layerpath.engine.actions import Action
+    from layerpath.engine.rulebook import RuleBook
+    from layerpath.engine.subroutines import Rule
+    from layerpath.engine.types import SubtaskKind
+
+    part = Rule(
+        id="navy wall",
+        subtask=SubtaskKind.OBJECT_RECOLORATION,
+        tools=["named_masks", "lab_recolor"],
+        source="user",
+        params=[{}, {"lightness": 0.6}],
+        target="wall",
+        to="navy",
+    )
+    RuleBook(Registry.from_catalogue()).save_action(Action("navy wall", (part,)))
+    image, masks = scene.save(tmp_path / "in")
+    dump = edit_in_krita(tmp_path, image, "action:navy wall", [f"plaster={masks['wall']}"])
+    assert dump["summary"]["steps"] == 2
+    assert np.array_equal(dump["background"], scene.image)
+    expected = engine_image("recolor the wall to navy", scene.snapshot())
+    assert np.abs(dump["projection"].astype(int) - expected.astype(int)).max() <= 2
+
+
+@pytest.mark.krita
+@needs_krita
+def test_after_a_run_in_krita_learning_starts_in_its_own_python(
+    scene: Scene, tmp_path: Path, isolated_dirs: Path
+) -> None:
+    """With learn_every 1, a run through the docker's code path starts `layerpath learn`
+    in a process of its own: Krita's embedded Python is not an interpreter to start, so
+    the Python of the same version on PATH runs it, with layerpath's environment."""
+    import time
+
+    from layerpath.settings import Settings, save_settings
+
+    save_settings(Settings(learn_every=1))
+    image, masks = scene.save(tmp_path / "in")
+    edit_in_krita(tmp_path, image, "recolor the wall to navy", [f"wall={masks['wall']}"])
+    rules = isolated_dirs / "data" / "rules.json"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not rules.exists():
+        time.sleep(0.5)
+    assert json.loads(rules.read_text())["learned_at_runs"] == 1, (
+        isolated_dirs / "data" / "learning.log"
+    ).read_text()
 
 
 @pytest.mark.krita
@@ -403,3 +535,49 @@ def test_the_installed_package_carries_the_installer_and_the_plugin(tmp_path: Pa
     assert made.returncode == 0, made.stderr
     names = set(zipfile.ZipFile(out).namelist())
     assert {"layerpath_krita/", "layerpath_krita/Manual.html", "layerpath_krita.action"} <= names
+
+
+@pytest.mark.krita
+@needs_krita
+def test_an_everyday_adjustment_without_a_mask_in_krita(tmp_path: Path) -> None:
+    """scikit-image's astronaut in Krita, 'blur the face and make it warmer': the face
+    found offline and blurred, the whole photo warmer, the user's layer untouched, the
+    projection what the engine makes, and the .kra keeps each step's adjustment."""
+    from skimage import data
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    instruction = "blur the face and make it warmer"
+    dump = edit_in_krita(tmp_path, photo, instruction)
+    assert np.array_equal(dump["background"][..., :3], data.astronaut())
+    expected = engine_image(
+        instruction, Snapshot(np.dstack([data.astronaut(), np.full((512, 512), 255, np.uint8)]), {})
+    )
+    assert np.abs(dump["projection"].astype(int) - expected.astype(int)).max() <= 2
+    (run,) = json.loads(dump["annotation"])["runs"]
+    assert [(s["kind"], s["params"]["op"]) for s in run["subtasks"]] == [
+        ("region_adjustment", "blur"),
+        ("photo_adjustment", "temperature"),
+    ]
+
+
+@pytest.mark.krita
+@needs_krita
+def test_a_crop_in_krita_keeps_every_pixel_of_the_users_layer(tmp_path: Path) -> None:
+    """'crop to the face' on the astronaut: Krita's canvas becomes the face's frame, the
+    user's layer keeps all its pixels (its bounds reach outside the canvas, so a larger
+    canvas brings them back), and the projection is the engine's crop."""
+    from skimage import data
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    instruction = "crop to the face"
+    dump = edit_in_krita(tmp_path, photo, instruction)
+    snapshot = Snapshot(np.dstack([data.astronaut(), np.full((512, 512), 255, np.uint8)]), {})
+    expected = engine_image(instruction, snapshot)
+    h, w = expected.shape[:2]
+    assert dump["size"] == [w, h] and w < 512 and h < 512
+    x, y, bw, bh = dump["nodes"][0]["bounds"]
+    assert (bw, bh) == (512, 512) and x < 0 and y < 0  # the whole photo, moved
+    assert np.array_equal(dump["background"][..., :3], data.astronaut()[-y : -y + h, -x : -x + w])
+    assert np.abs(dump["projection"].astype(int) - expected).max() <= 1
