@@ -97,7 +97,9 @@ def test_the_hubs_lfs_hash_verifies_files_the_catalogue_has_no_hash_for(
     models = ModelManager(tmp_path / "c", spec(server.url))
     assert models.download("tiny").state == ModelState.PRESENT
     assert models.verify("tiny") == []  # the hub's hash was recorded
-    (tmp_path / "c" / "tiny" / "weights.bin").write_bytes(bytes([WEIGHTS[0] ^ 1]) + WEIGHTS[1:])  # one bit flipped
+    (tmp_path / "c" / "tiny" / "weights.bin").write_bytes(
+        bytes([WEIGHTS[0] ^ 1]) + WEIGHTS[1:]
+    )  # one bit flipped
     assert models.verify("tiny") == ["weights.bin: sha256 does not match"]
 
 
