@@ -16,16 +16,16 @@ def run(
     on_event: Callable[[object], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> RunResult:
-    """Run one instruction with the built-in tools and rules, recording traces in the
-    platform data folder when the settings allow it. Events (engine.events) report
+    """Run one instruction with the engine the settings describe (planner, critic, model
+    folder, rules), recording traces in the platform data folder when they allow it. Events (engine.events) report
     progress; `cancel()` returning True stops the run between tool calls."""
-    from layerpath.engine.executor import Engine
-    from layerpath.engine.traces import TraceStore
-    from layerpath.settings import data_dir, load_settings
-    from layerpath.tools.registry import Registry
+    from layerpath.engine.factory import engine_for
+    from layerpath.engine.traces import user_traces
+    from layerpath.settings import load_settings
 
-    traces = TraceStore(data_dir() / "traces.sqlite") if load_settings().record_traces else None
-    return Engine(Registry.from_catalogue(), traces=traces).run(request, on_event, cancel)
+    settings = load_settings()
+    engine, _ = engine_for(settings, user_traces(settings))
+    return engine.run(request, on_event, cancel)
 
 
 __all__ = ["EditRequest", "Mode", "RunResult", "Snapshot", "StepLayer", "Subtask", "run"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from layerpath.engine.types import SubtaskKind
+from layerpath.settings import Settings, data_dir
 
 log = logging.getLogger(__name__)
 
@@ -187,3 +189,20 @@ class TraceStore:
         with self._connect() as db:
             db.row_factory = sqlite3.Row
             return [dict(r) for r in db.execute("SELECT * FROM attempts ORDER BY id")]
+
+
+_stores: dict[Path, TraceStore] = {}
+_stores_lock = threading.Lock()
+
+
+def user_traces(settings: Settings | None) -> TraceStore | None:
+    """The user's trace store (traces.sqlite in the data folder), one per process and
+    folder, shared by every front end; None when the settings record no traces (with no
+    settings, the store whatever they say: learning reads what was recorded)."""
+    if settings is not None and not settings.record_traces:
+        return None
+    path = data_dir() / "traces.sqlite"
+    with _stores_lock:
+        if path not in _stores:
+            _stores[path] = TraceStore(path)
+        return _stores[path]

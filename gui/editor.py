@@ -38,7 +38,9 @@ class EditorWindow(QtWidgets.QMainWindow):
     """A small layered editor whose documents the engine edits by adding layers."""
 
     def __init__(
-        self, engine_factory: Callable[[], Engine], settings: Settings | None = None
+        self,
+        engine_factory: Callable[[], Engine] | None = None,
+        settings: Settings | None = None,
     ) -> None:
         super().__init__()
         self.setWindowTitle("layerpath")

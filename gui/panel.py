@@ -3,43 +3,36 @@ the live plan, progress, errors in plain words, and the list of executed steps."
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import re
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from layerpath.engine import events
-from layerpath.engine.actions import Action, action_from_outcomes
+from layerpath.engine.actions import Action
 from layerpath.engine.document import Document
 from layerpath.engine.executor import Engine
 from layerpath.engine.learning import learn_in_background
 from layerpath.engine.preview import Preview, describe
-from layerpath.engine.report import build_report
 from layerpath.engine.rulebook import RuleBook
-from layerpath.engine.traces import TraceStore
+from layerpath.engine.session import ADJUSTING, EDGE_RANGE, Placed, RunSession
 from layerpath.engine.types import (
-    ArtifactKind,
     EditRequest,
     Mode,
     RunResult,
-    Snapshot,
     StepLayer,
     Subtask,
-    SubtaskKind,
     SubtaskOutcome,
     ToolSpec,
 )
-from layerpath.errors import BadInput, LayerpathError
+from layerpath.errors import LayerpathError
 from layerpath.gui.qt import Qt, QtGui, QtWidgets, Signal
 from layerpath.gui.steps import StepList
 from layerpath.gui.worker import RunController
 from layerpath.settings import Settings
 from layerpath.tools.adjust import ADJUSTMENTS
-from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -59,18 +52,6 @@ MODES = (
 PLAN_COLUMNS = ("Step", "How", "Status", "Time")
 #: the amount slider's steps per unit of an adjustment's amount
 SLIDER_STEPS = 100
-ADJUSTING = (SubtaskKind.PHOTO_ADJUSTMENT, SubtaskKind.REGION_ADJUSTMENT)
-#: how far the Edge slider moves a found region's edge, in pixels either way
-EDGE_RANGE = 60
-
-
-@dataclass
-class Placed:
-    """A step layer the panel added, with the subtask outcome it belongs to."""
-
-    group: str
-    step: StepLayer
-    outcome: SubtaskOutcome | None = None
 
 
 def plain(message: str) -> str:
@@ -89,7 +70,8 @@ def alpha_words(alpha: float) -> str:
 
 
 class Panel(QtWidgets.QWidget):
-    """Talks to the host only through the Document protocol."""
+    """A view over a RunSession: talks to the host only through the Document protocol.
+    `engine_factory` replaces the engine the settings describe (tests)."""
 
     run_finished = Signal(object)  # RunResult, or None when the run could not start
     plan_ready = Signal(object)  # Preview: the plan shown, waiting for Run these steps
@@ -97,19 +79,13 @@ class Panel(QtWidgets.QWidget):
     def __init__(
         self,
         document: Document,
-        engine_factory: Callable[[], Engine],
+        engine_factory: Callable[[], Engine] | None = None,
         settings: Settings | None = None,
         parent: QtWidgets.QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.document = document
-        self.engine_factory = engine_factory
-        self.settings = settings or Settings()
+        self.session = RunSession(document, settings, engine_factory=engine_factory)
         self.controller = RunController(self)
-        self.group: str | None = None
-        self.last_result: RunResult | None = None
-        self.placed: dict[str, Placed] = {}  # every step layer this panel added
-        self._rerun: tuple[str, SubtaskOutcome, list[str]] | None = None  # group, old, old ids
         self._items: dict[str, QtWidgets.QTreeWidgetItem] = {}
         self._previewed: tuple[str, Preview] | None = None  # shown, waiting for Run
         self._expected: dict[str, str] = {}  # subtask id -> the tools the preview named
@@ -124,6 +100,27 @@ class Panel(QtWidgets.QWidget):
         self.controller.done.connect(lambda r: self._in_order(self._on_done, r))
         self.controller.error.connect(lambda m: self._in_order(self._on_error, m))
         self.controller.running_changed.connect(self._on_running)
+
+    @property
+    def document(self) -> Document:
+        return self.session.document
+
+    @property
+    def settings(self) -> Settings:
+        return self.session.settings
+
+    @settings.setter
+    def settings(self, settings: Settings) -> None:
+        self.session.settings = settings
+
+    @property
+    def placed(self) -> dict[str, Placed]:
+        """Every step layer this panel's session added."""
+        return self.session.placed
+
+    @property
+    def last_result(self) -> RunResult | None:
+        return self.session.last_result
 
     # --- layout ------------------------------------------------------------------------
 
@@ -213,6 +210,10 @@ class Panel(QtWidgets.QWidget):
         self.tools_button.setText("Tools…")
         self.tools_button.setToolTip("Which tools can run here; download their models")
         self.tools_button.clicked.connect(self.open_tools)
+        self.batch_button = QtWidgets.QToolButton()
+        self.batch_button.setText("Batch…")
+        self.batch_button.setToolTip("Do this instruction, or a saved action, to many photos")
+        self.batch_button.clicked.connect(self.open_batch)
         self.details_toggle = QtWidgets.QToolButton()
         self.details_toggle.setText("Details")
         self.details_toggle.setCheckable(True)
@@ -252,6 +253,7 @@ class Panel(QtWidgets.QWidget):
         bottom = QtWidgets.QHBoxLayout()
         bottom.addWidget(self.details_toggle)
         bottom.addStretch(1)
+        bottom.addWidget(self.batch_button)
         bottom.addWidget(self.tools_button)
         bottom.addWidget(self.settings_button)
         layout.addLayout(bottom)
@@ -320,6 +322,20 @@ class Panel(QtWidgets.QWidget):
         dialog.open()
         return dialog
 
+    def open_batch(self) -> QtWidgets.QDialog:
+        """The batch dialog, with this panel's instruction, slider and mode."""
+        from layerpath.gui.batch_dialog import BatchDialog
+
+        dialog = BatchDialog(
+            self.settings,
+            self.instruction.toPlainText().strip(),
+            self.alpha,
+            self.mode.currentData(),
+            self,
+        )
+        dialog.open()
+        return dialog
+
     def _settings_saved(self, settings: Settings) -> None:
         self.settings = settings
         self._log(
@@ -354,8 +370,7 @@ class Panel(QtWidgets.QWidget):
         self._clear()
         self.progress.setRange(0, 0)
         self.progress.setFormat("planning…")
-        engine = self.engine_factory()
-        self.controller.start(lambda emit, cancelled: engine.preview(request))
+        self.controller.start(self.session.preview_job(request))
 
     def confirm_run(self) -> None:
         """Run the plan the preview shows, exactly that plan."""
@@ -384,25 +399,14 @@ class Panel(QtWidgets.QWidget):
         self, prompt: str, action: Action | None = None, plan: tuple[Subtask, ...] | None = None
     ) -> EditRequest | None:
         try:
-            snapshot = self.document.snapshot()
+            return self.session.request(
+                prompt, alpha=self.alpha, mode=self.mode.currentData(), action=action, plan=plan
+            )
         except Exception as exc:  # a host problem: say it, keep the panel alive
             log.exception("snapshot failed")
             self._show_error(f"Could not read the image: {exc}")
             self.run_finished.emit(None)
             return None
-        if action is not None:
-            selected = ["this"] if snapshot.selection is not None else []
-            action = action.on_masks([*snapshot.masks, *selected])
-        return EditRequest(
-            prompt,
-            snapshot,
-            alpha=self.alpha,
-            mode=self.mode.currentData(),
-            quality_threshold=self.settings.quality_threshold,
-            max_retries=self.settings.retries,
-            action=action,
-            plan=plan,
-        )
 
     def _clear(self) -> None:
         self._previewed = None
@@ -424,13 +428,10 @@ class Panel(QtWidgets.QWidget):
         if request is None:
             return
         self._clear()
-        self.group = None
-        self.last_result = None
         self.progress.setRange(0, 0)
         self.progress.setFormat("planning…")
         self._log(f"run: {prompt} (alpha {self.alpha:g}, {request.mode.value})")
-        engine = self.engine_factory()
-        self.controller.start(lambda emit, cancelled: engine.run(request, emit, cancelled))
+        self.controller.start(self.session.job(request, self.instruction.toPlainText()))
 
     def cancel_run(self) -> None:
         self.controller.cancel()
@@ -475,20 +476,12 @@ class Panel(QtWidgets.QWidget):
         elif isinstance(event, events.FallbackToSearch):
             self._log(f"{event.subtask.id}: searching ({event.reason})")
         elif isinstance(event, events.StepDone):
-            if self._rerun is not None:
-                group = self._rerun[0]
-            else:
-                if self.group is None:
-                    self.group = self.document.add_group(self.instruction.toPlainText().strip())
-                group = self.group
-            layer_id = self.document.add_step(group, event.step)
-            self.placed[layer_id] = Placed(group, event.step)
+            layer_id = self.session.place(event)
+            assert layer_id is not None
             self.steps.add_step(layer_id, event.step)
         elif isinstance(event, (events.SubtaskDone, events.SubtaskFailed)):
+            self.session.place(event)
             outcome = event.outcome
-            for placed in self.placed.values():
-                if placed.outcome is None and placed.step.subtask_id == outcome.subtask.id:
-                    placed.outcome = outcome
             how = " → ".join(self.label(t) for t in outcome.tools)
             if outcome.solved_by.startswith("action:"):
                 how = f"your action {outcome.solved_by[len('action:') :]}: {how}"
@@ -519,7 +512,7 @@ class Panel(QtWidgets.QWidget):
             self._show_preview(result)
             return
         assert isinstance(result, RunResult)
-        self.last_result = result
+        problem = self.session.finish(result)
         done = sum(1 for o in result.outcomes if o.ok)
         failed = len(result.plan) - done
         self.progress.setRange(0, max(1, len(result.plan)))
@@ -535,10 +528,8 @@ class Panel(QtWidgets.QWidget):
         else:
             self.progress.setFormat(f"{done}/{len(result.plan)} done in {result.seconds:.1f} s")
         self._log(f"finished: {len(result.calls)} tool calls, {result.seconds:.2f} s")
-        try:
-            self.document.record_run(build_report(result))
-        except LayerpathError as exc:
-            self._log(f"could not record the run in the document: {exc}")
+        if problem is not None:
+            self._log(problem)
         self.run_finished.emit(result)
 
     # --- re-run a step with another tool, save as action ---------------------------------
@@ -547,85 +538,43 @@ class Panel(QtWidgets.QWidget):
         item = self.steps.currentItem()
         return None if item is None else item.data(Qt.ItemDataRole.UserRole)
 
-    def _placed(self, layer_id: str) -> tuple[Placed, SubtaskOutcome, int]:
-        placed = self.placed.get(layer_id)
-        if placed is None or placed.outcome is None or not placed.outcome.ok:
-            raise BadInput("Pick a step of a finished subtask first.")
-        return placed, placed.outcome, placed.outcome.tools.index(placed.step.tool)
-
     def rerun_options(self, layer_id: str) -> list[str]:
         """The other tools that could have made this step."""
-        _, outcome, index = self._placed(layer_id)
-        return self.engine_factory().alternatives(outcome.subtask.kind, outcome.tools, index)
+        return self.session.rerun_options(layer_id)
 
     def rerun_step(self, layer_id: str, tool: str) -> None:
         """Run the step's subtask again with `tool` in this step's place; its layers are
         replaced when the new result passes the quality check, kept otherwise."""
-        placed, outcome, index = self._placed(layer_id)
-        tools = list(outcome.tools)
-        tools[index] = tool
-        self._rerun_with(placed, outcome, tools, outcome.subtask, f"with {self.label(tool)}")
+        subtask, tools = self.session.with_tool(layer_id, tool)
+        self._rerun_with(layer_id, subtask, tools, f"with {self.label(tool)}")
 
     def set_amount(self, layer_id: str, amount: float) -> None:
         """An adjustment step made again at another amount (its slider): the same tools
         on the picture it started from, no new plan; its layers replaced when the new
         result passes the check, kept otherwise."""
-        placed, outcome, _ = self._placed(layer_id)
-        if outcome.subtask.kind not in ADJUSTING:
-            raise BadInput("Only an adjustment step has an amount to change.")
-        params = {**outcome.subtask.params, "amount": round(amount, 3)}
-        subtask = dataclasses.replace(outcome.subtask, params=params)
-        self._rerun_with(placed, outcome, list(outcome.tools), subtask, "at the new amount")
+        subtask, tools = self.session.with_amount(layer_id, amount)
+        self._rerun_with(layer_id, subtask, tools, "at the new amount")
 
     def set_edge(self, layer_id: str, pixels: int) -> None:
         """The step's subtask made again with the region it found grown (or shrunk) by
         `pixels`: the Edge slider; the same tools, no new plan."""
-        placed, outcome, _ = self._placed(layer_id)
-        if not self._finds_region(outcome):
-            raise BadInput("This step's subtask has no region to grow or shrink.")
-        params = {**outcome.subtask.params, "edge": int(pixels)}
-        subtask = dataclasses.replace(outcome.subtask, params=params)
-        self._rerun_with(
-            placed, outcome, list(outcome.tools), subtask, "with the region's new edge"
-        )
+        subtask, tools = self.session.with_edge(layer_id, pixels, self._tool_specs())
+        self._rerun_with(layer_id, subtask, tools, "with the region's new edge")
 
-    def _finds_region(self, outcome: SubtaskOutcome) -> bool:
-        specs = self._tool_specs()
-        return any(t in specs and ArtifactKind.MASK in specs[t].outputs for t in outcome.tools)
-
-    def _rerun_with(
-        self,
-        placed: Placed,
-        outcome: SubtaskOutcome,
-        tools: list[str],
-        subtask: Subtask,
-        how: str,
-    ) -> None:
-        if self.controller.running or outcome.start_image is None:
+    def _rerun_with(self, layer_id: str, subtask: Subtask, tools: list[str], how: str) -> None:
+        if self.controller.running:
             return
-        current = self.document.snapshot()
-        request = EditRequest(
-            subtask.describe(),
-            Snapshot(outcome.start_image, current.masks, current.selection),
-            alpha=self.alpha,
-            quality_threshold=self.settings.quality_threshold,
-            max_retries=self.settings.retries,
-        )
-        old = [k for k, p in self.placed.items() if p.outcome is outcome]
-        self._rerun = (placed.group, outcome, old)
+        job = self.session.rerun_job(layer_id, subtask, tools, alpha=self.alpha)
+        if job is None:
+            return
         self.message.clear()
         self.progress.setStyleSheet("")
         self.progress.setRange(0, 0)
         self.progress.setFormat(f"making {subtask.describe()} again {how}…")
-        engine = self.engine_factory()
-        self.controller.start(
-            lambda emit, cancelled: engine.rerun(request, subtask, tools, emit, cancelled)
-        )
+        self.controller.start(job)
 
     def _rerun_done(self, outcome: SubtaskOutcome) -> None:
-        assert self._rerun is not None
-        _, old_outcome, old_ids = self._rerun
-        self._rerun = None
+        removed = self.session.finish_rerun(outcome)
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
         if not outcome.ok:
@@ -634,20 +583,14 @@ class Panel(QtWidgets.QWidget):
             self._show_error(f"{outcome.subtask.describe()}: {plain(str(outcome.error))}")
             self.run_finished.emit(outcome)
             return
-        for layer_id in old_ids:
-            self.document.remove(layer_id)
-            self.placed.pop(layer_id)
+        for layer_id in removed:
             item = self.steps.item_for(layer_id)
             if item is not None:
                 self.steps.takeItem(self.steps.row(item))
-        for placed in self.placed.values():
-            if placed.outcome is None and placed.step.subtask_id == outcome.subtask.id:
-                placed.outcome = outcome
         self.progress.setFormat(f"made again: {outcome.subtask.describe()}")
-        self._remember(outcome)
-        newest = [k for k, p in self.placed.items() if p.outcome is outcome]
-        if newest:  # the step made again stays selected (its slider with it)
-            item = self.steps.item_for(newest[-1])
+        newest = self.session.newest_layer(outcome)
+        if newest is not None:  # the step made again stays selected (its slider with it)
+            item = self.steps.item_for(newest)
             if item is not None:
                 self.steps.setCurrentItem(item)
         self._show_step_controls()
@@ -655,27 +598,6 @@ class Panel(QtWidgets.QWidget):
             f"re-ran {outcome.subtask.id}: {' → '.join(outcome.tools)} q={outcome.quality:.2f}"
         )
         self.run_finished.emit(outcome)
-
-    def _remember(self, outcome: SubtaskOutcome) -> None:
-        """The run as it stands after a step was made again, kept with the document (the
-        report, and in Krita the .kra), the new parameters with it."""
-        result = self.last_result
-        if result is None or not any(o.subtask.id == outcome.subtask.id for o in result.outcomes):
-            return
-        outcomes = tuple(
-            o if o.subtask.id != outcome.subtask.id else outcome for o in result.outcomes
-        )
-        plan = tuple(s if s.id != outcome.subtask.id else outcome.subtask for s in result.plan)
-        self.last_result = dataclasses.replace(result, outcomes=outcomes, plan=plan)
-        report = dict(build_report(self.last_result))
-        report["made_again"] = {
-            "subtask": outcome.subtask.id,
-            "params": dict(outcome.subtask.params),
-        }
-        try:
-            self.document.record_run(report)
-        except LayerpathError as exc:
-            self._log(f"could not record the change in the document: {exc}")
 
     def _current_outcome(self) -> SubtaskOutcome | None:
         """The finished subtask the selected step belongs to."""
@@ -709,7 +631,11 @@ class Panel(QtWidgets.QWidget):
     def _show_edge(self) -> None:
         """The Edge slider under the steps, for a subtask that found a region."""
         outcome = self._current_outcome()
-        if outcome is None or not outcome.ok or not self._finds_region(outcome):
+        if (
+            outcome is None
+            or not outcome.ok
+            or not self.session.finds_region(outcome, self._tool_specs())
+        ):
             self.edge_row.setVisible(False)
             return
         self.edge.blockSignals(True)
@@ -736,20 +662,18 @@ class Panel(QtWidgets.QWidget):
 
     def save_action(self, layer_id: str, name: str) -> Action:
         """Keep the step's subtask, tool path and parameters as a named action."""
-        _, outcome, _ = self._placed(layer_id)
-        action = action_from_outcomes(name, [outcome])
-        self._book().save_action(action)
+        action = self.session.save_action(layer_id, name)
         self._log(f"saved action '{action.name}': {action.describe()}")
         self.refresh_actions()
         return action
 
-    def learn_from(self, traces: TraceStore | None) -> None:
-        """After each run, start learning new rules from `traces` in a process of its own
-        when `learn_every` runs have been recorded since the last time (the host's
-        trace store: the editor's, the Krita docker's)."""
+    def learn_from(self) -> None:
+        """After each run, start learning new rules from the session's traces in a
+        process of its own when `learn_every` runs have been recorded since the last time
+        (the editor and the Krita docker ask for it; tests do not)."""
 
         def when_due(_: object) -> None:
-            log_file = learn_in_background(self.settings, traces)
+            log_file = learn_in_background(self.settings, self.session.traces)
             if log_file is not None:
                 self._log(f"learning new rules in the background ({log_file})")
 
@@ -758,9 +682,7 @@ class Panel(QtWidgets.QWidget):
     # --- actions -----------------------------------------------------------------------
 
     def _book(self) -> RuleBook:
-        """The rule book (its registry only names the tools an action may use: building
-        an engine here would ask the host for settings while the panel is being built)."""
-        return RuleBook(Registry.from_catalogue())
+        return self.session.book()
 
     def refresh_actions(self) -> None:
         """List the saved actions again (an unreadable actions file is said, not hidden)."""
@@ -895,12 +817,7 @@ class Panel(QtWidgets.QWidget):
 
     def save_run_action(self, name: str) -> Action:
         """Keep every subtask of the last run that succeeded as one named action."""
-        result = self.last_result
-        done = [o for o in result.outcomes if o.ok] if result is not None else []
-        if not done:
-            raise BadInput("No subtask of the last run succeeded; there is nothing to save.")
-        action = action_from_outcomes(name, done)
-        self._book().save_action(action)
+        action = self.session.save_run_action(name)
         self._log(f"saved action '{action.name}': {action.describe()}")
         self.refresh_actions()
         return action
@@ -926,7 +843,7 @@ class Panel(QtWidgets.QWidget):
                 self._show_error(str(exc))
 
     def _on_error(self, message: str) -> None:
-        self._rerun = None
+        self.session.abandon()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.progress.setFormat("not run")
@@ -945,7 +862,7 @@ class Panel(QtWidgets.QWidget):
         does not change while the panel lives; building an engine reads the rule files
         and the keyring, not something to do per selected step)."""
         if self._specs is None:
-            self._specs = {t.name: t.spec for t in self.engine_factory().registry}
+            self._specs = {t.name: t.spec for t in self.session.engine().registry}
         return self._specs
 
     def _step_words(self, step: StepLayer) -> str:

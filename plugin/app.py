@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from layerpath.engine import cli
+from layerpath.plugin import cli
 
 log = logging.getLogger("layerpath")
 
@@ -43,20 +43,11 @@ def run_gui(argv: Sequence[str]) -> int:
     except ImportError:
         print("error: the editor needs PyQt6: pip install 'layerpath[gui]'", file=sys.stderr)
         return 2
-    from layerpath.engine.executor import Engine
-    from layerpath.engine.traces import TraceStore
     from layerpath.gui.editor import EditorWindow
-    from layerpath.settings import data_dir, load_settings
+    from layerpath.settings import load_settings
 
-    settings = load_settings()
-    traces = TraceStore(data_dir() / "traces.sqlite") if settings.record_traces else None
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
-    from layerpath.engine.factory import engine_for
-
-    def engine_factory() -> Engine:  # planner and critic follow the settings as saved now
-        return engine_for(window.panel.settings, traces)[0]
-
-    window = EditorWindow(engine_factory, settings)
+    window = EditorWindow(settings=load_settings())  # the engine the settings describe
     try:
         if args.image:
             window.open_file(args.image, cli._parse_masks(args.mask))
@@ -68,7 +59,7 @@ def run_gui(argv: Sequence[str]) -> int:
         window.panel.slider.setValue(round(args.alpha * 10))
     outcome = {"code": 0}
 
-    window.panel.learn_from(traces)  # after every N runs, in a process of its own
+    window.panel.learn_from()  # after every N runs, in a process of its own
 
     def finished(result: object) -> None:
         ok = result is not None and result.ok  # type: ignore[attr-defined]

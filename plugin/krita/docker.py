@@ -10,14 +10,11 @@ from typing import Any
 
 from krita import DockWidget, DockWidgetFactory, DockWidgetFactoryBase, Extension, Krita
 
-from layerpath.engine.executor import Engine
-from layerpath.engine.factory import engine_for
-from layerpath.engine.traces import TraceStore
 from layerpath.gui.panel import Panel
 from layerpath.gui.qt import QtWidgets
 from layerpath.plugin.krita import scripted
 from layerpath.plugin.krita.document import KritaDocument, document_key
-from layerpath.settings import data_dir, load_settings
+from layerpath.settings import load_settings
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +54,6 @@ class LayerpathDocker(DockWidget):
         super().__init__()
         self.setWindowTitle("layerpath")
         self.settings = load_settings()
-        self.traces = (
-            TraceStore(data_dir() / "traces.sqlite") if self.settings.record_traces else None
-        )
         self.stack = QtWidgets.QStackedWidget()
         self.empty = QtWidgets.QLabel("Open or create an image to use layerpath.")
         self.empty.setWordWrap(True)
@@ -68,15 +62,11 @@ class LayerpathDocker(DockWidget):
         self.setWidget(self.stack)
         _dockers.append(self)
 
-    def engine(self) -> Engine:
-        panel = self.current_panel()  # settings saved in the panel apply from the next run
-        return engine_for(panel.settings if panel else self.settings, self.traces)[0]
-
     def panel_for(self, document: Any) -> Panel:
         key = document_key(document)
         if key not in self.panels:
-            panel = Panel(KritaDocument(document), self.engine, self.settings)
-            panel.learn_from(self.traces)
+            panel = Panel(KritaDocument(document), settings=self.settings)
+            panel.learn_from()
             panel.steps.setMinimumHeight(120)
             self.panels[key] = panel
             self.stack.addWidget(panel)

@@ -11,14 +11,11 @@ from typing import Any
 import numpy as np
 from krita import Krita, Selection
 
-from layerpath.engine.executor import Engine
 from layerpath.engine.io import read_mask
-from layerpath.engine.traces import TraceStore
 from layerpath.gui.panel import Panel
 from layerpath.gui.qt import Qt, QtCore
 from layerpath.plugin.krita.document import KritaDocument, walk
-from layerpath.settings import data_dir, load_settings
-from layerpath.tools.registry import Registry
+from layerpath.settings import load_settings
 
 
 def add_selection_mask(document: Any, name: str, mask: np.ndarray) -> None:
@@ -48,11 +45,8 @@ def run(args: list[str]) -> int:
         name, _, path = item.partition("=")
         add_selection_mask(document, name, read_mask(Path(path), size, name))
 
-    settings = load_settings()
-    registry = Registry.from_catalogue()
-    traces = TraceStore(data_dir() / "traces.sqlite") if settings.record_traces else None
-    panel = Panel(KritaDocument(document), lambda: Engine(registry, traces=traces), settings)
-    panel.learn_from(traces)  # as the docker does
+    panel = Panel(KritaDocument(document), settings=load_settings())  # as the docker makes it
+    panel.learn_from()  # as the docker does
     results: list[object] = []
     loop = QtCore.QEventLoop()
 

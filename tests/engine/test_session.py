@@ -1,0 +1,102 @@
+"""RunSession without Qt: the run's layers in the document, a step made again, actions,
+the one trace store. Real engine, real file-backed Document, real SQLite."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from layerpath.engine import events
+from layerpath.engine.document import LayeredDocument
+from layerpath.engine.io import GroupLayer, composite
+from layerpath.engine.session import RunSession
+from layerpath.engine.traces import user_traces
+from layerpath.engine.types import RunResult, SubtaskOutcome
+from layerpath.errors import BadInput
+from layerpath.settings import Settings
+from tests.conftest import Scene
+
+
+@pytest.fixture
+def document(scene: Scene, tmp_path: Path) -> LayeredDocument:
+    image, masks = scene.save(tmp_path / "in")
+    return LayeredDocument.open(image, masks)
+
+
+def test_a_run_places_every_step_in_one_group_and_keeps_its_record(
+    document: LayeredDocument,
+) -> None:
+    session = RunSession(document, Settings(record_traces=False))
+    seen: list[object] = []
+    result = session.run(
+        session.request("recolor the wall to yellow and make it warmer"), seen.append
+    )
+
+    assert result.ok
+    group = document.image.layers[-1]
+    assert isinstance(group, GroupLayer)
+    assert group.name == "recolor the wall to yellow and make it warmer"
+    steps = [e for e in seen if isinstance(e, events.StepDone)]
+    assert len(session.layers()) == len(group.children) == len(steps) > 0
+    assert all(p.outcome is not None and p.outcome.ok for p in session.placed.values())
+    assert document.runs[-1]["prompt"] == result.request.prompt  # the run's record
+    assert session.last_result is result
+
+
+def test_a_step_made_again_at_another_amount_replaces_its_layers(
+    document: LayeredDocument,
+) -> None:
+    session = RunSession(document, Settings(record_traces=False))
+    session.run(session.request("make it warmer"))
+    (layer,) = session.layers()
+    before = composite(document.image)
+
+    with pytest.raises(BadInput, match="goes from"):
+        session.with_amount(layer, 99.0)
+    subtask, tools = session.with_amount(layer, 1.0)
+    job = session.rerun_job(layer, subtask, tools)
+    assert job is not None
+    outcome = job(lambda e: session.place(e), lambda: False)
+    assert isinstance(outcome, SubtaskOutcome) and outcome.ok
+    removed = session.finish_rerun(outcome)
+
+    assert removed == [layer] and layer not in session.placed
+    (new,) = session.layers()
+    after = composite(document.image)
+    blue = lambda rgba: float(rgba[..., 2].mean()) - float(rgba[..., 0].mean())  # noqa: E731
+    assert blue(after) < blue(before)  # warmer than the default amount made it
+    assert document.runs[-1]["made_again"] == {
+        "subtask": subtask.id,
+        "params": dict(subtask.params),
+    }
+    action = session.save_action(new, "warm it up")
+    assert action.name == "warm it up" and "photo_adjust" in action.describe()
+
+
+def test_a_failed_step_made_again_keeps_the_old_layers(document: LayeredDocument) -> None:
+    session = RunSession(document, Settings(record_traces=False))
+    session.run(session.request("recolor the wall to yellow"))
+    layers = session.layers()
+    first = session.placed[layers[-1]]
+    assert first.outcome is not None
+    subtask, tools = first.outcome.subtask, list(first.outcome.tools)
+    assert session.rerun_job(layers[-1], subtask, tools) is not None  # made again...
+    failed = SubtaskOutcome(subtask, "failed", (), (), 0.0, 0.0, error="no result passed")
+    assert session.finish_rerun(failed) == []  # ...and not passed: nothing removed
+    assert session.layers() == layers
+    group = document.image.layers[-1]
+    assert isinstance(group, GroupLayer) and len(group.children) == len(layers)
+
+
+def test_every_front_end_shares_one_trace_store_and_the_settings_can_turn_it_off(
+    document: LayeredDocument,
+) -> None:
+    one = RunSession(document, Settings())
+    two = RunSession(document, Settings())
+    assert one.traces is not None and one.traces is two.traces is user_traces(Settings())
+    assert RunSession(document, Settings(record_traces=False)).traces is None
+    result = one.run(one.request("make it warmer"))
+    assert isinstance(result, RunResult) and one.traces.runs() == 1
+    assert not np.array_equal(composite(document.image), result.request.snapshot.image)
