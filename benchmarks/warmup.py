@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from layerpath.benchmarks.bench import WARM_UP_POINTS, TaskRun, machine, run_task, table
+from layerpath.benchmarks.replay import suite_replay
 from layerpath.benchmarks.suite import make_suite
 from layerpath.engine.executor import Engine
-from layerpath.engine.induction import Decision, learn, suite_replay
+from layerpath.engine.induction import Decision, learn
 from layerpath.engine.subroutines import RuleTable
 from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import CostBasis, EditRequest, Mode

@@ -36,8 +36,7 @@ import numpy as np
 
 from layerpath.engine.knowledge import BenchmarkTable
 from layerpath.engine.subroutines import Condition, Rule, RuleTable
-from layerpath.engine.types import EditRequest, Mode, RunResult, SubtaskKind
-from layerpath.errors import LayerpathError
+from layerpath.engine.types import RunResult, SubtaskKind
 from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -270,52 +269,6 @@ class Decision:
 
 
 ReplayRun = Callable[[RuleTable, SubtaskKind, str | None], Measured]
-
-
-def suite_replay(
-    registry: Registry, table: BenchmarkTable, seed: int = 7_919, tasks: int = 40, per_kind: int = 6
-) -> ReplayRun:
-    """Replays on the generated scenes suite (ground truth known): the tasks with a
-    subtask of the kind, run fast-slow with the table's costs (repeatable); a table's
-    runs are kept, so the current table runs once per kind."""
-    from layerpath.benchmarks.score import score_task
-    from layerpath.benchmarks.suite import make_suite
-    from layerpath.engine.executor import Engine
-    from layerpath.engine.types import CostBasis
-
-    suite = make_suite(seed, tasks)
-    kept: dict[tuple[str, SubtaskKind], Measured] = {}
-
-    def replay(rules: RuleTable, kind: SubtaskKind, rule_id: str | None) -> Measured:
-        key = (json.dumps(sorted(r.id for r in rules.rules)), kind)
-        if key in kept:
-            return kept[key]
-        chosen = [t for t in suite if any(truth.kind == kind for truth in t.truths)][:per_kind]
-        engine = Engine(
-            registry,
-            rules=rules,
-            table=table.copy(),
-            costs=CostBasis.TABLE,
-        )
-        cost, accuracy, applied = 0.0, [], 0
-        for task in chosen:
-            try:
-                result: RunResult = engine.run(
-                    EditRequest(task.instruction, task.snapshot(), mode=Mode.FAST_SLOW)
-                )
-            except LayerpathError:
-                accuracy.append(0.0)
-                continue
-            cost += charged(result, engine.table, registry)
-            accuracy.append(score_task(task, result).accuracy)
-            applied += sum(
-                1 for o in result.outcomes if rule_id and o.solved_by.endswith(f":{rule_id}")
-            )
-        measured = Measured(cost, float(np.mean(accuracy)) if accuracy else 0.0, applied)
-        kept[key] = measured
-        return measured
-
-    return replay
 
 
 def charged(result: RunResult, table: BenchmarkTable, registry: Registry) -> float:

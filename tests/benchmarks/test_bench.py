@@ -13,10 +13,10 @@ import pytest
 from PIL import Image
 
 from layerpath.benchmarks.bench import ReplayedTool, pareto_front, parse_alphas, parse_modes
-from layerpath.engine.cli import main
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import CostBasis, EditRequest, Mode
 from layerpath.errors import BadInput
+from layerpath.plugin.cli import main
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
 

@@ -17,7 +17,7 @@ from layerpath.benchmarks.photos_suite import (
     score_recolour,
     score_removal,
 )
-from layerpath.engine.cli import main
+from layerpath.plugin.cli import main
 from layerpath.tools.imaging import dilate
 
 pytest.importorskip("skimage")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from layerpath.benchmarks.sizes import parse_sizes
-from layerpath.engine.cli import main
 from layerpath.errors import BadInput
+from layerpath.plugin.cli import main
 
 pytest.importorskip("skimage")
 

@@ -14,12 +14,12 @@ import pytest
 from PIL import Image
 
 from layerpath.engine.actions import Action, action_from_outcomes
-from layerpath.engine.cli import main
 from layerpath.engine.executor import Engine
 from layerpath.engine.rulebook import RuleBook
 from layerpath.engine.subroutines import Rule
 from layerpath.engine.types import EditRequest, SubtaskKind
 from layerpath.errors import BadInput
+from layerpath.plugin.cli import main
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from layerpath.engine.cli import main
 from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.plugin.cli import main
 from tests.conftest import Scene
 
 

@@ -8,15 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from layerpath.benchmarks.replay import suite_replay
 from layerpath.benchmarks.suite import make_suite
-from layerpath.engine.cli import main
 from layerpath.engine.executor import Engine
-from layerpath.engine.induction import Evidence, evidence, induce_offline, suite_replay, verify
+from layerpath.engine.induction import Evidence, evidence, induce_offline, verify
 from layerpath.engine.knowledge import BenchmarkTable
 from layerpath.engine.rulebook import RuleBook
 from layerpath.engine.subroutines import Rule, RuleTable
 from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import EditRequest, SubtaskKind
+from layerpath.plugin.cli import main
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from layerpath.engine.cli import main
 from layerpath.engine.llm_planner import LlmPlanner, llm_planner_with_fallback
 from layerpath.engine.types import EditRequest, SubtaskKind
+from layerpath.plugin.cli import main
 from layerpath.settings import LlmSettings, Settings, save_settings
 from layerpath.settings.secrets import set_api_key
 from tests.conftest import Scene

@@ -18,7 +18,6 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.cli import main
 from layerpath.engine.io import (
     GroupLayer,
     LayeredImage,
@@ -27,6 +26,7 @@ from layerpath.engine.io import (
     write_atomically,
     write_layered,
 )
+from layerpath.plugin.cli import main
 from tests.conftest import Scene
 
 EDIT = "remove the ball and recolor the wall to yellow"

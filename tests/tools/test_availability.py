@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from layerpath.engine.cli import main
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Mode
+from layerpath.plugin.cli import main
 from layerpath.tools.device import accelerators, resolve_device
 from layerpath.tools.models import ModelManager, ModelSpec
 from layerpath.tools.registry import Registry

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.cli import main
 from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.plugin.cli import main
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
 from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext

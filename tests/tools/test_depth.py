@@ -11,9 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from layerpath.engine.cli import main
 from layerpath.engine.io import read_layered
 from layerpath.engine.types import EditRequest
+from layerpath.plugin.cli import main
 from layerpath.tools.models import ModelManager, load_catalogue
 from layerpath.tools.registry import Registry
 from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext

@@ -91,7 +91,7 @@ def test_a_16_bit_photo_is_cropped_and_turned_at_16_bits(tmp_path) -> None:  # t
     is the photo's own 16-bit values, turned and cut, not an 8-bit copy scaled up."""
     import tifffile
 
-    from layerpath.engine.cli import main
+    from layerpath.plugin.cli import main
 
     rng = np.random.default_rng(0)
     deep = data.astronaut().astype(np.uint16) * 257 + rng.integers(0, 200, (512, 512, 3)).astype(

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from layerpath.engine.cli import main
 from layerpath.errors import DownloadFailed, ModelMissing
+from layerpath.plugin.cli import main
 from layerpath.tools.models import ModelManager, ModelSpec, ModelState, load_catalogue
 from tests.file_server import FileServer
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.cli import main
 from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
 from layerpath.engine.quality import check_outpainted
 from layerpath.engine.types import SubtaskKind
+from layerpath.plugin.cli import main
 from layerpath.tools.registry import Registry
 from layerpath.tools.types import ArtifactKind, ToolContext
 from tests.conftest import Scene

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.cli import main
 from layerpath.engine.executor import Engine
 from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
 from layerpath.engine.types import EditRequest, SubtaskKind
 from layerpath.errors import ToolFailed
+from layerpath.plugin.cli import main
 from layerpath.tools.registry import Registry
 from layerpath.tools.types import ArtifactKind, ToolContext
 from tests.conftest import Scene

@@ -1,4 +1,4 @@
-"""The `layerpath` command line: plan, edit, tools, models, rules, actions, bench."""
+"""The `layerpath` command line: plan, edit, batch, tools, models, rules, actions, bench."""
 
 from __future__ import annotations
 
@@ -14,20 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from layerpath import __version__
-from layerpath.engine import cli_actions, cli_models, events
+from layerpath.engine import events
 from layerpath.engine.actions import Action
 from layerpath.engine.document import LayeredDocument
-from layerpath.engine.factory import engine_for
 from layerpath.engine.io import load_snapshot, output_problem, write_atomically
 from layerpath.engine.knowledge import model_description_table
 from layerpath.engine.learning import learn_in_background
 from layerpath.engine.llm_planner import planner_for
 from layerpath.engine.planner import Plan, plan_offline
 from layerpath.engine.report import build_report
-from layerpath.engine.traces import TraceStore
+from layerpath.engine.session import RunSession
 from layerpath.engine.types import EditRequest, Mode, Snapshot, SubtaskKind
 from layerpath.errors import BadInput, LayerpathError, printable, shown
-from layerpath.settings import data_dir, load_settings
+from layerpath.plugin import cli_actions, cli_batch, cli_models
+from layerpath.settings import load_settings
 from layerpath.settings.secrets import redact
 from layerpath.tools.registry import Registry
 
@@ -77,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     tools.add_argument("--json", action="store_true", help="every field, as JSON")
     cli_models.add_parser(sub)
     cli_actions.add_parsers(sub)
+    cli_batch.add_parser(sub)
     sub.add_parser(  # (main hands its arguments to the installer)
         "krita",
         help="install the Krita plugin, build its zip, or install layerpath for Krita's Python",
@@ -94,7 +95,9 @@ def _parser() -> argparse.ArgumentParser:
         "at camera sizes: wall, tool seconds, peak memory), checks (the quality checks "
         "on labelled good and bad results in real photos: ROC AUC, false passes), photos "
         "(edits on real photos at native size, scored against the truth) or words (the "
-        "offline planner on the public instruction set: share planned exactly)",
+        "offline planner on the public instruction set: share planned exactly) or batch "
+        "(photos per minute and the cost of batching per photo, 1 and 2 jobs, locally and "
+        "on a local Ray)",
     )
     bench.add_argument("--suite", dest="suite_option", metavar="SUITE", help="the same")
     bench.add_argument(
@@ -114,8 +117,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--instruction",
-        help="sizes suite: the edit to time instead of the demo's (the demo photo's "
-        "saucer and spoon masks are given), e.g. 'lift the shadows and make it warmer'",
+        help="sizes and batch suites: the edit to time instead of the default (sizes: "
+        "the demo photo's saucer and spoon masks are given), e.g. 'make it warmer'",
     )
     bench.add_argument(
         "--modes",
@@ -224,16 +227,21 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-class _Interrupts:
+class Interrupts:
     """Ctrl-C during a run: the first asks the engine to stop after the step it is
     running (the finished steps are saved), a second (or SIGTERM) stops at once, and
     the finished steps are still saved."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        message: str = "stopping after the current step (Ctrl-C again to stop at once); "
+        "the finished steps are saved",
+    ) -> None:
+        self.message = message
         self.asked = False
         self._previous: dict[int, Any] = {}
 
-    def __enter__(self) -> _Interrupts:
+    def __enter__(self) -> Interrupts:
         for number in (signal.SIGINT, signal.SIGTERM):
             self._previous[number] = signal.signal(number, self._handle)
         return self
@@ -245,12 +253,7 @@ class _Interrupts:
     def _handle(self, number: int, frame: object) -> None:
         if number == signal.SIGINT and not self.asked:
             self.asked = True
-            print(
-                "stopping after the current step (Ctrl-C again to stop at once); "
-                "the finished steps are saved",
-                file=sys.stderr,
-                flush=True,
-            )
+            print(self.message, file=sys.stderr, flush=True)
             return
         raise KeyboardInterrupt
 
@@ -293,29 +296,14 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
         problem = output_problem(args.report, [*inputs, args.output], any_format=True)
     if problem is not None:
         raise BadInput(problem[0].upper() + problem[1:] + ".")
-    traces = (
-        None
-        if args.no_traces or not settings.record_traces
-        else TraceStore(data_dir() / "traces.sqlite")
-    )
-    engine, planner_name = engine_for(settings, traces=traces, planner=args.planner)
-    snapshot = document.snapshot()
-    if action is not None:  # its objects: the masks given (or the selection)
-        action = action.on_masks(
-            [*snapshot.masks, *(["this"] if snapshot.selection is not None else [])]
-        )
-        planner_name = "action"
-    request = EditRequest(
+    session = RunSession(document, settings, planner=args.planner, traces=not args.no_traces)
+    request = session.request(
         args.instruction,
-        snapshot,
         alpha=args.alpha,
         mode=Mode(args.mode),
-        quality_threshold=settings.quality_threshold if args.threshold is None else args.threshold,
-        max_retries=settings.retries,
         action=action,
+        threshold=args.threshold,
     )
-    group = document.add_group(shown(args.instruction.strip(), 200))
-    kept: list[str] = []  # the step layers in the document
     progress = _Progress()
 
     def on_event(event: object) -> None:
@@ -326,16 +314,15 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
                     "layer cannot do; save as .ora (Krita, GIMP, the layerpath editor) or "
                     "as a flattened .png or .tif."
                 )
-        if isinstance(event, events.StepDone):  # the same path a panel takes: layers as they come
-            kept.append(document.add_step(group, event.step))  # (kept before it is told)
         progress(event)
 
     result = None
-    with _Interrupts() as interrupts:
+    with Interrupts() as interrupts:
         try:
-            result = engine.run(request, on_event, cancel=lambda: interrupts.asked)
+            result = session.run(request, on_event, cancel=lambda: interrupts.asked)
         except KeyboardInterrupt:
             pass
+        kept = session.layers()  # the step layers in the document, as they came
         if not kept:  # nothing to keep: no file with an empty group
             if result is None or result.cancelled:
                 print("cancelled before any step finished; nothing was written", file=sys.stderr)
@@ -344,7 +331,7 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
             return 1
         written = _save(document, args.output)
         if args.report and result is not None:
-            report = json.dumps(build_report(result, planner_name), indent=2)
+            report = json.dumps(build_report(result, session.planner_name), indent=2)
             write_atomically(args.report, lambda file: file.write(report.encode("utf-8")))
     if result is None or result.cancelled:
         print(
@@ -352,7 +339,7 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
             file=sys.stderr,
         )
         return 130
-    learning = learn_in_background(settings, traces)
+    learning = learn_in_background(settings, session.traces)
     if learning is not None:
         print(
             f"learning new rules from your runs in the background (log: {learning})",
@@ -405,6 +392,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         photos_suite.bench_photos(
             args.out, args.seed, args.photos == "all", args.tasks if args.tasks != 120 else None
+        )
+        return 0
+    if suite == "batch":
+        from layerpath.benchmarks import batch
+
+        batch.bench_batch(
+            args.out,
+            args.instruction or batch.INSTRUCTION,
+            count=args.tasks if args.tasks != 120 else len(batch.PHOTOS),
         )
         return 0
     if suite == "words":
@@ -464,6 +460,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rules": cli_actions.cmd_rules,
         "learn": cli_actions.cmd_learn,
         "actions": lambda a: cli_actions.cmd_actions(a, cmd_edit),
+        "batch": cli_batch.cmd_batch,
         "bench": cmd_bench,
     }
     try:

@@ -16,7 +16,7 @@ from layerpath.engine.learning import learning_lock
 from layerpath.engine.rulebook import Entry, RuleBook
 from layerpath.engine.types import Mode, SubtaskKind
 from layerpath.errors import BadInput, shown
-from layerpath.settings import data_dir, load_settings
+from layerpath.settings import load_settings
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
 
@@ -126,15 +126,17 @@ def cmd_rules(args: argparse.Namespace) -> int:
 def cmd_learn(args: argparse.Namespace) -> int:
     """Induce rules from the trace store, verify each on the replay set, keep the
     accepted ones as mined rules and every decision in learning.json."""
-    from layerpath.engine.induction import Inducer, OfflineInducer, learn, suite_replay
+    from layerpath.benchmarks.replay import suite_replay
+    from layerpath.engine.induction import Inducer, OfflineInducer, learn
     from layerpath.engine.knowledge import BenchmarkTable
     from layerpath.engine.llm_induction import LlmInducer
     from layerpath.engine.llm_planner import LlmPlanner
-    from layerpath.engine.traces import TraceStore
+    from layerpath.engine.traces import user_traces
     from layerpath.settings.secrets import get_api_key
 
     book = _book()
-    store = TraceStore(data_dir() / "traces.sqlite")
+    store = user_traces(None)
+    assert store is not None
     rows = store.attempts() if store.usable else []
     table = BenchmarkTable.from_tools(book.registry)
     table.load_observed(store.tool_stats())
