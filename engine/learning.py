@@ -64,14 +64,21 @@ sys.exit(main(["learn"]))
 """
 
 
-def learner_command() -> list[str] | None:
-    """How to start `layerpath learn`: this Python, or inside a host that embeds Python
-    (Krita: sys.executable may be Krita itself) the interpreter of the same version on
-    PATH; either way given this process's path, where layerpath was found (a host adds
-    its environment at run time). None when there is no interpreter."""
+def host_python() -> str | None:
+    """A Python interpreter for a process of layerpath's own: this one, or inside a host
+    that embeds Python (Krita: sys.executable may be Krita itself) the interpreter of
+    the same version on PATH. None when there is none."""
     python: str | None = sys.executable
     if not python or not Path(python).name.lower().startswith("python"):
         python = shutil.which(f"python{sys.version_info[0]}.{sys.version_info[1]}")
+    return python
+
+
+def learner_command() -> list[str] | None:
+    """How to start `layerpath learn`: `host_python()` given this process's path, where
+    layerpath was found (a host adds its environment at run time). None when there is
+    no interpreter."""
+    python = host_python()
     if python is None:
         return None
     return [python, "-c", _BOOT, json.dumps([p for p in sys.path if p and Path(p).is_dir()])]

@@ -1,0 +1,100 @@
+"""The batch on a Ray cluster (`layerpath batch --ray ADDRESS|auto`; the `cluster` extra).
+
+The driver (where the command runs) keeps the journal and writes every result; each
+photo goes to a Ray task with its bytes and its masks' bytes, and the task sends back the
+result file's bytes and two thumbnails. So nodes need layerpath (the same version) and
+their own model folder, not the driver's files. A task asks Ray for a GPU when the
+cluster has one and the settings do not pin the CPU: model tools then run on it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from layerpath.engine.batch import BatchItem, BatchSpec, PhotoOutcome, Runner, process
+from layerpath.errors import BadInput
+
+log = logging.getLogger(__name__)
+
+
+def _ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise BadInput(
+            "--ray needs Ray: pip install 'layerpath[cluster]' (on this machine and on "
+            "every machine of the cluster)."
+        ) from exc
+    return ray
+
+
+def connect(address: str, cpus: int) -> Any:
+    """Join the cluster at `address` ('auto': the one `ray start --head` started on this
+    machine, else a new local one with `cpus` CPUs)."""
+    ray = _ray()
+    if ray.is_initialized():
+        return ray
+    options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
+    if address == "auto":
+        try:
+            ray.init(address="auto", **options)
+        except ConnectionError:
+            log.info("no Ray cluster is running here; starting a local one (%d CPUs)", cpus)
+            ray.init(num_cpus=max(1, cpus), **options)
+    else:
+        try:
+            ray.init(address=address, **options)
+        except ConnectionError as exc:
+            raise BadInput(
+                f"No Ray cluster answers at {address}: start one with `ray start --head` "
+                "(see README, Studio scale) or use --ray auto."
+            ) from exc
+    return ray
+
+
+def _payload(item: BatchItem) -> dict[str, bytes]:
+    data = {"source": item.source.read_bytes()}
+    for name, path in item.masks.items():
+        data[f"mask:{name}"] = path.read_bytes()
+    return data
+
+
+def ray_runner(address: str, cpus: int) -> Runner:
+    """A batch runner handing each photo to a Ray task, at most as many at once as the
+    cluster has CPUs (the files are read when a task is handed out, not all at once)."""
+
+    def run(
+        todo: Sequence[BatchItem],
+        spec: BatchSpec,
+        started: Callable[[BatchItem], None],
+        finished: Callable[[PhotoOutcome], None],
+        cancel: Callable[[], bool],
+    ) -> None:
+        ray = connect(address, cpus)
+        resources = ray.cluster_resources()
+        gpus = 1 if resources.get("GPU", 0) >= 1 and spec.settings.device != "cpu" else 0
+        task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=1)(process)
+        width = max(1, int(resources.get("CPU", 1)))
+        queue = list(todo)
+        running: dict[Any, BatchItem] = {}
+        while queue or running:
+            while queue and len(running) < width and not cancel():
+                item = queue.pop(0)
+                started(item)
+                running[task.remote(item, spec, _payload(item))] = item
+            if not running:
+                return
+            ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
+            for ref in ready:
+                item = running.pop(ref)
+                try:
+                    outcome = ray.get(ref)
+                except Exception as exc:  # the task's node went away
+                    outcome = PhotoOutcome(
+                        str(item.source), False, 0, 0, 0.0, 0.0, f"its Ray task failed: {exc}"
+                    )
+                finished(outcome)
+
+    return run

@@ -1,0 +1,142 @@
+"""`layerpath batch`: one instruction or saved action over many photos."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from layerpath.engine.batch import FORMATS, SHEET, SUMMARY, BatchSpec, Progress, collect, run_batch
+from layerpath.engine.types import Mode
+from layerpath.errors import BadInput, printable
+from layerpath.settings import load_settings
+
+
+def add_parser(sub: Any) -> None:
+    batch = sub.add_parser(
+        "batch",
+        help="run one instruction or saved action on many photos",
+        description=(
+            "Run one instruction (or a saved action) on every photo: files, folders or "
+            "globs. Each result is OUT_DIR/<photo name>.<format>; run the same command "
+            "again after a stop and it goes on where it stopped. OUT_DIR also gets "
+            f"{SUMMARY} and {SHEET} (before and after, side by side)."
+        ),
+    )
+    batch.add_argument("sources", nargs="+", metavar="SRC", help="photos, folders or globs")
+    what = batch.add_mutually_exclusive_group(required=True)
+    what.add_argument("--instruction", "-i", help="what to do to every photo")
+    what.add_argument(
+        "--action", "-a", metavar="NAME", help="a saved action (layerpath actions list)"
+    )
+    batch.add_argument("-o", "--out", type=Path, required=True, metavar="OUT_DIR")
+    batch.add_argument(
+        "--masks",
+        type=Path,
+        metavar="DIR",
+        help="masks named <photo name>.<mask name>.png (IMG_0001.cat.png)",
+    )
+    batch.add_argument("--format", choices=list(FORMATS), default="ora")
+    batch.add_argument(
+        "--jobs", "-j", type=int, default=1, help="photos at once, each in a process of its own"
+    )
+    batch.add_argument(
+        "--ray",
+        metavar="ADDRESS|auto",
+        help="spread the photos over a Ray cluster (pip install 'layerpath[cluster]')",
+    )
+    batch.add_argument("--alpha", type=float, default=1.0, help="0 = best quality .. 2 = fastest")
+    batch.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FAST_SLOW.value)
+
+
+def _bar(total: int) -> Any:
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        unit="photo",
+        file=sys.stderr,
+        dynamic_ncols=True,
+        disable=None,  # a bar on a terminal, lines otherwise (below)
+    )
+
+
+def cmd_batch(args: argparse.Namespace) -> int:
+    from layerpath.plugin.cli import Interrupts
+
+    if args.jobs < 1:
+        raise BadInput("--jobs must be at least 1.")
+    if not 0.0 <= args.alpha <= 2.0:
+        raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
+    settings = load_settings()
+    action = None
+    if args.action is not None:
+        from layerpath.engine.rulebook import RuleBook
+        from layerpath.tools.registry import Registry
+
+        action = RuleBook(Registry.from_catalogue()).action(args.action).to_json()
+    instruction = args.instruction.strip() if args.instruction is not None else None
+    if instruction == "":
+        raise BadInput("Say what to do to every photo, e.g. --instruction 'make it warmer'.")
+    spec = BatchSpec(instruction, action, args.format, args.alpha, Mode(args.mode), settings)
+    items = collect(args.sources, args.out, args.format, args.masks)
+    runner = None
+    if args.ray:
+        from layerpath.engine.cluster import ray_runner
+
+        runner = ray_runner(args.ray, max(args.jobs, os.cpu_count() or 1))
+    bar = _bar(len(items))
+    quiet_bar = bar.disable
+
+    def on_progress(progress: Progress) -> None:
+        if progress.outcome is None:
+            bar.update(progress.finished - bar.n)
+            if progress.finished:
+                say(f"{progress.finished} of {progress.total} photos finished earlier; going on")
+            return
+        outcome = progress.outcome
+        name = Path(outcome.source).name
+        if not outcome.ok:
+            what = "partly done" if outcome.data is not None else "FAILED"
+            say(f"{name}: {what}: {printable(outcome.message)}")
+        elif quiet_bar:
+            say(f"{name}: done in {outcome.seconds:.1f} s")
+        bar.update(progress.finished - bar.n)
+        if quiet_bar and progress.eta_s is not None:
+            say(f"{progress.finished}/{progress.total}, about {progress.eta_s:.0f} s left")
+
+    def say(text: str) -> None:
+        if quiet_bar:
+            print(text, file=sys.stderr, flush=True)
+        else:
+            bar.write(text, file=sys.stderr)
+
+    with Interrupts(
+        "stopping after the photos being edited (Ctrl-C again to stop at once); "
+        "run the same command again to go on"
+    ) as interrupts:
+        try:
+            report = run_batch(
+                items,
+                spec,
+                args.out,
+                jobs=args.jobs,
+                runner=runner,
+                on_progress=on_progress,
+                cancel=lambda: interrupts.asked,
+            )
+        finally:
+            bar.close()
+    out = args.out.expanduser().resolve()
+    print(
+        f"{report.done} done, {report.partial} partly done, {report.failed} failed"
+        + (f", {report.skipped} finished earlier" if report.skipped else "")
+        + f" of {report.total} photos in {report.seconds:.0f} s -> {out}"
+        + f"\n  summary: {out / SUMMARY}\n  contact sheet: {out / SHEET}"
+    )
+    if report.cancelled:
+        print("stopped: run the same command again to go on", file=sys.stderr)
+        return 130
+    return 0 if report.ok else 1

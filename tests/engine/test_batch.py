@@ -1,0 +1,246 @@
+"""`layerpath batch`: photos, masks, journal and resume, jobs, summary and contact sheet.
+
+Real parts only: scikit-image's photos (the `bench` extra) written as files, the real
+CLI (in process, and as a process that is killed with SIGKILL), real SQLite, the real
+engine with its offline tools; results read back with layerpath's own ORA reader.
+"""
+
+from __future__ import annotations
+
+import csv
+import html.parser
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from layerpath.engine.batch import JOURNAL, SHEET, SUMMARY, BatchSpec, collect, run_batch
+from layerpath.engine.io import LayeredImage, PixelLayer, composite, read_layered
+from layerpath.errors import BadInput
+from layerpath.plugin.cli import main
+
+skimage_data = pytest.importorskip("skimage.data")
+
+PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "retina", "hubble_deep_field")
+WARMER = "make it warmer"
+
+
+def photos(folder: Path, names: tuple[str, ...] = PHOTOS, side: int = 320) -> list[Path]:
+    """scikit-image's photos, made `side` pixels on the long side, as JPEGs."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name in names:
+        picture = Image.fromarray(getattr(skimage_data, name)()).convert("RGB")
+        picture.thumbnail((side, side))
+        path = folder / f"{name}.jpg"
+        picture.save(path, quality=92)
+        paths.append(path)
+    return paths
+
+
+def original(result: LayeredImage) -> np.ndarray:
+    """The user's own layer of a result file (the bottom one)."""
+    layer = result.layers[0]
+    assert isinstance(layer, PixelLayer) and layer.name == "Original"
+    return layer.pixels
+
+
+def journal_rows(out: Path) -> dict[str, tuple[str, int]]:
+    with sqlite3.connect(out / JOURNAL) as db:
+        return {
+            Path(s).name: (state, writes)
+            for s, state, writes in db.execute("SELECT source, state, writes FROM photos")
+        }
+
+
+class SheetImages(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.images: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "img":
+            self.images.append(dict(attrs)["src"] or "")
+
+
+def test_a_batch_edits_every_photo_and_lists_a_bad_one_without_stopping(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sources = photos(tmp_path / "in", PHOTOS[:3])
+    broken = tmp_path / "in" / "broken.jpg"  # a photo that is not one: listed, not fatal
+    broken.write_bytes(b"\xff\xd8\xff\xe0 this is not a JPEG")
+    before = {p: p.read_bytes() for p in sources}
+    out = tmp_path / "out"
+
+    code = main(["batch", str(tmp_path / "in"), "--instruction", WARMER, "-o", str(out)])
+
+    assert code == 1  # one photo failed
+    said = capsys.readouterr()
+    assert "3 done, 0 partly done, 1 failed of 4 photos" in said.out
+    assert "broken.jpg: FAILED" in said.err
+    for source in sources:
+        assert source.read_bytes() == before[source]  # the photos are never changed
+        result = read_layered(out / f"{source.stem}.ora")
+        mine = original(result)
+        assert np.array_equal(mine, np.asarray(Image.open(source).convert("RGBA")))
+        blue = lambda rgba: float(rgba[..., 2].mean()) - float(rgba[..., 0].mean())  # noqa: E731
+        assert blue(composite(result)) < blue(mine)  # warmer: less blue against red
+    assert not (out / "broken.ora").exists()
+    with open(out / SUMMARY, newline="") as table:
+        rows = {Path(r["photo"]).name: r for r in csv.DictReader(table)}
+    assert [rows[p.name]["status"] for p in sources] == ["done"] * 3
+    assert rows["broken.jpg"]["status"] == "failed"
+    assert rows["broken.jpg"]["message"]  # why, in the summary
+    sheet = SheetImages()
+    sheet.feed((out / SHEET).read_text(encoding="utf-8"))
+    assert len(sheet.images) == 6  # before and after for each done photo
+    for src in sheet.images:
+        assert Image.open(out / src).size[0] <= 360
+
+
+def test_the_batch_is_refused_before_anything_runs_when_it_cannot_be_done(
+    tmp_path: Path,
+) -> None:
+    a, b = photos(tmp_path / "a", PHOTOS[:1])[0], photos(tmp_path / "b", PHOTOS[:1])[0]
+    with pytest.raises(BadInput, match="would both be written as astronaut.ora"):
+        collect([a, b], tmp_path / "out")
+    with pytest.raises(BadInput, match="does not exist"):
+        collect([tmp_path / "missing.jpg"], tmp_path / "out")
+    with pytest.raises(BadInput, match="No photos found"):
+        collect([str(tmp_path / "a" / "*.png")], tmp_path / "out")
+    with pytest.raises(BadInput, match="Unknown format 'gif'"):
+        collect([a], tmp_path / "out", "gif")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "astronaut.ora").write_bytes(b"the user's own file")  # never overwritten
+    with pytest.raises(BadInput, match="not written by this batch"):
+        run_batch(collect([a], out), BatchSpec(WARMER), out)
+    assert (out / "astronaut.ora").read_bytes() == b"the user's own file"
+    other = tmp_path / "other"
+    run_batch(collect([a], other), BatchSpec(WARMER), other)
+    with pytest.raises(BadInput, match="holds another batch"):  # a journal of another batch
+        run_batch(collect([a], other), BatchSpec("make it cooler"), other)
+
+
+def test_masks_come_from_the_masks_folder_by_photo_and_name(tmp_path: Path) -> None:
+    source = photos(tmp_path / "in", ("coffee",))[0]
+    width, height = Image.open(source).size
+    masks = tmp_path / "masks"
+    masks.mkdir()
+    cup = np.zeros((height, width), dtype=np.uint8)
+    cup[height // 4 : height // 2, width // 4 : width // 2] = 255
+    Image.fromarray(cup).save(masks / "coffee.cup.png")
+    items = collect([source], tmp_path / "out", "png", masks)
+    assert {n: p.name for n, p in items[0].masks.items()} == {"cup": "coffee.cup.png"}
+
+    out = tmp_path / "out"
+    code = main(
+        [
+            "batch",
+            str(source),
+            "-i",
+            "blur the cup",
+            "--masks",
+            str(masks),
+            "-o",
+            str(out),
+            "--format",
+            "png",
+        ]
+    )
+    assert code == 0
+    result = np.asarray(Image.open(out / "coffee.png").convert("RGB")).astype(int)
+    photo = np.asarray(Image.open(source).convert("RGB")).astype(int)
+    inside, outside = cup > 0, cup == 0
+    assert np.abs(result - photo)[inside].mean() > 1.0  # blurred where the mask is
+    assert np.abs(result - photo)[outside].max() <= 1  # nothing else (8-bit rounding)
+
+
+def test_two_jobs_make_the_same_pixels_as_one(tmp_path: Path) -> None:
+    sources = photos(tmp_path / "in", PHOTOS[:4])
+    args = ["batch", str(tmp_path / "in"), "-i", "lift the shadows and add a vignette"]
+    assert main([*args, "-o", str(tmp_path / "one")]) == 0
+    assert main([*args, "-o", str(tmp_path / "two"), "--jobs", "2"]) == 0
+    for source in sources:
+        one = composite(read_layered(tmp_path / "one" / f"{source.stem}.ora"))
+        two = composite(read_layered(tmp_path / "two" / f"{source.stem}.ora"))
+        assert np.array_equal(one, two)
+
+
+@pytest.mark.slow
+def test_a_batch_killed_with_sigkill_resumes_and_makes_every_result_once(
+    tmp_path: Path,
+) -> None:
+    """Killed after a few photos (the driver, and with it its two workers), run again:
+    every result is there, reads back, and none finished before the kill was made
+    again."""
+    sources = photos(tmp_path / "in", PHOTOS, side=640)
+    out = tmp_path / "out"
+    command = [
+        sys.executable, "-m", "layerpath", "batch", str(tmp_path / "in"),
+        "-i", "reduce the noise and make it warmer", "-o", str(out), "--jobs", "2",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    done: list[str] = []
+    while time.monotonic() < deadline and process.poll() is None:
+        if (out / JOURNAL).exists():
+            try:
+                done = [n for n, (s, _) in journal_rows(out).items() if s == "done"]
+            except sqlite3.Error:
+                done = []
+            if len(done) >= 2:
+                break
+        time.sleep(0.05)
+    assert process.poll() is None, "the batch ended before it could be killed"
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert 2 <= len(done) < len(sources)
+    made_before = {n: os.stat(out / f"{Path(n).stem}.ora") for n in done}
+    assert not any(p.name.startswith(".") for p in out.iterdir() if p.suffix == ".ora")
+
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+
+    assert again.returncode == 0, again.stderr
+    assert "finished earlier" in again.stdout
+    rows = journal_rows(out)
+    assert {n: s for n, (s, _) in rows.items()} == {p.name: "done" for p in sources}
+    assert all(writes == 1 for _, writes in rows.values())  # each result written once
+    for source in sources:
+        result = read_layered(out / f"{source.stem}.ora")  # whole and readable
+        assert np.array_equal(original(result), np.asarray(Image.open(source).convert("RGBA")))
+    for name, stat in made_before.items():  # what was finished was not made again
+        now = os.stat(out / f"{Path(name).stem}.ora")
+        assert (now.st_ino, now.st_mtime_ns) == (stat.st_ino, stat.st_mtime_ns)
+    leftovers = [p.name for p in out.iterdir() if p.name.startswith(".")]
+    assert leftovers == [], leftovers  # no torn temporary files
+
+
+@pytest.mark.slow
+def test_ray_makes_the_same_pixels_as_the_local_run(tmp_path: Path) -> None:
+    """A real local Ray (2 CPUs, started by --ray auto when none is running): each photo
+    travels to a Ray task as bytes and its result comes back; the pixels are those of
+    the run on this machine."""
+    ray = pytest.importorskip("ray")
+    sources = photos(tmp_path / "in", PHOTOS[:4])
+    args = ["batch", str(tmp_path / "in"), "-i", "make it black and white and add a vignette"]
+    assert main([*args, "-o", str(tmp_path / "local")]) == 0
+    try:
+        assert main([*args, "-o", str(tmp_path / "ray"), "--ray", "auto", "--jobs", "2"]) == 0
+        assert ray.is_initialized() and ray.cluster_resources()["CPU"] == 2
+    finally:
+        ray.shutdown()
+    for source in sources:
+        local = read_layered(tmp_path / "local" / f"{source.stem}.ora")
+        remote = read_layered(tmp_path / "ray" / f"{source.stem}.ora")
+        assert len(local.layers) == len(remote.layers)
+        assert np.array_equal(composite(local), composite(remote))
+    rows = journal_rows(tmp_path / "ray")
+    assert {s for s, _ in rows.values()} == {"done"}
