@@ -10,6 +10,7 @@ cluster has one and the settings do not pin the CPU: model tools then run on it.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -30,9 +31,9 @@ def _ray() -> Any:
     return ray
 
 
-def connect(address: str, cpus: int) -> Any:
+def connect(address: str, cpus: int | None = None) -> Any:
     """Join the cluster at `address` ('auto': the one `ray start --head` started on this
-    machine, else a new local one with `cpus` CPUs)."""
+    machine, else a new local one with `cpus` CPUs, this machine's when None)."""
     ray = _ray()
     if ray.is_initialized():
         return ray
@@ -41,8 +42,9 @@ def connect(address: str, cpus: int) -> Any:
         try:
             ray.init(address="auto", **options)
         except ConnectionError:
+            cpus = cpus or os.cpu_count() or 1
             log.info("no Ray cluster is running here; starting a local one (%d CPUs)", cpus)
-            ray.init(num_cpus=max(1, cpus), **options)
+            ray.init(num_cpus=cpus, **options)
     else:
         try:
             ray.init(address=address, **options)
@@ -61,9 +63,10 @@ def _payload(item: BatchItem) -> dict[str, bytes]:
     return data
 
 
-def ray_runner(address: str, cpus: int) -> Runner:
-    """A batch runner handing each photo to a Ray task, at most as many at once as the
-    cluster has CPUs (the files are read when a task is handed out, not all at once)."""
+def ray_runner(address: str, jobs: int | None = None) -> Runner:
+    """A batch runner handing each photo to a Ray task: `jobs` photos at once, or as many
+    as the cluster has CPUs (the files are read when a task is handed out, not all at
+    once)."""
 
     def run(
         todo: Sequence[BatchItem],
@@ -72,11 +75,11 @@ def ray_runner(address: str, cpus: int) -> Runner:
         finished: Callable[[PhotoOutcome], None],
         cancel: Callable[[], bool],
     ) -> None:
-        ray = connect(address, cpus)
+        ray = connect(address, jobs)
         resources = ray.cluster_resources()
         gpus = 1 if resources.get("GPU", 0) >= 1 and spec.settings.device != "cpu" else 0
         task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=1)(process)
-        width = max(1, int(resources.get("CPU", 1)))
+        width = jobs or max(1, int(resources.get("CPU", 1)))
         queue = list(todo)
         running: dict[Any, BatchItem] = {}
         while queue or running:

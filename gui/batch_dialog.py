@@ -106,6 +106,7 @@ class BatchDialog(QtWidgets.QDialog):
         self.status = QtWidgets.QLabel("")
         self.status.setWordWrap(True)
         self.results = QtWidgets.QListWidget()
+        self.results.setWordWrap(True)  # a failure's reason in full
         self.start_button = QtWidgets.QPushButton("Start")
         self.start_button.setDefault(True)
         self.start_button.clicked.connect(self.start)
@@ -260,6 +261,7 @@ class BatchDialog(QtWidgets.QDialog):
         else:
             text = f"{name} — failed: {outcome.message}"
         item = QtWidgets.QListWidgetItem(text)
+        item.setToolTip(outcome.source)
         if not outcome.ok:
             item.setForeground(QtGui.QColor("#b00020"))
         self.results.addItem(item)

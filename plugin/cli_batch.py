@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,12 @@ def add_parser(sub: Any) -> None:
     )
     batch.add_argument("--format", choices=list(FORMATS), default="ora")
     batch.add_argument(
-        "--jobs", "-j", type=int, default=1, help="photos at once, each in a process of its own"
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        help="photos at once, each in a process of its own (default 1; with --ray, as many "
+        "as the cluster has CPUs)",
     )
     batch.add_argument(
         "--ray",
@@ -66,7 +70,7 @@ def _bar(total: int) -> Any:
 def cmd_batch(args: argparse.Namespace) -> int:
     from layerpath.plugin.cli import Interrupts
 
-    if args.jobs < 1:
+    if args.jobs is not None and args.jobs < 1:
         raise BadInput("--jobs must be at least 1.")
     if not 0.0 <= args.alpha <= 2.0:
         raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
@@ -86,7 +90,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if args.ray:
         from layerpath.engine.cluster import ray_runner
 
-        runner = ray_runner(args.ray, max(args.jobs, os.cpu_count() or 1))
+        runner = ray_runner(args.ray, args.jobs)
     bar = _bar(len(items))
     quiet_bar = bar.disable
 
@@ -122,7 +126,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
                 items,
                 spec,
                 args.out,
-                jobs=args.jobs,
+                jobs=args.jobs or 1,
                 runner=runner,
                 on_progress=on_progress,
                 cancel=lambda: interrupts.asked,
