@@ -17,8 +17,9 @@ def run(
     cancel: Callable[[], bool] | None = None,
 ) -> RunResult:
     """Run one instruction with the engine the settings describe (planner, critic, model
-    folder, rules), recording traces in the platform data folder when they allow it. Events (engine.events) report
-    progress; `cancel()` returning True stops the run between tool calls."""
+    folder, rules), recording traces in the platform data folder when they allow it.
+    Events (engine.events) report progress; `cancel()` returning True stops the run
+    between tool calls."""
     from layerpath.engine.factory import engine_for
     from layerpath.engine.traces import user_traces
     from layerpath.settings import load_settings

@@ -97,7 +97,9 @@ def cmd_batch(args: argparse.Namespace) -> int:
     def on_progress(progress: Progress) -> None:
         if progress.outcome is None:
             bar.update(progress.finished - bar.n)
-            if progress.finished:
+            if progress.finished == progress.total:
+                say(f"all {progress.total} photos were finished earlier; nothing to do")
+            elif progress.finished:
                 say(f"{progress.finished} of {progress.total} photos finished earlier; going on")
             return
         outcome = progress.outcome
