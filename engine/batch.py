@@ -486,6 +486,23 @@ def _edit(
     )
 
 
+#: what a pool worker started by a host runs first (see _pool_run)
+WORKER_BOOT = """import os, site, sys, sysconfig
+own = [sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]]
+own.append(os.path.join(own[0], "lib-dynload"))
+def foreign(folder):  # another Python's standard library, from the host's path
+    return folder not in own and (
+        os.path.exists(os.path.join(folder, "os.py")) or folder.endswith("lib-dynload")
+    )
+sys.path[:] = own + [p for p in sys.path if p not in own and not foreign(p)]
+for folder in {folders!r}:
+    if not foreign(folder):
+        site.addsitedir(folder)
+from layerpath.engine.batch import _worker_start
+_worker_start()
+"""
+
+
 def _worker_start() -> None:
     """A pool worker: Ctrl-C is the driver's to handle, and the worker dies with it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -647,8 +664,19 @@ def _pool_run(
         )
     if python != sys.executable:  # in a host (Krita): not the host itself
         context.set_executable(python)
+    # A host's Python may hand its children no `site` (-S), its own standard library
+    # (of another build of this Python version) and find layerpath only through folders
+    # it added itself: each worker first puts its own standard library first and reads
+    # this process's other folders as sites (their .pth files: an editable install's
+    # finder), before anything of layerpath is unpickled (`exec`, the initializer, is a
+    # builtin).
+    folders = [p for p in sys.path if p and Path(p).is_dir()]
+    boot: tuple[str, dict[str, Any]] = (
+        WORKER_BOOT.format(folders=folders),
+        {},
+    )  # (exec with globals of its own)
     queue = list(todo)
-    with ProcessPoolExecutor(jobs, mp_context=context, initializer=_worker_start) as pool:
+    with ProcessPoolExecutor(jobs, mp_context=context, initializer=exec, initargs=boot) as pool:
         running: dict[Future[PhotoOutcome], BatchItem] = {}
         while queue or running:
             while queue and len(running) < jobs and not cancel():

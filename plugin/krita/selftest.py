@@ -54,6 +54,8 @@ def run(args: list[str]) -> int:
         results.append(result)
         loop.quit()
 
+    if instruction.startswith("batch:"):
+        return _batch(panel, json.loads(instruction.removeprefix("batch:")), target)
     panel.run_finished.connect(finished)
     if instruction.startswith("action:"):  # a saved action, from the Actions tab
         found = panel.actions.findItems(
@@ -81,4 +83,40 @@ def run(args: list[str]) -> int:
     }
     Path(f"{target}.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     document.close()
+    return 0 if ok else 1
+
+
+def _batch(panel: Panel, job: dict[str, Any], target: str) -> int:
+    """The panel's Batch… as a user clicks it: the dialog, a folder of photos, the
+    instruction, an output folder and how many at once; Start, and wait for the end."""
+    from layerpath.engine.batch import BatchReport
+    from layerpath.gui.batch_dialog import BatchDialog
+
+    panel.instruction.setPlainText(job["instruction"])
+    panel.batch_button.click()
+    dialog = panel.findChild(BatchDialog)
+    assert dialog is not None
+    dialog.add_photos([Path(job["photos"])])
+    dialog.output.setText(job["out"])
+    dialog.jobs.setValue(int(job.get("jobs", 1)))
+    loop = QtCore.QEventLoop()
+    ended: list[object] = []
+
+    def over(report: object) -> None:
+        ended.append(report)
+        loop.quit()
+
+    dialog.finished_batch.connect(over)
+    QtCore.QTimer.singleShot(0, dialog.start_button.click)
+    loop.exec()
+    report = ended[0] if ended else None
+    ok = isinstance(report, BatchReport) and report.ok
+    summary = {
+        "ok": ok,
+        "status": dialog.status.text(),
+        "progress": [dialog.progress.value(), dialog.progress.maximum()],
+        "done": report.done if isinstance(report, BatchReport) else 0,
+        "results": [dialog.results.item(i).text() for i in range(dialog.results.count())],
+    }
+    Path(f"{target}.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     return 0 if ok else 1

@@ -581,3 +581,51 @@ def test_a_crop_in_krita_keeps_every_pixel_of_the_users_layer(tmp_path: Path) ->
     assert (bw, bh) == (512, 512) and x < 0 and y < 0  # the whole photo, moved
     assert np.array_equal(dump["background"][..., :3], data.astronaut()[-y : -y + h, -x : -x + w])
     assert np.abs(dump["projection"].astype(int) - expected).max() <= 1
+
+
+@pytest.mark.krita
+@needs_krita
+def test_the_docker_s_batch_dialog_runs_two_photos_at_once_inside_krita(
+    scene: Scene, tmp_path: Path
+) -> None:
+    """Batch… in the docker, inside Krita, two photos at once: Krita's embedded Python
+    cannot start worker processes, so the Python of the same version on PATH runs them;
+    the results are the pixels `layerpath batch` makes outside Krita."""
+    from layerpath.engine.io import composite, read_layered
+    from layerpath.plugin.cli import main
+
+    image, _ = scene.save(tmp_path / "in")
+    photos = tmp_path / "photos"
+    photos.mkdir()
+    for n in range(3):
+        (photos / f"shot{n}.png").write_bytes(image.read_bytes())
+    job = {
+        "photos": str(photos),
+        "instruction": "make it warmer",
+        "out": str(tmp_path / "k"),
+        "jobs": 2,
+    }
+    resource = install(tmp_path)
+    out = tmp_path / "out.kra"
+    run = subprocess.run(
+        [
+            "kritarunner",
+            "-s",
+            "layerpath_selftest",
+            str(image),
+            "batch:" + json.dumps(job),
+            str(out),
+        ],
+        env=krita_env(tmp_path, [resource / "pykrita", HERE]),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    summary = json.loads(Path(f"{out}.json").read_text())
+    assert summary["ok"] and summary["done"] == 3, (summary, run.stderr[-2000:])
+    assert summary["progress"] == [3, 3]
+    assert main(["batch", str(photos), "-i", "make it warmer", "-o", str(tmp_path / "cli")]) == 0
+    for n in range(3):
+        inside = composite(read_layered(tmp_path / "k" / f"shot{n}.ora"))
+        outside = composite(read_layered(tmp_path / "cli" / f"shot{n}.ora"))
+        assert np.array_equal(inside, outside)
