@@ -439,7 +439,6 @@ def _edit(
 
     settings = spec.settings
     document = LayeredDocument.open(source, masks, int(settings.max_megapixels * 1e6))
-    before = composite(document.image)
     session = RunSession(document, settings, engine_factory=lambda: engine)
     action = None
     if spec.action is not None:
@@ -480,7 +479,7 @@ def _edit(
         tools,
         why,
         data=payload,
-        before=thumbnail(before),
+        before=thumbnail(request.snapshot.image),  # (the picture before, composited once)
         after=thumbnail(after),
         run_seconds=run_seconds,
     )
@@ -603,13 +602,10 @@ def run_batch(
             if on_progress is not None:
                 on_progress(Progress(skipped + made, len(items), outcome, pace * left))
 
-        def started(item: BatchItem) -> None:
-            journal.started(item)
-
         if on_progress is not None:
             on_progress(Progress(skipped, len(items), None, None))
         if todo:
-            (runner or local_runner(jobs))(todo, spec, started, finished, cancel)
+            (runner or local_runner(jobs))(todo, spec, journal.started, finished, cancel)
         report.cancelled = report.cancelled or (cancel() and len(report.outcomes) < len(todo))
         report.seconds = time.perf_counter() - start
         write_summary(out_dir, items, journal)
@@ -675,26 +671,54 @@ def _pool_run(
         WORKER_BOOT.format(folders=folders),
         {},
     )  # (exec with globals of its own)
-    queue = list(todo)
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=exec, initargs=boot) as pool:
-        running: dict[Future[PhotoOutcome], BatchItem] = {}
-        while queue or running:
-            while queue and len(running) < jobs and not cancel():
-                item = queue.pop(0)
-                started(item)
-                running[pool.submit(process, item, spec)] = item
-            if not running:
-                return
-            ready, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
-            for future in ready:
-                item = running.pop(future)
-                try:
-                    outcome = future.result()
-                except Exception as exc:  # the worker died (memory, a signal)
-                    outcome = PhotoOutcome(
-                        str(item.source), False, 0, 0, 0.0, 0.0, f"its worker stopped: {exc}"
-                    )
-                finished(outcome)
+
+        def ready(futures: list[Future[PhotoOutcome]]) -> list[Future[PhotoOutcome]]:
+            return list(wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)[0])
+
+        hand_out(
+            todo,
+            jobs,
+            lambda item: pool.submit(process, item, spec),
+            ready,
+            lambda future: future.result(),
+            "its worker stopped",  # (memory, a signal)
+            started,
+            finished,
+            cancel,
+        )
+
+
+def hand_out(
+    todo: Sequence[BatchItem],
+    width: int,
+    submit: Callable[[BatchItem], Any],
+    ready: Callable[[list[Any]], list[Any]],
+    result: Callable[[Any], PhotoOutcome],
+    lost: str,
+    started: Callable[[BatchItem], None],
+    finished: Callable[[PhotoOutcome], None],
+    cancel: Callable[[], bool],
+) -> None:
+    """Hand photos to workers (a process pool's, Ray's), at most `width` at once, a new
+    one when one is free, so a cancel leaves the rest untouched; each outcome as it
+    comes. A worker that goes away (`result` raises) fails its photo with `lost`."""
+    queue = list(todo)
+    running: dict[Any, BatchItem] = {}
+    while queue or running:
+        while queue and len(running) < width and not cancel():
+            item = queue.pop(0)
+            started(item)
+            running[submit(item)] = item
+        if not running:
+            return
+        for handle in ready(list(running)):
+            item = running.pop(handle)
+            try:
+                outcome = result(handle)
+            except Exception as exc:
+                outcome = PhotoOutcome(str(item.source), False, 0, 0, 0.0, 0.0, f"{lost}: {exc}")
+            finished(outcome)
 
 
 def _write_thumbs(out_dir: Path, item: BatchItem, outcome: PhotoOutcome) -> None:

@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from layerpath.engine.batch import BatchItem, BatchSpec, PhotoOutcome, Runner, process
+from layerpath.engine.batch import BatchItem, BatchSpec, PhotoOutcome, Runner, hand_out, process
 from layerpath.errors import BadInput
 
 log = logging.getLogger(__name__)
@@ -80,24 +80,16 @@ def ray_runner(address: str, jobs: int | None = None) -> Runner:
         gpus = 1 if resources.get("GPU", 0) >= 1 and spec.settings.device != "cpu" else 0
         task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=1)(process)
         width = jobs or max(1, int(resources.get("CPU", 1)))
-        queue = list(todo)
-        running: dict[Any, BatchItem] = {}
-        while queue or running:
-            while queue and len(running) < width and not cancel():
-                item = queue.pop(0)
-                started(item)
-                running[task.remote(item, spec, _payload(item))] = item
-            if not running:
-                return
-            ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
-            for ref in ready:
-                item = running.pop(ref)
-                try:
-                    outcome = ray.get(ref)
-                except Exception as exc:  # the task's node went away
-                    outcome = PhotoOutcome(
-                        str(item.source), False, 0, 0, 0.0, 0.0, f"its Ray task failed: {exc}"
-                    )
-                finished(outcome)
+        hand_out(
+            todo,
+            width,
+            lambda item: task.remote(item, spec, _payload(item)),
+            lambda refs: ray.wait(refs, num_returns=1, timeout=0.5)[0],
+            ray.get,
+            "its Ray task failed",  # (its node went away)
+            started,
+            finished,
+            cancel,
+        )
 
     return run
