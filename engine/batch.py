@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from filelock import FileLock, Timeout
 from PIL import Image
 
 from layerpath.engine.document import LayeredDocument
@@ -47,6 +48,7 @@ from layerpath.engine.io import (
     RAW_SUFFIXES,
     composite,
     read_layered,
+    sweep_leftovers,
     write_atomically,
 )
 from layerpath.engine.types import Mode
@@ -58,6 +60,7 @@ log = logging.getLogger(__name__)
 PHOTO_SUFFIXES = IMAGE_SUFFIXES | RAW_SUFFIXES | HEIF_SUFFIXES | LAYERED_SUFFIXES
 FORMATS = {"ora": ".ora", "psd": ".psd", "tiff": ".tif", "jpg": ".jpg", "png": ".png"}
 JOURNAL = "layerpath-batch.sqlite"
+LOCK = "layerpath-batch.lock"  # held while a batch runs in the folder
 SHEET = "contact-sheet.html"
 THUMBS = "contact-sheet"  # the thumbnails' folder, beside the sheet
 SUMMARY = "batch.csv"
@@ -198,18 +201,32 @@ FINISHED = ("done", "partial")
 
 
 class Journal:
-    """What the batch in OUT_DIR has done (SQLite; only the driver writes it)."""
+    """What the batch in OUT_DIR has done (SQLite; only the driver writes it). It holds
+    the folder's lock while open: one batch at a time writes into a folder, so what a
+    killed one left half-written there can be swept at once."""
 
     def __init__(self, out_dir: Path, spec: BatchSpec) -> None:
         self.path = out_dir / JOURNAL
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
+            # the OS frees the lock when its process dies, kill -9 included
+            self._lock = FileLock(out_dir / LOCK, timeout=0)
+            self._lock.acquire()
+        except Timeout as exc:
+            raise BadInput(
+                f"Another layerpath batch is writing into {out_dir}; let it finish or stop "
+                "it, or give another -o folder."
+            ) from exc
+        except OSError as exc:
+            raise BadInput(f"Cannot keep a batch journal in {out_dir}: {exc}.") from exc
+        try:
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(JOURNAL_SCHEMA)
+            row = self._db.execute("SELECT value FROM batch WHERE key = 'spec'").fetchone()
         except (sqlite3.Error, OSError) as exc:
+            self._lock.release()
             raise BadInput(f"Cannot keep a batch journal in {out_dir}: {exc}.") from exc
-        row = self._db.execute("SELECT value FROM batch WHERE key = 'spec'").fetchone()
         if row is None:
             self._db.execute("INSERT INTO batch VALUES ('spec', ?)", (spec.fingerprint(),))
         elif row[0] != spec.fingerprint():
@@ -219,6 +236,7 @@ class Journal:
                 if before.get("action")
                 else f"'{before.get('instruction')}'"
             )
+            self.close()
             raise BadInput(
                 f"{out_dir} holds another batch ({what}, as {before.get('format')}); give "
                 f"another -o folder, or delete {JOURNAL} there to start it over."
@@ -226,6 +244,7 @@ class Journal:
 
     def close(self) -> None:
         self._db.close()
+        self._lock.release()
 
     def rows(self) -> dict[str, dict[str, Any]]:
         cursor = self._db.execute("SELECT * FROM photos")
@@ -573,6 +592,7 @@ def run_batch(
     out_dir = out_dir.expanduser().resolve()
     journal = Journal(out_dir, spec)
     try:
+        _sweep_leftovers(out_dir, items)
         todo, skipped = journal.to_do(items)
         report = BatchReport(len(items), skipped)
         start = time.perf_counter()
@@ -719,6 +739,17 @@ def hand_out(
             except Exception as exc:
                 outcome = PhotoOutcome(str(item.source), False, 0, 0, 0.0, 0.0, f"{lost}: {exc}")
             finished(outcome)
+
+
+def _sweep_leftovers(out_dir: Path, items: Sequence[BatchItem]) -> None:
+    """The temporary files a killed batch left half-written in its folder, of any age:
+    with the folder's lock held, no write of them is alive."""
+    for path in (out_dir / SUMMARY, out_dir / SHEET):
+        sweep_leftovers(path, older_than=0)
+    for item in items:
+        sweep_leftovers(item.output, older_than=0)
+        for which in ("before", "after"):
+            sweep_leftovers(out_dir / THUMBS / f"{item.stem}.{which}.jpg", older_than=0)
 
 
 def _write_thumbs(out_dir: Path, item: BatchItem, outcome: PhotoOutcome) -> None:

@@ -765,7 +765,7 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> Path:
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise
-    _sweep(path)
+    sweep_leftovers(path)
     return path
 
 
@@ -774,15 +774,17 @@ def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> Path:
 STALE_SECONDS = 120.0
 
 
-def _sweep(path: Path) -> None:
-    """Remove the temporary files a killed write of this same file left behind."""
+def sweep_leftovers(path: Path, older_than: float = STALE_SECONDS) -> None:
+    """Remove the temporary files a killed write of this same file left behind: those
+    older than `older_than` seconds (0 where the caller knows no write of it is alive,
+    as a batch holding its folder's lock does)."""
     now = time.time()
     for left in path.parent.glob(f".{glob.escape(path.name)}.*.partial"):
         try:
             if (
                 left.is_file()
                 and not left.is_symlink()
-                and now - left.stat().st_mtime > STALE_SECONDS
+                and now - left.stat().st_mtime >= older_than
             ):
                 left.unlink()
         except OSError:  # (gone already, or not ours to remove)

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from filelock import FileLock
 from PIL import Image
 
-from layerpath.engine.batch import JOURNAL, SHEET, SUMMARY, BatchSpec, collect, run_batch
+from layerpath.engine.batch import JOURNAL, LOCK, SHEET, SUMMARY, BatchSpec, collect, run_batch
 from layerpath.engine.io import LayeredImage, PixelLayer, composite, read_layered
 from layerpath.errors import BadInput
 from layerpath.plugin.cli import main
@@ -172,6 +173,40 @@ def test_two_jobs_make_the_same_pixels_as_one(tmp_path: Path) -> None:
         one = composite(read_layered(tmp_path / "one" / f"{source.stem}.ora"))
         two = composite(read_layered(tmp_path / "two" / f"{source.stem}.ora"))
         assert np.array_equal(one, two)
+
+
+def test_a_resumed_batch_sweeps_what_a_killed_one_left_half_written(tmp_path: Path) -> None:
+    """A kill in the middle of writing the summary or a result leaves its temporary file;
+    the next run of the batch, holding the folder's lock, removes it however fresh (a
+    stranger's dot-file beside them stays)."""
+    photos(tmp_path / "in", PHOTOS[:1])
+    out = tmp_path / "out"
+    out.mkdir()
+    torn = [out / ".batch.csv.k1ll3d.partial", out / ".astronaut.ora.x9q2ab.partial"]
+    for path in torn:
+        path.write_bytes(b"half a file")
+    theirs = out / ".astronaut.ora.notes"
+    theirs.write_text("mine")
+
+    assert main(["batch", str(tmp_path / "in"), "-i", WARMER, "-o", str(out)]) == 0
+
+    assert [p for p in torn if p.exists()] == []
+    assert theirs.read_text() == "mine"
+    assert read_layered(out / "astronaut.ora").layers
+
+
+def test_a_second_batch_into_a_folder_in_use_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    photos(tmp_path / "in", PHOTOS[:1])
+    out = tmp_path / "out"
+    out.mkdir()
+    with FileLock(out / LOCK, timeout=0):  # another batch is writing there
+        code = main(["batch", str(tmp_path / "in"), "-i", WARMER, "-o", str(out)])
+        assert code == 2
+        assert "Another layerpath batch is writing into" in capsys.readouterr().err
+        assert not (out / "astronaut.ora").exists()
+    assert main(["batch", str(tmp_path / "in"), "-i", WARMER, "-o", str(out)]) == 0
 
 
 @pytest.mark.slow
