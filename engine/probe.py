@@ -224,5 +224,6 @@ def probe(
         return _text_features(subtask, image, read_text())
     if subtask.target and subtask.kind not in TEXT_KINDS:
         current = Snapshot(image, snapshot.masks, snapshot.selection)
-        return _object_features(subtask, current, others)
-    return {}
+        return {"target_named": True, **_object_features(subtask, current, others)}
+    # the whole picture (or the selection): 'crop to 16:9', 'make it warmer'
+    return {"target_named": False}

@@ -43,7 +43,7 @@ def test_rules_list_their_source_and_can_be_turned_off(
 ) -> None:
     assert main(["rules", "list", "--json"]) == 0
     rules = json.loads(capsys.readouterr().out)["rules"]
-    assert {r["source"] for r in rules} == {"shipped"} and len(rules) == 22
+    assert {r["source"] for r in rules} == {"shipped"} and len(rules) == 29
     sr1 = next(r for r in rules if r["id"] == "SR1")
     assert sr1["enabled"] and sr1["tools"] == ["named_masks", "lab_recolor"]
     assert main(["rules", "disable", "SR1"]) == 0

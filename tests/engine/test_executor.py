@@ -324,7 +324,7 @@ def test_the_preview_names_each_steps_tools_and_the_confirmed_plan_runs_as_shown
     assert [(s.subtask.kind.value, s.tools, s.route) for s in shown.steps] == [
         ("object_recoloration", ("named_masks", "lab_recolor"), shown.steps[0].route),
         ("object_removal", (), "search"),
-        ("photo_adjustment", ("photo_adjust",), "search"),
+        ("photo_adjustment", ("photo_adjust",), "rule:LP7"),
     ]
     assert "cannot find 'giraffe'" in shown.steps[1].problem
     assert all(s.seconds >= 0 for s in shown.steps) and shown.steps[0].seconds > 0

@@ -106,3 +106,32 @@ def test_benchmark_table_moves_towards_observations() -> None:
     moved = table.prior(tool, K.OBJECT_REMOVAL)
     assert np.isclose(moved.cost, (prior.cost * 3 + 14.0) / 10)
     assert moved.quality < prior.quality
+
+
+def test_everyday_edits_on_a_real_photo_go_by_the_shipped_rules() -> None:
+    """The adjustments, crops and rotations photographers ask for most take the fast
+    path: the whole picture, a region the user masked or the offline finder found, a
+    ratio crop against a crop around a region (the `target_named` feature tells them
+    apart). scikit-image's astronaut photo; the real engine and offline tools."""
+    import pytest
+
+    skimage_data = pytest.importorskip("skimage.data")
+    from layerpath.engine.executor import Engine
+    from layerpath.engine.types import EditRequest, Snapshot
+
+    photo = np.dstack([skimage_data.astronaut(), np.full((512, 512), 255, np.uint8)])
+    visor = np.zeros((512, 512), bool)
+    visor[380:500, 300:480] = True
+    engine = Engine(REGISTRY)
+    expected = {
+        "make it warmer": ["rule:LP7"],
+        "blur the face": ["rule:LP9"],
+        "brighten the visor": ["rule:LP8"],
+        "crop to 16:9": ["rule:LP10"],
+        "crop to the face": ["rule:LP12"],
+        "rotate left": ["rule:LP13"],
+    }
+    for instruction, routes in expected.items():
+        result = engine.run(EditRequest(instruction, Snapshot(photo, {"visor": visor})))
+        assert [o.solved_by for o in result.outcomes] == routes, instruction
+        assert all(o.ok for o in result.outcomes), instruction
