@@ -162,7 +162,7 @@ _FILLER = {
     "strength", "filter", "mode", "version", "copy", "keep", "natural", "naturally",
     "cast", "remove", "fix", "correct", "reduce", "increase", "decrease", "boost", "raise",
     "lower", "less", "enhance", "do", "there", "no", "not", "convert", "change", "switch",
-    "transform", "render", "go", "use", "style",
+    "transform", "render", "go", "use", "style", "recolor", "recolour", "recolored", "recoloured",
     "bump", "crank", "push", "higher", "improve", "strengthen", "intensify", "drop", "weaken",
     "minimise", "minimize", "tame", "pull", "back", "auto", "automatic", "automatically",
     "it's", "image's", "photo's", "picture's", "are", "was", "am", "seems",
@@ -245,6 +245,9 @@ def parse_adjustment(text: str) -> Subtask | None:
         r"\b(?:remove|fix|reduce|correct|undo|get rid of)\b.*\bblur|\b(?:de|un)-?blur", text
     ):
         return None
+    from layerpath.engine.style_words import split_modifiers
+
+    text, modifiers, keep = split_modifiers(text)
     for phrase in PHRASES:
         match = phrase.pattern.search(text)
         if match is None:
@@ -269,6 +272,11 @@ def parse_adjustment(text: str) -> Subtask | None:
             params["colour"] = (
                 {"blu": "blue", "redd": "red"}.get(hue.group(1), hue.group(1)) if hue else "blue"
             )
+        if keep is not None:  # 'brighten it but keep the face unchanged'
+            target, position = region_of(keep)
+            if target is None:
+                return None
+        params.update(modifiers)
         if position:
             params["position"] = position
         kind = K.REGION_ADJUSTMENT if target else K.PHOTO_ADJUSTMENT

@@ -15,9 +15,11 @@ from functools import lru_cache
 from typing import Any
 
 from layerpath.engine.adjust_words import parse_adjustment, region_of
+from layerpath.engine.style_words import MODIFIER_CLAUSE, parse_look
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import BadInput, UnsupportedInstruction, shown
 from layerpath.tools.imaging import parse_color
+from layerpath.tools.looks import look_words
 
 K = SubtaskKind
 
@@ -103,8 +105,16 @@ def _lift_literals(instruction: str) -> tuple[str, list[str]]:
     return text, literals
 
 
-#: phrases whose 'and' joins no clauses
-_JOINED = re.compile(r"\b(black)\s*(?:and|&|n)\s*(white)\b", re.I)
+#: phrases whose 'and' joins no clauses: black and white, and the looks' ('teal and
+#: orange', 'dark and moody')
+_JOINED = re.compile(
+    r"\b("
+    + "|".join(["black", *sorted({w.split(" and ")[0] for w in look_words() if " and " in w})])
+    + r")\s*(?:and|&|n)\s*("
+    + "|".join(["white", *sorted({w.split(" and ")[1] for w in look_words() if " and " in w})])
+    + r")\b",
+    re.I,
+)
 
 
 def _split(instruction: str) -> list[_Clause]:
@@ -237,6 +247,16 @@ def _rotate(m: re.Match[str], c: _Clause) -> Subtask | None:
     anticlockwise = re.search(r"\b(?:counter-?clockwise|anti-?clockwise|left)\b", text)
     signed = degrees if anticlockwise or "upside down" in text else -degrees
     return Subtask(K.ROTATION, params={"degrees": signed})
+
+
+@rule(r".")
+def _look(m: re.Match[str], c: _Clause) -> Subtask | None:
+    """'make it look like golden hour', 'a teal and orange grade', 'turn it into a
+    watercolour', 'add fog', with where it goes (style_words)."""
+    found = parse_look(c.text)
+    if found is not None and found.target and re.search(_TEXTLIKE, found.target):
+        return None
+    return found
 
 
 @rule(r".")
@@ -537,7 +557,9 @@ def supported_summary() -> str:
         "layerpath understands: remove / recolor / replace / add / detect / segment an object, "
         "remove the background, change the scenery, outpaint, upscale, deblur, caption, "
         "adjust (brighter, contrast, shadows, warmer, white balance, saturation, black and "
-        "white, vignette, noise, sharpen, blur the face or the background), crop, rotate, "
+        "white, vignette, noise, sharpen, blur the face or the background), a look (golden "
+        "hour, night, autumn, fog, moody, cinematic, vintage, watercolour, pencil sketch, ...; "
+        "also 'except the face' or 'graduated from the top'), crop, rotate, "
         "estimate depth, find landmarks, and for text: extract, detect, replace, remove, add, "
         "redact, highlight a keyword, answer a question, sentiment, caption check. "
         'Example: "remove the cat, recolor the wall to yellow and replace the sign text with OPEN".'
@@ -626,7 +648,7 @@ def plan_offline(instruction: str) -> Plan:
     warnings: list[str] = []
     previous_target: str | None = None
     previous_verb: str | None = None
-    for clause in _split(_in_order(instruction)):
+    for clause in _with_modifiers(_split(_in_order(instruction))):
         clause = _Clause(_clause_words(clause.text), clause.literals, _clause_words(clause.raw))
         subtask = _parse_clause(clause)
         verbless = subtask is None and previous_verb and _VERBLESS_OK.match(clause.text)
@@ -662,6 +684,27 @@ def plan_offline(instruction: str) -> Plan:
             + supported_summary()
         )
     return Plan(tuple(order_subtasks(subtasks)), tuple(warnings))
+
+
+def _with_modifiers(clauses: list[_Clause]) -> list[_Clause]:
+    """A clause that only says what to leave alone or how to grade it ('but keep the
+    face unchanged', 'graduated from the top') joined to the look or adjustment before
+    it, which it modifies."""
+    joined: list[_Clause] = []
+    for clause in clauses:
+        previous = joined[-1] if joined else None
+        if (
+            previous is not None
+            and not clause.literals
+            and MODIFIER_CLAUSE.match(clause.text)
+            and (parse_look(previous.text) or parse_adjustment(previous.text))
+        ):
+            joined[-1] = _Clause(
+                f"{previous.text} {clause.text}", previous.literals, f"{previous.raw} {clause.raw}"
+            )
+        else:
+            joined.append(clause)
+    return joined
 
 
 _LANGUAGES = {"de": "German", "fr": "French", "es": "Spanish", "it": "Italian",

@@ -98,6 +98,19 @@ def check_outpainted(before: np.ndarray, after: np.ndarray, placement: object) -
     return 0.8 if max(jumps, default=0.0) < 20 else 0.4
 
 
+def check_scenery(subtask: Subtask, before: np.ndarray, after: np.ndarray) -> Verdict:
+    """A changed scenery that a look names ('night', 'winter', 'fog') must show that
+    look's light and colour, whichever tool made it (a look offline, a diffusion model on
+    a GPU); a scenery no look names ('a beach') is left to the critic."""
+    from layerpath.tools.looks import find_look
+
+    found = find_look(subtask.to or "")
+    if found is None or (subtask.target or "scenery") != "scenery":
+        return Verdict(0.8)
+    asked = {"op": "look", "look": found[0].name, **subtask.params}
+    return check_adjustment(asked, before, after, None)
+
+
 def check_mask(mask: np.ndarray) -> float:
     ratio = float(mask.mean())
     return 0.95 if 0.0 < ratio < 0.98 else 0.0
@@ -197,7 +210,10 @@ def judge(
         K.BACKGROUND_REMOVAL: lambda: check_cutout(start, after),
         K.IMAGE_UPSCALING: lambda: check_upscaled(start, after, subtask.params.get("factor")),
         K.OUTPAINTING: lambda: check_outpainted(start, after, produced.get(ArtifactKind.PLACEMENT)),
-        K.REGION_ADJUSTMENT: lambda: check_adjustment(subtask.params, start, after, mask),
+        K.REGION_ADJUSTMENT: lambda: check_adjustment(
+            subtask.params, start, after, ~mask if subtask.params.get("outside") else mask
+        ),
+        K.CHANGING_SCENERY: lambda: check_scenery(subtask, start, after),
         K.CROP: lambda: check_cropped(
             start, after, produced.get(ArtifactKind.PLACEMENT), subtask.params, full_mask
         ),

@@ -86,6 +86,11 @@ def adjustment_words(params: Mapping[str, Any]) -> str:
     if spec is None:
         return "Adjustment"
     name = spec.name.split(" (")[0]
+    if params.get("op") == "look":
+        from layerpath.tools.looks import looks
+
+        look = looks().get(str(params.get("look")))
+        name = f"Look: {look.label if look else params.get('look')}"
     amount = params.get("amount")
     if amount is None or (spec.low >= 0 and float(amount) == spec.default == spec.high):
         return name
@@ -107,10 +112,14 @@ class Subtask:
         words = [self.kind.label]
         if self.kind in (SubtaskKind.PHOTO_ADJUSTMENT, SubtaskKind.REGION_ADJUSTMENT):
             words = [adjustment_words(self.params)]
+            if self.target and self.params.get("outside"):
+                words.append("except")
         if self.target:
             words.append(f"'{shown(self.target)}'")
         if self.to:
             words.append(f"-> '{shown(self.to)}'")
+        if self.params.get("graduated"):
+            words.append(f"graduated from the {self.params['graduated']}")
         return " ".join(words)
 
     def to_json(self) -> dict[str, Any]:

@@ -57,7 +57,14 @@ ADJUSTMENTS: dict[str, Adjustment] = {
     "denoise": Adjustment("Noise reduction", 0.5, 0.0, 1.0),
     "sharpen": Adjustment("Sharpening", 0.5, 0.0, 2.0),
     "blur": Adjustment("Blur", 0.5, 0.0, 1.0),
+    # a look of tools/data/looks.json ('sunset', 'teal and orange', 'watercolour'): its
+    # amount is its opacity over the picture
+    "look": Adjustment("Look", 0.8, 0.0, 1.0),
 }
+#: the transition around a region an adjustment keeps off, as a share of its size
+OUTSIDE_FEATHER = 0.2
+#: the sides a graduated adjustment starts from (full there, none at the far side)
+SIDES = ("top", "bottom", "left", "right")
 #: the toning colours black & white may take ('sepia', 'selenium' or any colour's name)
 TONES = {"sepia": (112, 66, 20), "selenium": (90, 70, 110), "cyanotype": (30, 80, 140)}
 
@@ -68,6 +75,15 @@ def adjustment_problem(params: Mapping[str, Any]) -> str | None:
     spec = ADJUSTMENTS.get(str(params.get("op")))
     if spec is None:
         return f"'{params.get('op')}' is not an adjustment; the ops are: {adjustment_ops()}"
+    if params.get("op") == "look":
+        from layerpath.tools.looks import look_names, looks
+
+        if params.get("look") not in looks():
+            return (
+                f"'{params.get('look')}' is not a look layerpath knows; the looks: {look_names()}"
+            )
+    if params.get("graduated") is not None and params.get("graduated") not in SIDES:
+        return f"a graduated adjustment starts from the {', '.join(SIDES)}; not '{params.get('graduated')}'"
     amount = params.get("amount")
     if amount is None:
         return None
@@ -219,7 +235,8 @@ def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np
         return lifted + v * (1 - 1.6 * lifted)
     if op == "vignette":  # (a band of rows knows where it lies in the frame: "rows")
         top, h, w = extra.get("rows", (0, v.shape[0], v.shape[1]))
-        yy, xx = np.mgrid[top : top + v.shape[0], 0:w].astype(np.float32)
+        yy = np.arange(top, top + v.shape[0], dtype=np.float32)[:, None]
+        xx = np.arange(0, w, dtype=np.float32)[None, :]
         r = np.hypot((xx - (w - 1) / 2) / (w / 2), (yy - (h - 1) / 2) / (h / 2)) / np.sqrt(2)
         falloff = _smoothstep(0.35, 1.0, r)
         # amount 0.5: the corners a stop darker (a negative amount lightens them)
@@ -235,6 +252,10 @@ def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np
         share = 0.05 if extra.get("side") else 0.012
         sigma = float(radius) / 2 if radius else max(1.0, amount * share * side)
         return wide_blur(v, sigma)
+    if op == "look":
+        from layerpath.tools.looks import look_named, render
+
+        return render(look_named(str(extra.get("look"))), amount, v, extra)
     raise BadInput(f"'{op}' is not an adjustment layerpath knows.")
 
 
@@ -325,14 +346,41 @@ def noise_sigma(grey: np.ndarray) -> float:
 # --- the tool ---------------------------------------------------------------------------
 
 
-def _op_and_amount(ctx: ToolContext) -> tuple[str, float]:
+def _op_and_amount(asked: Mapping[str, Any]) -> tuple[str, float]:
     """The subtask's op and amount (its default when none is given); a clear error for an
     unknown op or an amount outside its range."""
-    problem = adjustment_problem(ctx.subtask_params)
+    problem = adjustment_problem(asked)
     if problem:
         raise BadInput(problem)
-    op, given = str(ctx.subtask_params["op"]), ctx.subtask_params.get("amount")
+    op, given = str(asked["op"]), asked.get("amount")
     return op, ADJUSTMENTS[op].default if given is None else float(given)
+
+
+def _look_of(extra: Mapping[str, Any]) -> Any:
+    from layerpath.tools.looks import look_named
+
+    return look_named(str(extra.get("look")))
+
+
+def look_halo(frame: tuple[int, ...]) -> int:
+    from layerpath.tools.looks import halo
+
+    return halo((int(frame[0]), int(frame[1])))
+
+
+def graduated(shape: tuple[int, ...], window: Box, side: str) -> np.ndarray:
+    """A graduated filter's weight over `window`: 1 along the frame's `side`, easing to
+    0 by three quarters of the way across (as a graduated ND filter's soft edge)."""
+    h, w = shape[:2]
+    if side in ("top", "bottom"):
+        along = (np.arange(window.y0, window.y1, dtype=np.float32) + 0.5) / h
+        along = along if side == "top" else 1.0 - along
+        ramp = (1.0 - _smoothstep(0.1, 0.75, along))[:, None]
+        return np.repeat(ramp, window.x1 - window.x0, axis=1)
+    along = (np.arange(window.x0, window.x1, dtype=np.float32) + 0.5) / w
+    along = along if side == "left" else 1.0 - along
+    ramp = (1.0 - _smoothstep(0.1, 0.75, along))[None, :]
+    return np.repeat(ramp, window.y1 - window.y0, axis=0)
 
 
 #: adjustments that are one curve per channel: made as a lookup table of the picture's
@@ -351,6 +399,34 @@ def _per_channel(op: str, amount: float, part: np.ndarray, extra: dict[str, Any]
     tables = np.clip(np.rint(apply(op, amount, ramp, extra)[:, 0, :] * top), 0, top)
     tables = tables.astype(part.dtype)
     return np.stack([np.take(tables[:, c], part[..., c]) for c in range(3)], axis=-1)
+
+
+class SceneryLook(AnyDepth):
+    """The paper's Changing Scenery ('make it night', 'make it winter', 'add fog') as a
+    look over the whole picture, offline: the light and colour of that time, season or
+    weather, not new things in the scene (a diffusion model paints those, on a GPU)."""
+
+    def declines(self, ctx: ToolContext) -> str | None:
+        from layerpath.tools.looks import find_look, look_names
+
+        if ctx.target and ctx.target != "scenery":
+            return f"the offline looks change the whole picture, not only the {ctx.target}"
+        if not ctx.to or find_look(ctx.to) is None:
+            return f"'{ctx.to}' is not a look it can make; the looks: {look_names()}"
+        return None
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        out, window = adjusted(inputs[ArtifactKind.IMAGE], None, scenery_asked(ctx), params)
+        return ToolResult({ArtifactKind.IMAGE: out}, window=window)
+
+
+def scenery_asked(ctx: ToolContext) -> dict[str, Any]:
+    """A Changing Scenery subtask as the look adjustment it is made by offline."""
+    from layerpath.tools.looks import look_named
+
+    return {"op": "look", "look": look_named(ctx.to or "").name, **ctx.subtask_params}
 
 
 def feathered(mask: np.ndarray, feather: float) -> np.ndarray:
@@ -374,17 +450,23 @@ class PhotoAdjust(AnyDepth):
         region = inputs.get(ArtifactKind.MASK)
         if region is None and ctx.selection is not None and ctx.selection.any():
             region = ctx.selection
-        out, window = adjusted(image, region, ctx, params)
+        out, window = adjusted(image, region, ctx.subtask_params, params)
         return ToolResult({ArtifactKind.IMAGE: out}, window=window)
 
 
 def adjusted(
-    image: np.ndarray, region: np.ndarray | None, ctx: ToolContext, params: Mapping[str, Any]
+    image: np.ndarray,
+    region: np.ndarray | None,
+    asked: Mapping[str, Any],
+    params: Mapping[str, Any],
 ) -> tuple[np.ndarray, Box | None]:
-    """The picture (RGBA, 8 or 16 bits) with the adjustment applied, and the window it
-    changed (None: all of it)."""
-    op, amount = _op_and_amount(ctx)
-    extra: dict[str, Any] = dict(ctx.subtask_params)
+    """The picture (RGBA, 8 or 16 bits) with the adjustment `asked` (the subtask's op,
+    amount and modifiers) applied, and the window it changed (None: all of it). With
+    `outside`, the region is what stays as it is ('keep the face unchanged'); with
+    `graduated`, the adjustment is whole at that side of the frame and fades out across
+    it (a graduated filter)."""
+    op, amount = _op_and_amount(asked)
+    extra: dict[str, Any] = dict(asked)
     top = 65535 if image.dtype == np.uint16 else 255
     window = full_box(image.shape)
     weight = None
@@ -395,23 +477,33 @@ def adjusted(
         if box is None:
             raise ToolFailed("The region to adjust is empty.")
         feather = float(params.get("feather") or 0.004 * min(image.shape[:2]))
-        # a blur and the local tonal ops read context around the region
-        reach = 0.05 * min(box.width, box.height) if op == "blur" else _sigma(image.shape, 0.02)
-        context = int(3 * reach) if op in ("blur", "highlights", "shadows") else 4
-        window = grow_box(box, context, image.shape)
-        weight = feathered(crop(region, window), feather)
-        extra["side"] = min(box.width, box.height)
+        if asked.get("outside"):  # all but the region, which keeps every pixel
+            # a look kept off a face or a sky fades in over a fifth of the region's size
+            # (a sharp edge shows the region's outline as a ring)
+            soft = max(feather, OUTSIDE_FEATHER * min(box.width, box.height))
+            weight = feathered(~region.astype(bool), soft)
+        else:
+            # a blur and the local tonal ops read context around the region
+            reach = 0.05 * min(box.width, box.height) if op == "blur" else _sigma(image.shape, 0.02)
+            context = int(3 * reach) if op in ("blur", "highlights", "shadows") else 4
+            window = grow_box(box, context, image.shape)
+            weight = feathered(crop(region, window), feather)
+            extra["side"] = min(box.width, box.height)
+    if asked.get("graduated"):
+        ramp = graduated(image.shape, window, str(asked["graduated"]))
+        weight = ramp if weight is None else weight * ramp
     part = crop(image, window)
     if op in SEPARABLE:
         values = _per_channel(op, amount, part, extra)
         if weight is not None:
             mixed = part[..., :3] + (values - part[..., :3].astype(np.float32)) * weight[..., None]
             values = np.clip(np.rint(mixed), 0, top).astype(image.dtype)
-    elif op in BANDED:
-        values = _in_bands(op, amount, part, weight, extra)
+    elif op in BANDED or op == "look" and _look_of(extra).banded:
+        margin = 0 if op != "look" or _look_of(extra).pixelwise else look_halo(image.shape[:2])
+        values = _in_bands(op, amount, part, weight, extra, margin)
     else:
         values = _whole(op, amount, part, weight, extra)
-    if region is None:
+    if window == full_box(image.shape):
         out = image.copy()
         out[..., :3] = values
         return out, None
@@ -427,8 +519,15 @@ BAND_ROWS = 512
 
 
 def _in_bands(
-    op: str, amount: float, part: np.ndarray, weight: np.ndarray | None, extra: dict[str, Any]
+    op: str,
+    amount: float,
+    part: np.ndarray,
+    weight: np.ndarray | None,
+    extra: dict[str, Any],
+    margin: int = 0,
 ) -> np.ndarray:
+    """The adjustment made BAND_ROWS rows at a time, each band read with `margin` rows
+    above and below it for the steps that look around a pixel (a look's glow)."""
     top = 65535 if part.dtype == np.uint16 else 255
     h, w = part.shape[:2]
     values = np.empty((h, w, 3), part.dtype)
@@ -440,11 +539,13 @@ def _in_bands(
         local = tonal_ranges(op, grey)
         del grey
     for y in range(0, h, BAND_ROWS):
-        v = part[y : y + BAND_ROWS, :, :3].astype(np.float32) / top
-        here = {**extra, "rows": (y, h, w)}
+        low, high = max(0, y - margin), min(h, y + BAND_ROWS + margin)
+        read = part[low:high, :, :3].astype(np.float32) / top
+        here = {**extra, "rows": (low, h, w)}
         if local is not None:
             here["local"] = (local[0][y : y + BAND_ROWS], local[1])
-        new = apply(op, amount, v, here)
+        new = apply(op, amount, read, here)[y - low : y - low + BAND_ROWS]
+        v = read[y - low : y - low + BAND_ROWS]
         if weight is not None:
             new = v + (new - v) * weight[y : y + BAND_ROWS, :, None]
         values[y : y + BAND_ROWS] = np.clip(np.rint(new * top), 0, top)

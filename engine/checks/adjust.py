@@ -64,12 +64,18 @@ def check_adjustment(
         untouched = untouched_outside(before, after, dilate(region, 2))
     if region is None or not region.any():
         region = np.ones(before.shape[:2], dtype=bool)
+    if params.get("graduated"):  # measured where the filter is whole: its first quarter
+        region = region & _side_band(region.shape, str(params["graduated"]), 0.25)
+        if not region.any():
+            return Verdict(0.0, "the graduated side holds none of the region")
     bounds = mask_box(region)
     assert bounds is not None
     # measured inside the region's feathered edge (where the effect is whole)
     interior = erode(region, max(2, round(0.02 * min(bounds.width, bounds.height))))
     region = interior if interior.sum() >= 64 else region
     box = (bounds.x0, bounds.y0, bounds.x1, bounds.y1)
+    if op == "look":
+        return _look(str(params.get("look")), amount, before, after, region, bounds, untouched)
     if op in ("sharpen", "blur", "denoise"):
         start, end = _detail_crop(before, box), _detail_crop(after, box)
         inside = _detail_crop(region.astype(np.uint8)[..., None].repeat(3, 2), box) > 0.5
@@ -93,6 +99,157 @@ def check_adjustment(
     elif op == "highlights" and np.percentile(lab0[:, 0], 90) < 55:
         reason = "the photo has hardly any highlights (its brightest tenth is dark)"
     return _graded(shortfall, 0.75, reason, untouched)
+
+
+def _side_band(shape: tuple[int, ...], side: str, share: float) -> np.ndarray:
+    """The share of the frame along one side: where a graduated filter is whole."""
+    band = np.zeros(shape[:2], dtype=bool)
+    h, w = shape[:2]
+    rows, cols = max(1, round(h * share)), max(1, round(w * share))
+    if side == "top":
+        band[:rows] = True
+    elif side == "bottom":
+        band[h - rows :] = True
+    elif side == "left":
+        band[:, :cols] = True
+    else:
+        band[:, w - cols :] = True
+    return band
+
+
+#: a green leaf's hues in CIELAB (degrees of atan2(b*, a*)) and the chroma that counts
+GREEN_HUES, GREEN_CHROMA = (100.0, 200.0), 12.0
+#: pixels this close to grey before a look carry its white point: where a warmer or a
+#: pinker light shows (a saturated or a darkened colour moves b* for other reasons)
+NEUTRAL_CHROMA = 15.0
+#: the measures' plain names, for a failed check's reason
+MEASURE_WORDS = {"lightness": "the brightness", "warmth": "the warmth", "tint": "the tint",
+                 "chroma": "the colourfulness", "contrast": "the contrast",
+                 "local_contrast": "the local contrast", "black_point": "the black point",
+                 "greens": "the share of green", "autumn_hues": "the autumn colours", "split": "the warm highlights against the cool shadows",
+                 "redrawn": "the fine detail (not redrawn as in that medium)"}  # fmt: skip
+
+
+#: the hues of autumn leaves: red, orange, ochre, yellow
+AUTUMN_HUES = (20.0, 95.0)
+
+
+def _share(lab: np.ndarray, hues: tuple[float, float]) -> float:
+    """The share (in points) of pixels of those hues, colourful enough to count."""
+    hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0
+    chroma = np.hypot(lab[:, 1], lab[:, 2])
+    return 100.0 * float(((hue >= hues[0]) & (hue <= hues[1]) & (chroma >= GREEN_CHROMA)).mean())
+
+
+def _greens(lab: np.ndarray) -> float:
+    return _share(lab, GREEN_HUES)
+
+
+def _local_contrast(lightness: np.ndarray) -> float:
+    """How far the brightness departs from its surroundings on average (clarity)."""
+    sigma = max(1.5, 0.015 * min(lightness.shape))
+    return float(np.abs(lightness - cv2.GaussianBlur(lightness, (0, 0), sigma)).mean())
+
+
+def _detail_and_layout(lightness: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The fine detail (what a 1.5 px blur takes away) and the coarse layout (a blur at
+    a hundredth of the picture) of a brightness picture."""
+    layout = cv2.GaussianBlur(lightness, (0, 0), max(1.5, 0.01 * min(lightness.shape)))
+    return lightness - cv2.GaussianBlur(lightness, (0, 0), 1.5), layout
+
+
+def _correlation(a: np.ndarray, b: np.ndarray) -> float:
+    if float(a.std()) < 1e-6 or float(b.std()) < 1e-6:
+        return 1.0 if np.allclose(a, b) else 0.0
+    return float(np.corrcoef(a.ravel(), b.ravel())[0, 1])
+
+
+def look_changes(
+    before: np.ndarray, after: np.ndarray, inside: np.ndarray
+) -> dict[str, float | None]:
+    """What moved between two Lab pictures (H x W x 3) inside the region, per measure of
+    tools/data/looks.json; None where this photo cannot show it. The white point is read
+    on the mid-tone pixels near grey (a saturated or a darkened colour moves b* for
+    other reasons); a photo without them (a meadow) cannot show it."""
+    lab0, lab1 = before[inside], after[inside]
+    l0, l1 = lab0[:, 0], lab1[:, 0]
+    chroma0, chroma1 = np.hypot(lab0[:, 1], lab0[:, 2]), np.hypot(lab1[:, 1], lab1[:, 2])
+    neutral = (l0 > 20) & (l0 < 95) & (chroma0 < NEUTRAL_CHROMA)
+    readable = neutral.mean() >= 0.02 and neutral.sum() >= 64
+    shift = lambda c: float(lab1[neutral, c].mean() - lab0[neutral, c].mean())  # noqa: E731
+    local0 = _local_contrast(np.where(inside, before[..., 0], float(l0.mean())))
+    local1 = _local_contrast(np.where(inside, after[..., 0], float(l1.mean())))
+    bright, dark = l0 >= np.percentile(l0, 70), l0 <= np.percentile(l0, 30)
+    split = lambda lab: float(lab[bright, 2].mean() - lab[dark, 2].mean())  # noqa: E731
+    fine0, _ = _detail_and_layout(np.where(inside, before[..., 0], float(l0.mean())))
+    fine1, _ = _detail_and_layout(np.where(inside, after[..., 0], float(l1.mean())))
+    return {
+        "lightness": float(l1.mean() - l0.mean()),
+        "warmth": shift(2) if readable else None,
+        "tint": shift(1) if readable else None,
+        "chroma": float(chroma1.mean() - chroma0.mean()),
+        "contrast": float(l1.std() - l0.std()),
+        "local_contrast": local1 / max(1e-6, local0) - 1.0,
+        "black_point": float(np.percentile(l1, 10) - np.percentile(l0, 10)),
+        "greens": _greens(lab1) - _greens(lab0),
+        "autumn_hues": _share(lab1, AUTUMN_HUES) - _share(lab0, AUTUMN_HUES),
+        "split": split(lab1) - split(lab0),
+        "redrawn": 1.0 - _correlation(fine0[inside], fine1[inside]),
+    }
+
+
+def _look(
+    name: str,
+    strength: float,
+    before: np.ndarray,
+    after: np.ndarray,
+    region: np.ndarray,
+    bounds: Any,
+    untouched: float,
+) -> Verdict:
+    """Whether the look shows: each of its expectations (tools/data/looks.json) moved in
+    its direction by enough of what the look at this strength asks, as far as this photo
+    can show it (colour it has not got cannot be taken away)."""
+    from layerpath.tools.looks import looks
+
+    look = looks().get(name)
+    if look is None:
+        return Verdict(0.0, f"'{name}' is not a look")
+    small_before, _ = analysis_copy(crop(before, bounds), ANALYSIS_PIXELS)
+    small_after, _ = analysis_copy(crop(after, bounds), ANALYSIS_PIXELS)
+    inside, _ = analysis_copy(crop(region, bounds), ANALYSIS_PIXELS)
+    if not inside.any():
+        return Verdict(0.0, "the region is empty")
+    lab0, lab1 = _lab(small_before), _lab(small_after)
+    changes = look_changes(lab0, lab1, inside)
+    chroma0 = float(np.hypot(lab0[inside][:, 1], lab0[inside][:, 2]).mean())
+    greens0 = _greens(lab0[inside])
+    defects: dict[str, float] = {}
+    for measure, expected in look.expect.items():
+        need, moved = expected * strength, changes[measure]
+        if moved is None:
+            continue  # this photo cannot show it; the look's other measures decide
+        if measure in ("greens", "autumn_hues"):  # as much as there is green to turn
+            if greens0 < 3.0:
+                defects["hardly any green in the photo to turn"] = 2.0
+                continue
+            need = float(np.sign(need)) * min(abs(need), 0.5 * greens0)
+        elif measure == "chroma":  # a share of the colour the photo has
+            need = max(need, -0.3 * chroma0) if need < 0 else min(need, 0.15 * chroma0)
+        shortfall = (abs(need) - np.sign(need) * moved) / max(1e-6, abs(need))
+        defects[f"{MEASURE_WORDS[measure]} hardly changed"] = max(0.0, shortfall) / 0.75
+    if not defects:
+        return Verdict(0.0, "this photo's colours cannot show the look")
+    # restyled, not lost: the picture's layout is still there to recognise
+    _, layout0 = _detail_and_layout(
+        np.where(inside, lab0[..., 0], float(lab0[inside][:, 0].mean()))
+    )
+    _, layout1 = _detail_and_layout(
+        np.where(inside, lab1[..., 0], float(lab1[inside][:, 0].mean()))
+    )
+    kept = _correlation(layout0[inside], layout1[inside])
+    defects["the picture's layout was lost"] = max(0.0, 0.6 - kept) / 0.15
+    return _worst(defects, untouched)
 
 
 def _tonal(

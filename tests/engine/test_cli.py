@@ -86,7 +86,7 @@ def test_edit_exit_codes_and_messages(
 ) -> None:
     image, masks = scene.save(tmp_path / "in")
     out = tmp_path / "o.ora"
-    assert main(["edit", str(image), "make it feel nostalgic", "-o", str(out)]) == 2
+    assert main(["edit", str(image), "make it feel like a Tuesday", "-o", str(out)]) == 2
     assert "layerpath understands" in capsys.readouterr().err
     assert main(["edit", str(tmp_path / "nope.png"), "remove the ball", "-o", str(out)]) == 2
     assert "does not exist" in capsys.readouterr().err
@@ -150,3 +150,48 @@ def test_everyday_adjustments_on_a_real_photo_without_a_mask(
     steps = json.loads(report.read_text())["subtasks"]
     assert [s["params"]["op"] for s in steps] == ["blur", "black_and_white"]
     assert [s["kind"] for s in steps] == ["region_adjustment"] * 2
+
+
+def test_looks_from_the_command_line_on_a_real_photo(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scikit-image's astronaut: 'make it look moody but keep the face unchanged' finds
+    the face offline (its mask a hidden layer), keeps its pixels and makes the rest
+    moody; 'make it night' is the paper's Changing Scenery, done offline by the night
+    look (no diffusion model here): darker and bluer, the report naming the tool."""
+    from PIL import Image
+    from skimage import data
+
+    from layerpath.tools.imaging import lab_exact
+
+    photo = data.astronaut()
+    image = tmp_path / "astronaut.png"
+    Image.fromarray(photo).save(image)
+    out, report = tmp_path / "moody.ora", tmp_path / "moody.json"
+    instruction = "make it look moody, but keep the face unchanged"
+    code = main(["edit", str(image), instruction, "-o", str(out), "--report", str(report)])
+    assert code == 0, capsys.readouterr()
+    doc = read_layered(out)
+    original, group = doc.layers
+    assert isinstance(original, PixelLayer) and np.array_equal(original.pixels[..., :3], photo)
+    assert isinstance(group, GroupLayer)
+    finder, look = group.children
+    assert look.name.startswith("2. region_adjust — Look: Moody 0.8 except 'face'")
+    assert isinstance(finder, PixelLayer) and not finder.visible  # the face's mask, hidden
+    face = np.zeros(photo.shape[:2], bool)
+    (x, y), (h, w) = finder.offset, finder.pixels.shape[:2]
+    face[y : y + h, x : x + w] = finder.pixels[..., 3] > 0
+    result = composite(doc)[..., :3].astype(int)
+    assert face.any() and np.array_equal(result[face], photo[face].astype(int))
+    assert result[~face].mean() < photo[~face].astype(int).mean() - 3
+    (step,) = json.loads(report.read_text())["subtasks"]
+    assert step["params"] == {"op": "look", "look": "moody", "amount": 0.8, "outside": True}
+
+    night = tmp_path / "night.png"
+    code = main(["edit", str(image), "make it night", "-o", str(night), "--report", str(report)])
+    assert code == 0, capsys.readouterr()
+    (step,) = json.loads(report.read_text())["subtasks"]
+    assert step["kind"] == "changing_scenery" and step["tools"] == ["scenery_look"]
+    before, after = (lab_exact(p / 255.0) for p in (photo, np.asarray(Image.open(night))[..., :3]))
+    assert after[..., 0].mean() < before[..., 0].mean() - 10  # darker
+    assert after[..., 2].mean() < before[..., 2].mean() - 3  # bluer

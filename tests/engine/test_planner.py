@@ -110,12 +110,12 @@ def test_text_detection_runs_after_text_edits_and_the_canvas_grows_last() -> Non
 
 
 def test_unknown_clause_is_a_warning_not_a_silent_drop() -> None:
-    plan = plan_offline("remove the cat and make it feel nostalgic")
+    plan = plan_offline("remove the cat and make it feel like a Tuesday")
     assert [s.kind for s in plan.subtasks] == [K.OBJECT_REMOVAL]
-    assert any("nostalgic" in w for w in plan.warnings)
+    assert any("tuesday" in w.lower() for w in plan.warnings)
 
 
-@pytest.mark.parametrize("instruction", ["", "   ", "make it feel nostalgic", "hello there"])
+@pytest.mark.parametrize("instruction", ["", "   ", "make it feel like a Tuesday", "hello there"])
 def test_nothing_supported_is_a_typed_error_listing_what_is_supported(instruction: str) -> None:
     with pytest.raises(UnsupportedInstruction) as error:
         plan_offline(instruction)

@@ -357,3 +357,33 @@ def test_a_click_selects_the_object_under_it(qtbot, tmp_path: Path) -> None:  # 
     assert result.ok  # type: ignore[attr-defined]
     changed = np.abs(editor.picture()[..., :3].astype(int) - data.astronaut()).max(axis=2) > 0
     assert not changed[~selection].any()
+
+
+def test_a_looks_strength_is_changed_from_its_slider(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """'give it a vintage look' on a real photo in the editor: one step named as a
+    photographer reads it, its strength on the slider; moved to full strength, the step
+    is made again from the picture it started from and fades the blacks further."""
+    from skimage import data
+
+    editor = open_photo(qtbot, tmp_path, data.coffee(), "coffee")
+    panel = editor.panel
+    assert run(qtbot, editor, "give it a vintage look").ok  # type: ignore[attr-defined]
+    (layer,) = list(panel.placed)
+    item = panel.steps.item_for(layer)
+    assert "Look: Vintage 0.8" in item.text() and "photo_adjust" not in item.text()
+    panel.steps.setCurrentItem(item)
+    assert panel.amount_row.isVisible() and panel.amount_label.text().startswith("Look")
+    assert panel.amount.value() == 80
+
+    def black_point() -> float:
+        return float(np.percentile(editor.picture()[..., :3].mean(axis=2), 5))
+
+    before = black_point()
+    panel.amount.setValue(100)
+    with qtbot.waitSignal(panel.run_finished, timeout=60_000) as again:
+        panel.amount.sliderReleased.emit()
+    outcome = again.args[0]
+    assert outcome.ok and outcome.subtask.params["amount"] == 1.0
+    assert outcome.subtask.params["look"] == "vintage"
+    assert black_point() > before + 1
+    assert panel.steps.count() == 1

@@ -15,7 +15,6 @@ from layerpath.engine.checks.adjust import check_adjustment
 from layerpath.errors import BadInput
 from layerpath.tools.adjust import ADJUSTMENTS, adjusted, noise_sigma
 from layerpath.tools.imaging import lab_exact
-from layerpath.tools.types import SubtaskKind, ToolContext
 
 
 def rgba(pixels: np.ndarray) -> np.ndarray:
@@ -24,8 +23,7 @@ def rgba(pixels: np.ndarray) -> np.ndarray:
 
 def run(image: np.ndarray, op: str, amount: float | None = None, region=None, **extra):
     params = {"op": op, **({"amount": amount} if amount is not None else {}), **extra}
-    kind = SubtaskKind.REGION_ADJUSTMENT if region is not None else SubtaskKind.PHOTO_ADJUSTMENT
-    out, _ = adjusted(image, region, ToolContext(kind, subtask_params=params), {"feather": 0})
+    out, _ = adjusted(image, region, params, {"feather": 0})
     return out, params
 
 

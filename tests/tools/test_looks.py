@@ -1,0 +1,165 @@
+"""Looks (tools/looks.py) on real photos: scikit-image's, and the nature photographs of
+Debian's mate-backgrounds (GPL-2+, fetched at test time with apt-get, never committed;
+skipped with the reason where apt-get cannot run). Each look shows what its words say
+by the check's measures, a picture left as it was or given another look is turned down,
+a look made band by band is the look made whole, a region kept off it keeps every pixel,
+a graduated look fades across the frame, and 16-bit photos stay 16-bit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+from skimage import data
+
+from layerpath.engine.checks.adjust import check_adjustment
+from layerpath.errors import BadInput
+from layerpath.tools import looks as looks_module
+from layerpath.tools.adjust import BAND_ROWS, adjusted
+from layerpath.tools.looks import look_from, look_named, looks, render
+
+
+def rgba(pixels: np.ndarray) -> np.ndarray:
+    return np.dstack([pixels[..., :3], np.full(pixels.shape[:2], 255, pixels.dtype)])
+
+
+def small(pixels: np.ndarray, side: int = 640) -> np.ndarray:
+    picture = Image.fromarray(pixels[..., :3])
+    picture.thumbnail((side, side))
+    return rgba(np.asarray(picture))
+
+
+def styled(image: np.ndarray, name: str, **extra: object) -> tuple[np.ndarray, dict]:
+    asked = {"op": "look", "look": name, **extra}
+    out, _ = adjusted(image, extra.pop("region", None), asked, {})  # type: ignore[arg-type]
+    return out, asked
+
+
+SKIMAGE = {"coffee": data.coffee(), "chelsea": data.chelsea(), "astronaut": data.astronaut()}
+
+
+@pytest.fixture(scope="module")
+def nature(tmp_path_factory: pytest.TempPathFactory) -> dict[str, np.ndarray]:
+    from layerpath.benchmarks.photos import debian_photos
+
+    found = {p.name: p.rgb for p in debian_photos(tmp_path_factory.mktemp("photos"))}
+    if not found:
+        pytest.skip("Debian's mate-backgrounds could not be fetched here (no apt-get)")
+    return {name: found[name] for name in ("LadyBird", "GreenMeadow", "Dune", "Storm")}
+
+
+def test_every_look_shows_on_photos_it_can_show_on(nature: dict[str, np.ndarray]) -> None:
+    """Each look at its default strength passes its own check on each photo; autumn
+    where there is foliage to turn, and on the others it is refused with that reason."""
+    photos = {name: small(p) for name, p in {**SKIMAGE, **nature}.items()}
+    failed = []
+    for look in looks():
+        for name, image in photos.items():
+            out, asked = styled(image, look)
+            verdict = check_adjustment(asked, image, out, None)
+            green = name in ("LadyBird", "GreenMeadow", "Dune")
+            if look == "autumn" and not green:
+                assert verdict.score < 0.5 and "green" in verdict.reason, name
+            elif verdict.score < 0.5:
+                failed.append(f"{look} on {name}: {verdict.reason}")
+    assert failed == []
+
+
+def test_a_picture_left_as_it_was_or_given_another_look_is_turned_down() -> None:
+    image = small(SKIMAGE["coffee"])
+    for look in looks():
+        verdict = check_adjustment({"op": "look", "look": look}, image, image, None)
+        assert verdict.score < 0.5, look
+    night, _ = styled(image, "night")
+    sunset, _ = styled(image, "sunset")
+    watercolour, _ = styled(image, "watercolor")
+    for made, asked in (
+        (night, "sunset"),
+        (sunset, "night"),
+        (night, "watercolor"),
+        (sunset, "pencil_sketch"),
+    ):
+        verdict = check_adjustment({"op": "look", "look": asked}, image, made, None)
+        assert verdict.score < 0.5, f"{asked} passed on another look's result"
+    assert (
+        check_adjustment({"op": "look", "look": "watercolor"}, image, watercolour, None).score
+        >= 0.5
+    )
+
+
+def test_a_look_made_band_by_band_is_the_look_made_whole() -> None:
+    """A look whose glow reads around each pixel is made in bands of rows with a margin:
+    no seam where the bands meet (the photo stacked to three bands' height)."""
+    tall = rgba(np.vstack([SKIMAGE["coffee"]] * 4))  # 1600 rows: four bands
+    assert tall.shape[0] > 3 * BAND_ROWS and look_named("sunset").banded
+    assert not look_named("sunset").pixelwise
+    banded, _ = styled(tall, "sunset", amount=1.0)
+    whole = render(look_named("sunset"), 1.0, tall[..., :3].astype(np.float32) / 255, {})
+    whole8 = np.clip(np.rint(whole * 255), 0, 255).astype(np.uint8)
+    assert np.abs(banded[..., :3].astype(int) - whole8.astype(int)).max() <= 1
+
+
+def test_a_region_kept_off_a_look_keeps_every_pixel() -> None:
+    """'make it moody but keep the face unchanged': the face's pixels are the photo's,
+    the rest is moody, and the check measures the look outside the face only."""
+    image = rgba(SKIMAGE["astronaut"])
+    face = np.zeros(image.shape[:2], bool)
+    face[60:250, 150:330] = True
+    out, asked = styled(image, "moody", outside=True, region=face)
+    assert np.array_equal(out[face], image[face])
+    rest = ~face
+    assert out[rest][:, :3].astype(int).mean() < image[rest][:, :3].astype(int).mean() - 3
+    assert check_adjustment(asked, image, out, rest).score >= 0.5
+    inside, _ = styled(image, "moody", region=face)  # the look inside the face instead
+    assert check_adjustment(asked, image, inside, rest).score < 0.5
+
+
+def test_a_graduated_look_is_whole_at_its_side_and_gone_at_the_other() -> None:
+    image = rgba(SKIMAGE["coffee"])
+    out, asked = styled(image, "night", graduated="top")
+    change = np.abs(out[..., :3].astype(int) - image[..., :3].astype(int)).mean(axis=(1, 2))
+    assert change[:40].mean() > 15 and change[-60:].max() == 0
+    assert np.all(np.diff(change[40:300]) <= 1.0)  # fading, not a step
+    assert check_adjustment(asked, image, out, None).score >= 0.5
+    with pytest.raises(BadInput, match="graduated"):
+        styled(image, "night", graduated="diagonal")
+
+
+def test_looks_keep_sixteen_bits() -> None:
+    ramp = np.linspace(0, 65535, 1024, dtype=np.float64)
+    picture = np.zeros((64, 1024, 4), np.uint16)
+    picture[..., 0] = ramp
+    picture[..., 1] = ramp * 0.8
+    picture[..., 2] = ramp * 0.6
+    picture[..., 3] = 65535
+    out, _ = styled(picture, "vintage")
+    assert out.dtype == np.uint16 and len(np.unique(out[0, :, 1])) > 600
+
+
+def test_an_unknown_look_is_a_clear_error() -> None:
+    with pytest.raises(BadInput, match="not a look layerpath knows"):
+        styled(rgba(SKIMAGE["coffee"]), "steampunk")
+
+
+def test_the_catalogue_is_checked_when_it_loads() -> None:
+    """A look whose check names a measure the check does not make, or whose recipe
+    names a step layerpath does not know, is refused when the catalogue loads, not found
+    out when a photographer's run is judged."""
+    night = look_named("night").model_dump()
+    assert look_from(night) == look_named("night")
+    with pytest.raises(ValueError, match="sparkle"):
+        look_from({**night, "expect": {"sparkle": -12}})
+    with pytest.raises(ValueError, match="lens_flare"):
+        look_from({**night, "recipe": [*night["recipe"], {"op": "lens_flare"}]})
+
+
+def test_a_medium_is_painted_on_a_working_copy_of_a_large_photo(tmp_path: Path) -> None:
+    """An artistic medium on a photo larger than its working size is painted on a copy
+    of MEDIUM_PIXELS and brought back to the photo's size, still redrawn."""
+    large = rgba(np.asarray(Image.fromarray(SKIMAGE["coffee"]).resize((2400, 1600))))
+    assert large.shape[0] * large.shape[1] > looks_module.MEDIUM_PIXELS
+    out, asked = styled(large, "oil_painting")
+    assert out.shape == large.shape
+    assert check_adjustment(asked, large, out, None).score >= 0.5
