@@ -112,35 +112,46 @@ def test_edit_exit_codes_and_messages(
     assert "Traceback" not in captured.err
 
 
-def test_everyday_adjustments_on_a_real_photo_without_a_mask(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    """scikit-image's astronaut, as a photographer words it: the face is found and
-    blurred, the background found (all but the person) and made black and white, each a
-    step layer over the untouched photo; the report keeps each step's adjustment."""
+def edit_astronaut(
+    tmp_path: Path, instruction: str, capsys: pytest.CaptureFixture[str]
+) -> tuple[np.ndarray, Path, list[object], Path]:
+    """scikit-image's astronaut edited from the command line into an ORA with a report:
+    the photo, its file, the run's step layers (the user's layer checked untouched) and
+    the report."""
     from PIL import Image
     from skimage import data
-
-    from layerpath.tools.imaging import lab_exact
 
     photo = data.astronaut()
     image = tmp_path / "astronaut.png"
     Image.fromarray(photo).save(image)
     out, report = tmp_path / "out.ora", tmp_path / "run.json"
-    instruction = "blur the face and make the background black and white"
     code = main(["edit", str(image), instruction, "-o", str(out), "--report", str(report)])
     assert code == 0, capsys.readouterr()
     doc = read_layered(out)
     original, group = doc.layers
     assert isinstance(original, PixelLayer) and np.array_equal(original.pixels[..., :3], photo)
     assert isinstance(group, GroupLayer)
-    assert [c.name.split(" — ")[0] for c in group.children] == [
+    return photo, image, list(group.children), report
+
+
+def test_everyday_adjustments_on_a_real_photo_without_a_mask(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """scikit-image's astronaut, as a photographer words it: the face is found and
+    blurred, the background found (all but the person) and made black and white, each a
+    step layer over the untouched photo; the report keeps each step's adjustment."""
+    from layerpath.tools.imaging import lab_exact
+
+    photo, _, steps, report = edit_astronaut(
+        tmp_path, "blur the face and make the background black and white", capsys
+    )
+    assert [c.name.split(" — ")[0] for c in steps] == [  # type: ignore[attr-defined]
         "1. offline_finder",
         "2. region_adjust",
         "1. offline_finder",
         "2. region_adjust",
     ]
-    result = composite(doc)[..., :3]
+    result = composite(read_layered(tmp_path / "out.ora"))[..., :3]
     chroma = np.hypot(*lab_exact(result / 255.0)[..., 1:].transpose(2, 0, 1))
     assert np.percentile(chroma[:100, :60], 95) < 2  # the flag in the corner: grey now
     assert chroma[330:400, 120:220].mean() > 30  # the orange suit: still orange
@@ -160,28 +171,20 @@ def test_looks_from_the_command_line_on_a_real_photo(
     moody; 'make it night' is the paper's Changing Scenery, done offline by the night
     look (no diffusion model here): darker and bluer, the report naming the tool."""
     from PIL import Image
-    from skimage import data
 
     from layerpath.tools.imaging import lab_exact
 
-    photo = data.astronaut()
-    image = tmp_path / "astronaut.png"
-    Image.fromarray(photo).save(image)
-    out, report = tmp_path / "moody.ora", tmp_path / "moody.json"
-    instruction = "make it look moody, but keep the face unchanged"
-    code = main(["edit", str(image), instruction, "-o", str(out), "--report", str(report)])
-    assert code == 0, capsys.readouterr()
-    doc = read_layered(out)
-    original, group = doc.layers
-    assert isinstance(original, PixelLayer) and np.array_equal(original.pixels[..., :3], photo)
-    assert isinstance(group, GroupLayer)
-    finder, look = group.children
+    photo, image, steps, report = edit_astronaut(
+        tmp_path, "make it look moody, but keep the face unchanged", capsys
+    )
+    finder, look = steps
+    assert isinstance(look, PixelLayer)
     assert look.name.startswith("2. region_adjust — Look: Moody 0.8 except 'face'")
     assert isinstance(finder, PixelLayer) and not finder.visible  # the face's mask, hidden
     face = np.zeros(photo.shape[:2], bool)
     (x, y), (h, w) = finder.offset, finder.pixels.shape[:2]
     face[y : y + h, x : x + w] = finder.pixels[..., 3] > 0
-    result = composite(doc)[..., :3].astype(int)
+    result = composite(read_layered(tmp_path / "out.ora"))[..., :3].astype(int)
     assert face.any() and np.array_equal(result[face], photo[face].astype(int))
     assert result[~face].mean() < photo[~face].astype(int).mean() - 3
     (step,) = json.loads(report.read_text())["subtasks"]
