@@ -450,6 +450,8 @@ class Engine:
                     self.traces.record_tool(call.tool, subtask.kind, call.seconds, call.quality)
         failures = [a.failure for a in attempts if a.failure]
         if self.traces is not None:
+            # a rule the checks turned down is recorded with the path it tried
+            tried = {r.route: list(r.tools) for r in self.rules.rules}
             for attempt in attempts:
                 nodes = attempt.path
                 self.traces.record_attempt(
@@ -458,13 +460,14 @@ class Engine:
                     attempt.route,
                     request.mode.value,
                     request.alpha,
-                    [n.tool.name for n in nodes if n.tool],
+                    [n.tool.name for n in nodes if n.tool] or tried.get(attempt.route, []),
                     [n.result.params for n in nodes if n.result],
                     features,
                     sum(n.result.cost for n in nodes if n.result),
                     math.prod(nodes[-1].qualities) if nodes else 0.0,
                     bool(nodes),
                     [attempt.failure] if attempt.failure else [],
+                    subtask.to_json(),
                 )
         if accepted is None:
             outcome = SubtaskOutcome(

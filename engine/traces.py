@@ -1,7 +1,8 @@
 """Traces: one SQLite row per subtask attempt (WAL), the raw material of learning.
 
-Rows hold the tool path, params, probed features, cost, quality, failures and mode;
-never image pixels, never secrets, never OCR text (features hold no text).
+Rows hold the subtask (its kind, object, new value and parameters: the user's own
+words), the tool path, params, probed features, cost, quality, failures and mode; never
+image pixels, never secrets, never text read from the image (features hold no text).
 
 Traces are a by-product: a database that cannot be used (a read-only folder, a full
 disk, a file that is not a database or holds other tables) is said once, as a warning,
@@ -40,7 +41,9 @@ CREATE TABLE IF NOT EXISTS attempts (
     cost REAL NOT NULL,
     quality REAL NOT NULL,
     ok INTEGER NOT NULL,
-    failures TEXT NOT NULL
+    failures TEXT NOT NULL,
+    subtask_id TEXT NOT NULL DEFAULT '',
+    subtask TEXT NOT NULL DEFAULT '{}'
 );
 CREATE TABLE IF NOT EXISTS tool_stats (
     tool TEXT NOT NULL,
@@ -51,6 +54,22 @@ CREATE TABLE IF NOT EXISTS tool_stats (
     PRIMARY KEY (tool, subtask_kind)
 );
 """
+
+
+#: columns later versions added, with what an older row holds there
+ADDED_COLUMNS = {
+    "subtask_id": "TEXT NOT NULL DEFAULT ''",  # the attempts of one subtask share it
+    "subtask": "TEXT NOT NULL DEFAULT '{}'",  # its kind, target, new value and params
+}
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    """A store an earlier layerpath made gets the columns added since (its rows keep
+    their values; the new columns are empty for them)."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(attempts)")}
+    for name, kind in ADDED_COLUMNS.items():
+        if name not in have:
+            db.execute(f"ALTER TABLE attempts ADD COLUMN {name} {kind}")
 
 
 class TraceStore:
@@ -65,6 +84,7 @@ class TraceStore:
             with self._connect() as db:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.executescript(SCHEMA)
+                _add_missing_columns(db)
                 db.execute("SELECT run_id, subtask_kind, tool_path, failures FROM attempts LIMIT 0")
                 db.execute("SELECT tool, n, cost_sum, quality_sum FROM tool_stats LIMIT 0")
         except (sqlite3.Error, OSError) as exc:
@@ -108,9 +128,13 @@ class TraceStore:
         quality: float,
         ok: bool,
         failures: Sequence[str],
+        subtask: Mapping[str, Any] | None = None,
     ) -> None:
+        """One attempt at a subtask. `subtask`: its JSON (kind, target, to, params, id);
+        the attempts of one subtask in one run share its id."""
         if not self.usable:
             return
+        described = dict(subtask or {})
         try:
             self._insert_attempt(
                 (
@@ -127,6 +151,8 @@ class TraceStore:
                     quality,
                     int(ok),
                     json.dumps(list(failures)),
+                    f"{run_id}:{described.get('id', '')}" if described else "",
+                    json.dumps(described, default=str),
                 )
             )
         except (sqlite3.Error, OSError) as exc:
@@ -136,7 +162,8 @@ class TraceStore:
         with self._connect() as db:
             db.execute(
                 "INSERT INTO attempts (run_id, created, subtask_kind, route, mode, alpha, tool_path,"
-                " params, features, cost, quality, ok, failures) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " params, features, cost, quality, ok, failures, subtask_id, subtask)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 row,
             )
 

@@ -26,7 +26,7 @@ from layerpath.engine.report import build_report
 from layerpath.engine.session import RunSession
 from layerpath.engine.types import EditRequest, Mode, Snapshot, SubtaskKind
 from layerpath.errors import BadInput, LayerpathError, printable, shown
-from layerpath.plugin import cli_actions, cli_batch, cli_models
+from layerpath.plugin import cli_actions, cli_batch, cli_models, cli_traces
 from layerpath.settings import load_settings
 from layerpath.settings.secrets import redact
 from layerpath.tools.registry import Registry
@@ -78,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     cli_models.add_parser(sub)
     cli_actions.add_parsers(sub)
     cli_batch.add_parser(sub)
+    cli_traces.add_parser(sub)
     sub.add_parser(  # (main hands its arguments to the installer)
         "krita",
         help="install the Krita plugin, build its zip, or install layerpath for Krita's Python",
@@ -461,6 +462,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "learn": cli_actions.cmd_learn,
         "actions": lambda a: cli_actions.cmd_actions(a, cmd_edit),
         "batch": cli_batch.cmd_batch,
+        "traces": cli_traces.cmd_traces,
         "bench": cmd_bench,
     }
     try:

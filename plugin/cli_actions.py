@@ -81,7 +81,7 @@ def add_parsers(sub: Any) -> None:
     rename.add_argument("new_name")
 
 
-def _book() -> RuleBook:
+def rule_book() -> RuleBook:
     return RuleBook(Registry.from_catalogue(models=ModelManager.from_settings(load_settings())))
 
 
@@ -95,7 +95,7 @@ def _line(entry: Entry) -> str:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
-    book = _book()
+    book = rule_book()
     if args.rules_command == "list":
         entries = book.entries()
         if args.json:
@@ -134,7 +134,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
     from layerpath.engine.traces import user_traces
     from layerpath.settings.secrets import get_api_key
 
-    book = _book()
+    book = rule_book()
     store = user_traces(None)
     assert store is not None
     rows = store.attempts() if store.usable else []
@@ -210,7 +210,7 @@ def _read_report(path: Path) -> Any:
 
 
 def cmd_actions(args: argparse.Namespace, edit: Callable[..., int]) -> int:
-    book = _book()
+    book = rule_book()
     command = args.actions_command
     if command == "save":
         action = action_from_report(

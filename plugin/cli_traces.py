@@ -1,0 +1,67 @@
+"""`layerpath traces export|finetune`: what runs recorded, as training data for a planner."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from layerpath.engine.io import write_atomically
+from layerpath.engine.traces import user_traces
+from layerpath.engine.trajectories import dpo_pairs, sft_examples, trajectories
+from layerpath.errors import BadInput
+from layerpath.plugin.cli_actions import rule_book
+
+
+def add_parser(sub: Any) -> None:
+    traces = sub.add_parser("traces", help="export what runs recorded as training data")
+    action = traces.add_subparsers(dest="traces_command", required=True)
+    export = action.add_parser("export", help="trajectories, chat examples or preference pairs")
+    export.add_argument(
+        "--format",
+        choices=("jsonl", "sft", "dpo"),
+        default="jsonl",
+        help="jsonl: a trajectory step per line; sft: chat examples of accepted paths; "
+        "dpo: accepted over turned-down paths of one subtask",
+    )
+    export.add_argument("-o", "--out", required=True, type=Path, metavar="FILE")
+    export.add_argument(
+        "--min-reward", type=float, default=0.5, help="sft: the reward an example needs"
+    )
+    export.add_argument(
+        "--weighted", action="store_true", help="sft: every accepted path, weighted by reward"
+    )
+    tune = action.add_parser("finetune", help="fine-tune a local model on an sft export")
+    tune.add_argument("--data", required=True, type=Path, metavar="FILE")
+    tune.add_argument("--model", required=True, type=Path, metavar="DIR")
+    tune.add_argument("-o", "--out", required=True, type=Path, metavar="DIR")
+    tune.add_argument("--epochs", type=int, default=3)
+    tune.add_argument("--learning-rate", type=float, default=5e-4)
+
+
+def cmd_traces(args: Any) -> int:
+    if args.traces_command == "finetune":
+        from layerpath.plugin.finetune import finetune
+
+        summary = finetune(args.data, args.model, args.out, args.epochs, args.learning_rate)
+        losses = summary["losses"]
+        print(
+            f"fine-tuned on {summary['examples']} examples, loss {losses[0]:.3f} -> "
+            f"{losses[-1]:.3f} -> {args.out}"
+        )
+        return 0
+    store = user_traces(None)
+    if store is None or not store.usable:
+        raise BadInput("The trace database cannot be read; no runs were recorded here.")
+    steps = trajectories(store.attempts(), rule_book().table())
+    records: list[Any]
+    if args.format == "sft":
+        records = sft_examples(steps, args.min_reward, args.weighted)
+    elif args.format == "dpo":
+        records = dpo_pairs(steps)
+    else:
+        records = steps
+    lines = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
+    write_atomically(args.out, lambda file: file.write(lines.encode("utf-8")))
+    print(f"{len(records)} {args.format} records from {len(steps)} judged attempts -> {args.out}")
+    return 0
