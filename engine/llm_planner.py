@@ -26,6 +26,7 @@ from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key, redact, remember_secret
 from layerpath.tools.adjust import adjustment_ops, adjustment_problem
 from layerpath.tools.endpoint import image_data_url, openai_client
+from layerpath.tools.looks import looks
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,10 @@ replacement object, or null) and optional "params" (e.g. {{"match": "OLD TEXT"}}
 text to edit, {{"position": "top"}} for added text). Photo adjustments are
 "photo_adjustment" (the whole picture, target null) or "region_adjustment" (target: the
 region, e.g. "face", "sky", "background", "person") with params {{"op": OP, "amount":
-NUMBER}}, OP one of: {adjustments}. Order subtasks so each one's inputs exist:
+NUMBER}}, OP one of: {adjustments}. A style is OP "look" with "look" one of: {looks}
+(amount 0..1, its strength). Any adjustment may add "outside": true (the target is kept
+as it is and the rest changes: "keep the face unchanged") or "graduated": "top",
+"bottom", "left" or "right" (whole at that side, fading across). Order subtasks so each one's inputs exist:
 outpainting first, a replaced object before it is recoloured, text detection after
 text edits. Answer only JSON: {{"subtasks": [...]}}."""
 
@@ -132,7 +136,9 @@ class LlmPlanner:
         messages: list[dict[str, Any]] = [
             {
                 "role": "system",
-                "content": SYSTEM_PROMPT.format(kinds=kinds, adjustments=adjustment_ops()),
+                "content": SYSTEM_PROMPT.format(
+                    kinds=kinds, adjustments=adjustment_ops(), looks=", ".join(looks())
+                ),
             },
             {
                 "role": "user",

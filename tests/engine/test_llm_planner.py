@@ -67,6 +67,27 @@ def test_garbage_then_valid_answer_is_repaired_once(server: ScriptedServer, scen
     assert repair[-2]["role"] == "assistant" and "not valid" in repair[-1]["content"]
 
 
+def test_the_llm_is_told_the_looks_and_its_look_is_validated(
+    server: ScriptedServer, scene: Scene
+) -> None:
+    """The prompt names the looks and the modifiers; a look with a kept region is taken,
+    a look layerpath has not got is sent back for repair."""
+    look = {"op": "look", "look": "moody", "amount": 0.6, "outside": True}
+    good = json.dumps(
+        {"subtasks": [{"kind": "region_adjustment", "target": "face", "params": look}]}
+    )
+    unknown = json.dumps(
+        {"subtasks": [{"kind": "photo_adjustment", "params": {"op": "look", "look": "steampunk"}}]}
+    )
+    server.script = [(200, unknown), (200, good)]
+    plan = planner_for(server).plan(EditRequest("moody, but not her face", scene.snapshot()))
+    (subtask,) = plan.subtasks
+    assert subtask.kind == SubtaskKind.REGION_ADJUSTMENT and dict(subtask.params) == look
+    prompt = server.requests[0]["messages"][0]["content"]
+    assert "teal_orange" in prompt and '"outside": true' in prompt and "graduated" in prompt
+    assert "not a look layerpath knows" in server.requests[1]["messages"][-1]["content"]
+
+
 def test_unknown_kind_is_rejected_by_validation(server: ScriptedServer, scene: Scene) -> None:
     server.script = [(200, json.dumps({"subtasks": [{"kind": "make_it_pop"}]}))] * 2
     plan = llm_planner_with_fallback(planner_for(server))(
