@@ -28,7 +28,7 @@ import hashlib
 import json
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Protocol
 
@@ -64,34 +64,41 @@ class Evidence:
     quality: float
 
 
-def evidence(rows: Iterable[Mapping[str, Any]], table: RuleTable) -> list[Evidence]:
-    """The attempts the checks judged; a turned-down rule's row gets the rule's tools."""
+def judged(
+    rows: Iterable[Mapping[str, Any]], table: RuleTable
+) -> Iterator[tuple[Mapping[str, Any], tuple[str, ...], dict[str, Any]]]:
+    """The trace rows of attempts the checks judged, each with its tool path (a
+    turned-down rule's row recorded without one gets the rule's) and its features. A
+    subtask the checks could not vouch for (route 'failed') teaches nothing."""
     tools_of = {r.route: tuple(r.tools) for r in table.rules}
     kinds = {k.value for k in SubtaskKind}
-    found = []
     for row in rows:
         route = str(row.get("route", ""))
         if route == "failed" or row.get("subtask_kind") not in kinds:
-            continue  # not judged by the checks: nothing to learn
+            continue
         try:
             tools = tuple(json.loads(row["tool_path"])) or tools_of.get(route, ())
             features = json.loads(row["features"])
         except (KeyError, TypeError, ValueError):
             continue
-        if not tools or not isinstance(features, dict):
-            continue
-        found.append(
-            Evidence(
-                SubtaskKind(row["subtask_kind"]),
-                route,
-                tools,
-                features,
-                bool(row.get("ok")),
-                float(row.get("cost") or 0.0),
-                float(row.get("quality") or 0.0),
-            )
+        if tools and isinstance(features, dict):
+            yield row, tools, features
+
+
+def evidence(rows: Iterable[Mapping[str, Any]], table: RuleTable) -> list[Evidence]:
+    """The attempts the checks judged, as induction reads them."""
+    return [
+        Evidence(
+            SubtaskKind(row["subtask_kind"]),
+            str(row["route"]),
+            tools,
+            features,
+            bool(row.get("ok")),
+            float(row.get("cost") or 0.0),
+            float(row.get("quality") or 0.0),
         )
-    return found
+        for row, tools, features in judged(rows, table)
+    ]
 
 
 def _categorical(features: Mapping[str, Any]) -> dict[str, Any]:

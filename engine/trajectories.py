@@ -27,8 +27,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from layerpath.engine.induction import judged
 from layerpath.engine.subroutines import RuleTable
-from layerpath.engine.types import SubtaskKind
 
 #: the reward's price of a second of tool time (a path that takes a minute longer has
 #: to be 1.2 better in quality to be worth it: quality runs 0..1)
@@ -50,23 +50,18 @@ def reward(ok: bool, quality: float, cost: float) -> float:
 def trajectories(rows: Iterable[Mapping[str, Any]], rules: RuleTable) -> list[dict[str, Any]]:
     """The judged attempts of the trace store's rows (TraceStore.attempts()), oldest
     first, as trajectory steps."""
-    tools_of = {r.route: list(r.tools) for r in rules.rules}
-    kinds = {k.value for k in SubtaskKind}
     found = []
-    for row in rows:
-        route = str(row.get("route", ""))
-        if route == "failed" or row.get("subtask_kind") not in kinds:
-            continue  # not judged by the checks: nothing to learn from
+    for row, path, features in judged(rows, rules):
+        tools = list(path)
         try:
-            tools = list(json.loads(row["tool_path"])) or tools_of.get(route, [])
             params = list(json.loads(row["params"]))
-            features = json.loads(row["features"])
             subtask = json.loads(row.get("subtask") or "{}")
             failures = list(json.loads(row.get("failures") or "[]"))
         except (KeyError, TypeError, ValueError):
             continue
-        if not tools or not isinstance(features, dict) or not isinstance(subtask, dict):
+        if not isinstance(subtask, dict):
             continue
+        route = str(row["route"])
         ok, quality, cost = bool(row.get("ok")), float(row["quality"]), float(row["cost"])
         found.append(
             {
