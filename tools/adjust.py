@@ -24,6 +24,7 @@ import numpy as np
 from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import AnyDepth
 from layerpath.tools.imaging import mask_box
+from layerpath.tools.looks import find_look, halo, look_named, look_names, looks, render
 from layerpath.tools.regions import crop, full_box, grow_box, paste
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
@@ -76,8 +77,6 @@ def adjustment_problem(params: Mapping[str, Any]) -> str | None:
     if spec is None:
         return f"'{params.get('op')}' is not an adjustment; the ops are: {adjustment_ops()}"
     if params.get("op") == "look":
-        from layerpath.tools.looks import look_names, looks
-
         if params.get("look") not in looks():
             return (
                 f"'{params.get('look')}' is not a look layerpath knows; the looks: {look_names()}"
@@ -253,8 +252,6 @@ def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np
         sigma = float(radius) / 2 if radius else max(1.0, amount * share * side)
         return wide_blur(v, sigma)
     if op == "look":
-        from layerpath.tools.looks import look_named, render
-
         return render(look_named(str(extra.get("look"))), amount, v, extra)
     raise BadInput(f"'{op}' is not an adjustment layerpath knows.")
 
@@ -356,18 +353,6 @@ def _op_and_amount(asked: Mapping[str, Any]) -> tuple[str, float]:
     return op, ADJUSTMENTS[op].default if given is None else float(given)
 
 
-def _look_of(extra: Mapping[str, Any]) -> Any:
-    from layerpath.tools.looks import look_named
-
-    return look_named(str(extra.get("look")))
-
-
-def look_halo(frame: tuple[int, ...]) -> int:
-    from layerpath.tools.looks import halo
-
-    return halo((int(frame[0]), int(frame[1])))
-
-
 def graduated(shape: tuple[int, ...], window: Box, side: str) -> np.ndarray:
     """A graduated filter's weight over `window`: 1 along the frame's `side`, easing to
     0 by three quarters of the way across (as a graduated ND filter's soft edge)."""
@@ -407,8 +392,6 @@ class SceneryLook(AnyDepth):
     weather, not new things in the scene (a diffusion model paints those, on a GPU)."""
 
     def declines(self, ctx: ToolContext) -> str | None:
-        from layerpath.tools.looks import find_look, look_names
-
         if ctx.target and ctx.target != "scenery":
             return f"the offline looks change the whole picture, not only the {ctx.target}"
         if not ctx.to or find_look(ctx.to) is None:
@@ -424,8 +407,6 @@ class SceneryLook(AnyDepth):
 
 def scenery_asked(ctx: ToolContext) -> dict[str, Any]:
     """A Changing Scenery subtask as the look adjustment it is made by offline."""
-    from layerpath.tools.looks import look_named
-
     return {"op": "look", "look": look_named(ctx.to or "").name, **ctx.subtask_params}
 
 
@@ -466,6 +447,7 @@ def adjusted(
     `graduated`, the adjustment is whole at that side of the frame and fades out across
     it (a graduated filter)."""
     op, amount = _op_and_amount(asked)
+    look = look_named(str(asked["look"])) if op == "look" else None
     extra: dict[str, Any] = dict(asked)
     top = 65535 if image.dtype == np.uint16 else 255
     window = full_box(image.shape)
@@ -498,8 +480,9 @@ def adjusted(
         if weight is not None:
             mixed = part[..., :3] + (values - part[..., :3].astype(np.float32)) * weight[..., None]
             values = np.clip(np.rint(mixed), 0, top).astype(image.dtype)
-    elif op in BANDED or op == "look" and _look_of(extra).banded:
-        margin = 0 if op != "look" or _look_of(extra).pixelwise else look_halo(image.shape[:2])
+    elif op in BANDED or look is not None and look.banded:
+        # a look that blurs (glow, clarity) reads a margin of rows around each band
+        margin = halo((image.shape[0], image.shape[1])) if look and not look.pixelwise else 0
         values = _in_bands(op, amount, part, weight, extra, margin)
     else:
         values = _whole(op, amount, part, weight, extra)
