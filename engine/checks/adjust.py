@@ -181,8 +181,8 @@ def look_changes(
     local1 = _local_contrast(np.where(inside, after[..., 0], float(l1.mean())))
     bright, dark = l0 >= np.percentile(l0, 70), l0 <= np.percentile(l0, 30)
     split = lambda lab: float(lab[bright, 2].mean() - lab[dark, 2].mean())  # noqa: E731
-    fine0, _ = _detail_and_layout(np.where(inside, before[..., 0], float(l0.mean())))
-    fine1, _ = _detail_and_layout(np.where(inside, after[..., 0], float(l1.mean())))
+    fine0, layout0 = _detail_and_layout(np.where(inside, before[..., 0], float(l0.mean())))
+    fine1, layout1 = _detail_and_layout(np.where(inside, after[..., 0], float(l1.mean())))
     return {
         "lightness": float(l1.mean() - l0.mean()),
         "warmth": shift(2) if readable else None,
@@ -195,6 +195,8 @@ def look_changes(
         "autumn_hues": _share(lab1, AUTUMN_HUES) - _share(lab0, AUTUMN_HUES),
         "split": split(lab1) - split(lab0),
         "redrawn": 1.0 - _correlation(fine0[inside], fine1[inside]),
+        # not an expectation: how much of the coarse layout is still there (1 = all)
+        "layout": _correlation(layout0[inside], layout1[inside]),
     }
 
 
@@ -241,13 +243,7 @@ def _look(
     if not defects:
         return Verdict(0.0, "this photo's colours cannot show the look")
     # restyled, not lost: the picture's layout is still there to recognise
-    _, layout0 = _detail_and_layout(
-        np.where(inside, lab0[..., 0], float(lab0[inside][:, 0].mean()))
-    )
-    _, layout1 = _detail_and_layout(
-        np.where(inside, lab1[..., 0], float(lab1[inside][:, 0].mean()))
-    )
-    kept = _correlation(layout0[inside], layout1[inside])
+    kept = float(changes["layout"] or 0.0)
     defects["the picture's layout was lost"] = max(0.0, 0.6 - kept) / 0.15
     return _worst(defects, untouched)
 
