@@ -263,6 +263,15 @@ def test_the_plan_is_shown_before_it_runs_in_plain_words(qtbot, tmp_path: Path) 
     assert "2/2 done" in panel.progress.format()
 
 
+def move_amount(qtbot, panel, value: int):  # type: ignore[no-untyped-def]
+    """The selected step's amount slider moved to `value` and let go, as a user does:
+    the outcome of the step made again."""
+    panel.amount.setValue(value)
+    with qtbot.waitSignal(panel.run_finished, timeout=60_000) as again:
+        panel.amount.sliderReleased.emit()
+    return again.args[0]
+
+
 def test_an_adjustments_amount_is_changed_from_its_slider(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """'make it warmer', then the Temperature slider moved up: the step is made again at
     the new amount from the picture it started from (no new plan), its layer replaced,
@@ -283,10 +292,7 @@ def test_an_adjustments_amount_is_changed_from_its_slider(qtbot, tmp_path: Path)
         return float(lab_exact(editor.picture()[..., :3] / 255.0)[..., 2].mean())
 
     before = warmth()
-    panel.amount.setValue(80)
-    with qtbot.waitSignal(panel.run_finished, timeout=60_000) as again:
-        panel.amount.sliderReleased.emit()
-    outcome = again.args[0]
+    outcome = move_amount(qtbot, panel, 80)
     assert outcome.ok and outcome.subtask.params["amount"] == 0.8
     assert warmth() > before + 2
     (new_layer,) = list(panel.placed)  # the old step's layer replaced, not added to
@@ -379,10 +385,7 @@ def test_a_looks_strength_is_changed_from_its_slider(qtbot, tmp_path: Path) -> N
         return float(np.percentile(editor.picture()[..., :3].mean(axis=2), 5))
 
     before = black_point()
-    panel.amount.setValue(100)
-    with qtbot.waitSignal(panel.run_finished, timeout=60_000) as again:
-        panel.amount.sliderReleased.emit()
-    outcome = again.args[0]
+    outcome = move_amount(qtbot, panel, 100)
     assert outcome.ok and outcome.subtask.params["amount"] == 1.0
     assert outcome.subtask.params["look"] == "vintage"
     assert black_point() > before + 1
