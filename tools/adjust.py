@@ -482,7 +482,7 @@ def adjusted(
             values = np.clip(np.rint(mixed), 0, top).astype(image.dtype)
     elif op in BANDED or look is not None and look.banded:
         # a look that blurs (glow, clarity) reads a margin of rows around each band
-        margin = halo((image.shape[0], image.shape[1])) if look and not look.pixelwise else 0
+        margin = halo(look, (image.shape[0], image.shape[1])) if look is not None else 0
         values = _in_bands(op, amount, part, weight, extra, margin)
     else:
         values = _whole(op, amount, part, weight, extra)

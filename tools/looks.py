@@ -31,9 +31,18 @@ from layerpath.errors import BadInput
 #: the look's own steps beyond the adjustments; the others are tools/adjust.py's ops
 OWN_STEPS = {"split_tone", "hue_shift", "haze", "glow", "clarity", "fade", "medium"}
 #: steps that read a neighbourhood (a blur, a filter) rather than the pixel alone
-NEIGHBOURHOOD = {"glow", "clarity", "medium", "denoise", "sharpen", "blur", "white_balance"}
+NEIGHBOURHOOD = {
+    "glow",
+    "clarity",
+    "hue_shift",
+    "medium",
+    "denoise",
+    "sharpen",
+    "blur",
+    "white_balance",
+}
 #: of those, the ones whose reach is a share of the frame: a band with a margin will do
-NEIGHBOURHOOD_BANDED = {"glow", "clarity"}
+NEIGHBOURHOOD_BANDED = {"glow", "clarity", "hue_shift"}
 #: the side of a working copy an artistic medium is painted on (then scaled back):
 #: OpenCV's stylization takes 40 s on a 24 MP photo, 1 s at this size
 MEDIUM_PIXELS = 2_000_000
@@ -65,12 +74,6 @@ class Look(BaseModel):
     words: list[str]
     recipe: list[dict[str, Any]]
     expect: dict[str, float]
-
-    @property
-    def pixelwise(self) -> bool:
-        """Whether every step reads only the pixel (and where it lies in the frame), so
-        the look can be made a band of rows at a time."""
-        return not any(step["op"] in NEIGHBOURHOOD for step in self.recipe)
 
     @property
     def banded(self) -> bool:
@@ -173,12 +176,19 @@ def split_tone(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndar
 def hue_shift(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
     """The colours of one band of hues (degrees) turned towards another hue, the more the
     closer to the band's middle and the more colourful: leaves' green to autumn's
-    orange, a grey stone untouched."""
+    orange, a grey stone untouched. How far a pixel turns is read on a lightly softened
+    copy, so neighbours turn alike: read on the pixel itself, a photo's colour noise at
+    the band's edge turned neighbours by different amounts (a mottled leaf at 100 %)."""
     hsv = cv2.cvtColor(np.ascontiguousarray(v, np.float32), cv2.COLOR_RGB2HSV)
-    hue, sat = hsv[..., 0], hsv[..., 1]
+    sigma = max(1.0, HUE_SOFTENING * _frame_side(v, step))
+    soft = cv2.cvtColor(cv2.GaussianBlur(np.ascontiguousarray(v, np.float32), (0, 0), sigma),
+                        cv2.COLOR_RGB2HSV)  # fmt: skip
     start, goal, width = float(step["from"]), float(step["to"]), float(step["width"])
-    distance = np.abs((hue - start + 180.0) % 360.0 - 180.0)
-    weight = (1.0 - _smoothstep(0.5 * width, width, distance)) * _smoothstep(0.08, 0.3, sat)
+    distance = np.abs((soft[..., 0] - start + 180.0) % 360.0 - 180.0)
+    weight = (1.0 - _smoothstep(0.5 * width, width, distance)) * _smoothstep(
+        0.08, 0.3, soft[..., 1]
+    )
+    hue = hsv[..., 0]
     turn = ((goal - start + 180.0) % 360.0) - 180.0
     hsv[..., 0] = (hue + amount * weight * turn) % 360.0
     return np.clip(cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB), 0.0, 1.0)
@@ -198,11 +208,19 @@ def haze(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
 
 #: the blur widths of glow and clarity, as shares of the frame's shorter side
 GLOW_SHARE, CLARITY_SHARE = 0.02, 0.015
+#: the softening a hue turn's weight is read through, as a share of the shorter side
+HUE_SOFTENING = 0.0015
 
 
-def halo(frame: tuple[int, int]) -> int:
-    """The rows a band of a look needs above and below it: three of its widest blur."""
-    return int(np.ceil(3 * max(GLOW_SHARE, CLARITY_SHARE) * min(frame))) + 2
+#: how far each step that reads around a pixel reaches, as a share of the shorter side
+REACH = {"glow": GLOW_SHARE, "clarity": CLARITY_SHARE, "hue_shift": HUE_SOFTENING}
+
+
+def halo(look: Look, frame: tuple[int, int]) -> int:
+    """The rows a band of the look needs above and below it: three of its widest blur
+    (none for a look whose every step reads the pixel alone)."""
+    reach = max((REACH.get(str(step["op"]), 0.0) for step in look.recipe), default=0.0)
+    return int(np.ceil(3 * reach * min(frame))) + 2 if reach else 0
 
 
 def _frame_side(v: np.ndarray, step: Mapping[str, Any]) -> float:
@@ -400,7 +418,7 @@ def render(look: Look, strength: float, v: np.ndarray, extra: Mapping[str, Any])
         if op == "split_tone":
             styled = split_tone(styled, amount, step)
         elif op == "hue_shift":
-            styled = hue_shift(styled, amount, step)
+            styled = hue_shift(styled, amount, here)
         elif op == "haze":
             styled = haze(styled, amount, here)
         elif op == "glow":

@@ -18,7 +18,7 @@ from layerpath.engine.checks.adjust import check_adjustment
 from layerpath.errors import BadInput
 from layerpath.tools import looks as looks_module
 from layerpath.tools.adjust import BAND_ROWS, adjusted
-from layerpath.tools.looks import look_from, look_named, looks, render
+from layerpath.tools.looks import halo, look_from, look_named, looks, render
 
 
 def rgba(pixels: np.ndarray) -> np.ndarray:
@@ -89,16 +89,35 @@ def test_a_picture_left_as_it_was_or_given_another_look_is_turned_down() -> None
     )
 
 
-def test_a_look_made_band_by_band_is_the_look_made_whole() -> None:
-    """A look whose glow reads around each pixel is made in bands of rows with a margin:
-    no seam where the bands meet (the photo stacked to three bands' height)."""
-    tall = rgba(np.vstack([SKIMAGE["coffee"]] * 4))  # 1600 rows: four bands
-    assert tall.shape[0] > 3 * BAND_ROWS and look_named("sunset").banded
-    assert not look_named("sunset").pixelwise
-    banded, _ = styled(tall, "sunset", amount=1.0)
-    whole = render(look_named("sunset"), 1.0, tall[..., :3].astype(np.float32) / 255, {})
+@pytest.mark.parametrize(
+    ("look", "photo"),
+    [("sunset", data.coffee()), ("autumn", np.asarray(data.colorwheel())[..., :3])],
+)
+def test_a_look_made_band_by_band_is_the_look_made_whole(look: str, photo: np.ndarray) -> None:
+    """A look whose steps read around each pixel (sunset's glow; autumn's hue turn, read
+    on a softened copy) is made in bands of rows with a margin of its own reach: no seam
+    where the bands meet (the picture stacked to more than three bands' height)."""
+    tall = rgba(np.vstack([photo] * 5))
+    assert tall.shape[0] > 3 * BAND_ROWS and look_named(look).banded
+    assert halo(look_named(look), tall.shape[:2]) > 0
+    banded, _ = styled(tall, look, amount=1.0)
+    whole = render(look_named(look), 1.0, tall[..., :3].astype(np.float32) / 255, {})
     whole8 = np.clip(np.rint(whole * 255), 0, 255).astype(np.uint8)
     assert np.abs(banded[..., :3].astype(int) - whole8.astype(int)).max() <= 1
+    assert halo(look_named("vintage"), tall.shape[:2]) == 0  # every step reads the pixel
+
+
+def test_an_autumn_leaf_turns_evenly_not_mottled() -> None:
+    """A noisy green (a photo's colour noise at the band's edge) turns by one amount
+    across its neighbours: the turned picture is no noisier than the green was."""
+    rng = np.random.default_rng(0)
+    leaf = np.full((600, 600, 3), (150, 160, 40), np.float32)  # yellow-green, near the edge
+    leaf = np.clip(leaf + rng.normal(0, 6, leaf.shape), 0, 255).astype(np.uint8)
+    out, _ = styled(rgba(leaf), "autumn", amount=1.0)
+    redder = lambda a: float((a[..., 0].astype(float) - a[..., 1]).mean())  # noqa: E731
+    assert redder(out) > redder(leaf) + 20  # turned towards orange
+    spread = lambda a: float(a[..., :3].astype(float).std(axis=(0, 1)).mean())  # noqa: E731
+    assert spread(out) < 1.3 * spread(leaf)  # read on each pixel itself: 1.55
 
 
 def test_a_region_kept_off_a_look_keeps_every_pixel() -> None:
