@@ -303,7 +303,11 @@ def save_crops(folder: Path, task: PhotoTask, truth: PhotoTruth, final: np.ndarr
 
 def run_task(engine: Engine, task: PhotoTask, crops: Path | None = None) -> list[Scored]:
     request = EditRequest(task.instruction, Snapshot(task.image, task.masks), mode=Mode.FAST_SLOW)
-    result: RunResult = engine.run(request)
+    return score_photo_task(task, engine.run(request), crops)
+
+
+def score_photo_task(task: PhotoTask, result: RunResult, crops: Path | None = None) -> list[Scored]:
+    """Each of the task's subtasks scored against its truth in the run's final picture."""
     by_kind = {o.subtask.kind.value: o for o in result.outcomes}
     scored = []
     for truth in task.truths:

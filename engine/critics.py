@@ -1,18 +1,24 @@
 """Model critics beside the deterministic checkers (IMAGAgent's several critics).
 
-A critic looks at a step's before and after pictures and the subtask's words and says how
-well the step did, 0..1 (None when it cannot tell: then only the checkers decide). The
-engine takes the lower of the checker's score and the critic's, so a step passes only
-when both agree. Two critics:
+A critic looks at a step's before and after pictures and the subtask's words and gives
+its opinions (engine/experts.py): each an expert's score 0..1 with a reason, none when
+it cannot tell (then the others decide). The lowest opinion counts, so a step passes
+only when every expert agrees. Two critics:
 
-- ClipCritic: CLIP similarity of the pictures to the subtask's goal ("a navy wall"); the
-  step is good when the after picture moved towards the goal. Local, fast on a GPU.
-- VlmCritic: an OpenAI-compatible vision model is shown both pictures and asked for a
-  0-10 rating. The words sent are the subtask's; text read from the image never is.
+- ClipCritic (the meaning expert): CLIP similarity of the pictures to the subtask's goal
+  ("a navy wall"); the step is good when the after picture moved towards the goal.
+  Local, fast on a GPU.
+- VlmCritic: an OpenAI-compatible vision model is shown both pictures and answers, as
+  JSON, how well the edit was carried out (meaning), how clean it is (quality) and how
+  good it looks (aesthetics), what is wrong, and words a generative tool's next try
+  should avoid or add. The words sent are the subtask's; text read from the image never
+  is, and the words it answers only ever reach an image model's prompt, a few short
+  words at most, never the planner.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from typing import Any, Protocol
@@ -20,6 +26,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from layerpath.deadline import Overdue, within
+from layerpath.engine.checks.verdict import Expert, Opinion
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import shown
 from layerpath.settings import LlmSettings, Settings
@@ -35,8 +42,15 @@ K = SubtaskKind
 class Critic(Protocol):
     name: str
 
-    def judge(self, subtask: Subtask, before: np.ndarray, after: np.ndarray) -> float | None:
-        """0..1, or None when this critic cannot tell."""
+    def opinions(
+        self, subtask: Subtask, before: np.ndarray, after: np.ndarray
+    ) -> tuple[Opinion, ...]:
+        """Its experts' opinions of the step; none when it cannot tell."""
+
+
+#: a hint a vision model may give for a prompt: a few plain words (a sign's text read
+#: by the model cannot smuggle a sentence into an image model's prompt)
+HINT = re.compile(r"^[A-Za-z][A-Za-z ,'-]{0,38}$")
 
 
 def goal_phrase(subtask: Subtask) -> str | None:
@@ -69,13 +83,24 @@ class VlmCritic:
         self.client = client or openai_client(llm.base_url, api_key, llm.timeout_s)
 
     def judge(self, subtask: Subtask, before: np.ndarray, after: np.ndarray) -> float | None:
+        """How well the step carries out the edit, 0..1 (None: no answer)."""
+        found = [o for o in self.opinions(subtask, before, after) if o.expert == Expert.MEANING]
+        return found[0].score if found else None
+
+    def opinions(
+        self, subtask: Subtask, before: np.ndarray, after: np.ndarray
+    ) -> tuple[Opinion, ...]:
         from openai import APIError
 
         question = (
             f"The first image is a photo before an edit, the second after it. The edit was: "
-            f"{subtask.describe()}. Rate from 0 (not done, or the photo was damaged) to 10 "
-            f"(done cleanly) how well the second image carries out the edit. Reply with the "
-            f"number only."
+            f"{subtask.describe()}. Judge the second image. Answer with JSON only: "
+            '{"meaning": 0-10 (0: not done, 10: done exactly as asked), '
+            '"quality": 0-10 (0: smeared, seams, artefacts; 10: clean), '
+            '"aesthetics": 0-10 (0: blown highlights, crushed shadows, garish; 10: '
+            'beautiful), "problem": "what is wrong, in a few words", '
+            '"avoid": ["a few words an image model should avoid next time"], '
+            '"add": ["a few words it should add"]}'
         )
         content = [
             {"type": "text", "text": question},
@@ -90,7 +115,7 @@ class VlmCritic:
                     model=self.model,
                     messages=[{"role": "user", "content": content}],
                     temperature=0,
-                    max_tokens=8,
+                    max_tokens=200,
                 ),
                 self.client.close,
             )
@@ -102,12 +127,8 @@ class VlmCritic:
                 "the VLM critic is unavailable (%s); the checkers decide alone",
                 redact(shown(str(exc), 200)),
             )
-            return None
-        number = re.search(r"\d+(?:\.\d+)?", text)
-        if number is None:
-            log.warning("the VLM critic answered %r, not a rating", text[:80])
-            return None
-        return float(np.clip(float(number.group()) / 10.0, 0.0, 1.0))
+            return ()
+        return vlm_opinions(text)
 
 
 class ClipCritic:
@@ -124,11 +145,59 @@ class ClipCritic:
         return similarities(*loaded_clip(self.folder, self.device), phrase, *images)
 
     def judge(self, subtask: Subtask, before: np.ndarray, after: np.ndarray) -> float | None:
+        """0..1: how much closer to the goal phrase the after picture is (None: the
+        subtask has no picture to aim at)."""
         phrase = goal_phrase(subtask)
         if phrase is None:
             return None
         was, now = self.similarities(phrase, before, after)
         return float(np.clip(0.5 + self.gain * (now - was), 0.0, 1.0))
+
+    def opinions(
+        self, subtask: Subtask, before: np.ndarray, after: np.ndarray
+    ) -> tuple[Opinion, ...]:
+        score = self.judge(subtask, before, after)
+        if score is None:
+            return ()
+        phrase = goal_phrase(subtask) or ""
+        reason = "" if score >= 0.5 else f"CLIP finds the picture no closer to '{phrase}'"
+        return (Opinion(Expert.MEANING, self.name, score, reason, add=(phrase,)),)
+
+
+def vlm_opinions(text: str) -> tuple[Opinion, ...]:
+    """A vision model's answer as opinions: the JSON asked for (its scores out of 10, the
+    problem, hints that pass HINT), or, from a model that answers a bare number, that
+    number as the meaning expert's; nothing from an answer with neither."""
+    found = re.search(r"\{.*\}", text, re.DOTALL)
+    data: dict[str, Any] = {}
+    if found is not None:
+        try:
+            loaded = json.loads(found.group())
+            data = loaded if isinstance(loaded, dict) else {}
+        except json.JSONDecodeError:
+            data = {}
+    if not data:
+        number = re.search(r"\d+(?:\.\d+)?", text)
+        if number is None:
+            log.warning("the VLM critic answered %r, not a rating", text[:80])
+            return ()
+        data = {"meaning": number.group()}
+    problem = str(data.get("problem") or "")[:200]
+    hints = {
+        key: tuple(
+            str(h).strip() for h in data.get(key) or () if isinstance(h, str) and HINT.match(h)
+        )[:3]
+        for key in ("avoid", "add")
+    }
+    opinions = []
+    for expert in (Expert.MEANING, Expert.QUALITY, Expert.AESTHETICS):
+        try:
+            score = float(np.clip(float(data[expert.value]) / 10.0, 0.0, 1.0))
+        except (KeyError, TypeError, ValueError):
+            continue
+        reason = f"the vision model: {problem or 'judged it poorly'}" if score < 0.5 else ""
+        opinions.append(Opinion(expert, "vlm", score, reason, {}, hints["avoid"], hints["add"]))
+    return tuple(opinions)
 
 
 def critic_for(settings: Settings, models: ModelManager | None = None) -> Critic | None:

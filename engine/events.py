@@ -45,10 +45,14 @@ class ToolProgress:
 
 @dataclass(frozen=True)
 class Retry:
+    """A tool tried again: its last score and the next try's parameters, and why they
+    are those (what reflection answered, or the tool's retry schedule)."""
+
     subtask: Subtask
     tool: str
     quality: float
     next_params: dict[str, Any]
+    why: str = ""
 
 
 @dataclass(frozen=True)

@@ -18,9 +18,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from layerpath.engine import events
 from layerpath.engine.critics import Critic
 from layerpath.engine.deepsteps import DeepTrack
+from layerpath.engine.experts import Earlier
 from layerpath.engine.knowledge import BenchmarkTable, subtask_tools
 from layerpath.engine.layers import rejected_layer, step_layers
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
@@ -46,6 +49,7 @@ from layerpath.engine.types import (
     CostBasis,
     EditRequest,
     Mode,
+    Opinion,
     RunResult,
     StepLayer,
     Subtask,
@@ -57,6 +61,7 @@ from layerpath.engine.types import (
 from layerpath.errors import BadInput, Cancelled, ToolUnavailable
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import colours_in
+from layerpath.tools.regions import union_box
 from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)
@@ -149,12 +154,14 @@ class Engine:
         image = Artifact(ArtifactKind.IMAGE, request.snapshot.image, "input")
         track = DeepTrack(request.snapshot.deep)  # a 16-bit photo's picture, step by step
         outcomes: list[SubtaskOutcome] = []
+        earlier: list[Earlier] = []  # what the done subtasks did, for the later steps' checks
         was_cancelled = False
         for index in range(len(plan.subtasks)):
             try:
                 outcome, image = self.solve(
-                    request, plan.subtasks, index, image, ledger, emit, cancelled, run_id, track
-                )
+                    request, plan.subtasks, index, image, ledger, emit, cancelled, run_id, track,
+                    earlier,
+                )  # fmt: skip
             except Cancelled as exc:
                 was_cancelled = True
                 emit(events.RunFailed(str(exc)))
@@ -187,10 +194,13 @@ class Engine:
         cancelled: Callable[[], bool],
         run_id: str,
         track: DeepTrack | None = None,
+        earlier: list[Earlier] | None = None,
     ) -> tuple[SubtaskOutcome, Artifact]:
-        """FaSTA* Algorithm 4 for one subtask: rule first, A* when it fails or none fits."""
+        """FaSTA* Algorithm 4 for one subtask: rule first, A* when it fails or none fits.
+        `earlier`: what the subtasks done before it did (a step that undoes one fails the
+        consistency expert); this one's is added when it is done."""
         subtask = plan[index]
-        runner = self._runner(request, subtask, ledger, emit, cancelled)
+        runner = self._runner(request, subtask, ledger, emit, cancelled, earlier or ())
         start: State = {ArtifactKind.IMAGE: image}
         features: Mapping[str, Any] = {}
         attempts: list[_Attempt] = []
@@ -231,6 +241,10 @@ class Engine:
             runner.best_rejected, track, runner.ctx,
         )  # fmt: skip
         ledger.memo.clear()  # a later subtask's calls differ by its words: none would match
+        accepted = next((a for a in attempts if a.path), None)
+        if earlier is not None and accepted is not None:
+            done = self._earlier(request, subtask, index + 1, accepted.path, image, runner)
+            earlier.extend([done] if done is not None else [])
         return concluded
 
     # --- a user's second opinion -----------------------------------------------------
@@ -284,6 +298,45 @@ class Engine:
         """The plan and the tools it is expected to use, nothing run (engine/preview.py)."""
         return preview(self, request)
 
+    def _earlier(
+        self,
+        request: EditRequest,
+        subtask: Subtask,
+        number: int,
+        path: Sequence[Node],
+        start: Artifact,
+        runner: StepRunner,
+    ) -> Earlier | None:
+        """A done subtask as the later steps' consistency expert sees it: where it
+        changed the picture and its check, to run again on a later picture (None: it
+        changed the picture's size, or nothing)."""
+        pictures = [n.result for n in path if n.result and ArtifactKind.IMAGE in n.result.produced]
+        windows = [r.window for r in pictures]
+        if not windows or any(w is None for w in windows):
+            return None
+        where = union_box(windows)
+        if where is None:
+            return None
+        values = {k: a.value for k, a in path[-1].state.items()}
+        colours, selection = runner.ctx.colour, request.snapshot.selection
+
+        def recheck(picture: np.ndarray) -> tuple[Opinion, ...]:
+            """Its checker's opinions on a later picture (judged as its own kind: the
+            checker only, no other expert)."""
+            found = judge(
+                subtask,
+                {ArtifactKind.IMAGE: picture},
+                values,
+                start.value,
+                as_kind=subtask.kind,
+                window=where,
+                colours=colours,
+                selection=selection,
+            )
+            return found.opinions
+
+        return Earlier(number, subtask, where, recheck)
+
     def _runner(
         self,
         request: EditRequest,
@@ -291,6 +344,7 @@ class Engine:
         ledger: RunLedger,
         emit: OnEvent,
         cancelled: Callable[[], bool],
+        earlier: Sequence[Earlier] = (),
     ) -> StepRunner:
         snapshot = request.snapshot
         ctx = ToolContext(
@@ -315,12 +369,17 @@ class Engine:
             ctx,
             ledger,
             lambda *args: judge(
-                *args, critic=critic, colours=ctx.colour, selection=snapshot.selection
+                *args,
+                critic=critic,
+                colours=ctx.colour,
+                selection=snapshot.selection,
+                earlier=earlier,
             ),
             request.quality_threshold,
             emit,
             cancelled,
             request.max_retries,
+            request.reflect,
             target_fatal=len(finders) <= 1,
             charge=self._charge(subtask.kind),
             timeout_s=self.tool_timeout_s,
@@ -481,6 +540,7 @@ class Engine:
                 error=_failure(failures, rejected, kept=bool(steps)),
                 features=features,
                 start_image=image.value,
+                opinions=rejected.result.opinions if rejected is not None else (),
             )
             return outcome, image
         final = accepted.path[-1]
@@ -496,6 +556,7 @@ class Engine:
             features=features,
             start_image=image.value,
             params=tuple(dict(n.result.params) for n in accepted.path if n.result),
+            opinions=final.result.opinions if final.result is not None else (),
         )
         new_image = final.state.get(ArtifactKind.IMAGE, image)
         return outcome, new_image

@@ -139,6 +139,7 @@ def rejected_layer(subtask: Subtask, rejected: Rejected) -> StepLayer | None:
         quality=rejected.result.quality,
         params=dict(rejected.result.params),
         visible=False,
+        opinions=rejected.result.opinions,
     )
     if after.shape != before.shape:
         return None
@@ -163,6 +164,7 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
             cost=node.result.cost,
             quality=node.result.quality,
             params=dict(node.result.params),
+            opinions=node.result.opinions,
         )
         if ArtifactKind.IMAGE in produced and (
             produced[ArtifactKind.IMAGE].value.shape

@@ -8,7 +8,7 @@ that nothing changed outside the edited region.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from layerpath.engine.checks.text import (
     check_text_replacement,
 )
 from layerpath.engine.checks.verdict import Verdict
+from layerpath.engine.experts import Earlier, aesthetics, aggregate, checker_opinions, consistency
 from layerpath.engine.types import ArtifactKind, Box, Subtask, SubtaskKind, TextBox
 from layerpath.tools.imaging import (
     ColourNames,
@@ -57,11 +58,17 @@ def check_changed_in(before: np.ndarray, after: np.ndarray, boxes: list[TextBox]
     return (0.95 if changed else 0.0) * untouched_outside(before, after, region)
 
 
-def check_sharpened(before: np.ndarray, after: np.ndarray) -> float:
+def check_sharpened(before: np.ndarray, after: np.ndarray) -> Verdict:
+    """Sharper by a share a viewer sees, without the fine detail's energy jumping
+    beyond six times (halos along every edge)."""
     ratio = cv2.Laplacian(_gray(after), cv2.CV_32F).var() / (
         cv2.Laplacian(_gray(before), cv2.CV_32F).var() + 1e-6
     )
-    return 0.9 if 1.15 <= ratio <= 6.0 else (0.5 if ratio > 6 else 0.2)
+    if ratio < 1.15:
+        return Verdict(0.2, "hardly sharper", {"hardly sharper": 2.3})
+    if ratio > 6.0:
+        return Verdict(0.5, "halos along the edges", {"halos along the edges": 1.0})
+    return Verdict(0.9)
 
 
 def check_upscaled(before: np.ndarray, after: np.ndarray, factor: object = None) -> float:
@@ -170,15 +177,17 @@ def judge(
     critic: Critic | None = None,
     colours: ColourNames = parse_color,
     selection: np.ndarray | None = None,
+    earlier: Sequence[Earlier] = (),
 ) -> Verdict:
-    """Quality of one tool step, and what is wrong with it in plain words. `produced` is
+    """Quality of one tool step, and what is wrong with it in plain words: the lowest of
+    the experts' opinions (engine/experts.py), which the verdict carries. `produced` is
     what the step made, `state` everything the path holds now (masks, text boxes),
     `before` the image the step started from.
     `as_kind` judges a helper step by its own job (an erase inside a text replacement
     is checked as a text removal). `window`: where the image may have changed; the
     checks look there and around it only, never at the rest of a large photo. A
-    `critic` (CLIP, a VLM) also judges a finishing step's picture; the lower score
-    counts."""
+    finishing step is also judged for the tones it clipped, for undoing an `earlier`
+    subtask of the run, and by the `critic` (CLIP, a VLM) when there is one."""
     kind = as_kind or subtask.kind
     if ArtifactKind.IMAGE not in produced:
         return Verdict(_score_artifact(subtask, produced))
@@ -226,13 +235,13 @@ def judge(
     found = Verdict(0.8) if check is None else check()
     verdict = found if isinstance(found, Verdict) else Verdict(found)
     verdict = replace(verdict, score=float(np.clip(verdict.score, 0.0, 1.0)))
-    if critic is not None and as_kind is None:  # a finishing step: the critic looks too
-        opinion = critic.judge(subtask, before, full_after)
-        if opinion is not None and opinion < verdict.score:
-            verdict = replace(
-                verdict, score=opinion, reason="the critic model judged the picture poorly"
-            )
-    return verdict
+    opinions = list(checker_opinions(verdict, subtask))
+    if as_kind is None:  # a finishing step: the other experts look too
+        opinions.append(aesthetics(subtask, start, after, colours))
+        opinions.append(consistency(subtask, before, full_after, window, earlier))
+        if critic is not None:
+            opinions.extend(critic.opinions(subtask, before, full_after))
+    return aggregate(verdict, [o for o in opinions if o is not None])
 
 
 def _scope(

@@ -2,7 +2,9 @@
 
 Top-level keys: version, prompt, mode, alpha, planner, plan, subtasks, tool_calls,
 totals, warnings, ok. Each subtask: its plan entry, solved_by, tools, steps (each tool
-with the parameters it ran with), seconds, quality, features, layers, texts.
+with the parameters it ran with), seconds, quality, features, layers, texts, experts
+(each expert's verdict: expert, by, score, reason). Each tool call: its try (attempt),
+why a retry's parameters are what they are, and each expert's verdict.
 """
 
 from __future__ import annotations
@@ -34,6 +36,8 @@ def build_report(result: RunResult, planner: str = "offline") -> dict[str, Any]:
             "features": dict(outcome.features),
             "layers": [step.name for step in outcome.steps],
             "texts": [step.text for step in outcome.steps if step.text],
+            # each expert's verdict on its last step (failed: on the best attempt)
+            "experts": [opinion.to_json() for opinion in outcome.opinions],
         }
         if outcome.fallback_reason:
             entry["fallback_reason"] = outcome.fallback_reason

@@ -135,6 +135,7 @@ class RunSession:
             mode=mode,
             quality_threshold=self.settings.quality_threshold if threshold is None else threshold,
             max_retries=self.settings.retries,
+            reflect=self.settings.reflection,
             action=action,
             plan=plan,
         )
@@ -279,6 +280,7 @@ class RunSession:
             alpha=alpha,
             quality_threshold=self.settings.quality_threshold,
             max_retries=self.settings.retries,
+            reflect=self.settings.reflection,
         )
         old = [k for k, p in self.placed.items() if p.outcome is outcome]
         self._rerun = _Rerun(placed.group, outcome, old)

@@ -15,8 +15,10 @@ from typing import Any
 import numpy as np
 
 from layerpath.deadline import Overdue, limited
-from layerpath.engine import events
-from layerpath.engine.checks.verdict import Verdict
+from layerpath.engine import events, reflection
+from layerpath.engine.checks.verdict import Opinion, Verdict
+from layerpath.engine.experts import objections
+from layerpath.engine.reflection import SCHEDULED, NextTry, complaints, next_scheduled
 from layerpath.engine.types import (
     Artifact,
     ArtifactKind,
@@ -79,6 +81,7 @@ class StepResult:
     error: str | None = None
     window: Box | None = None  # where the produced image may differ from the input
     reason: str = ""  # what the checks found wrong with it, in plain words
+    opinions: tuple[Opinion, ...] = ()  # each expert's verdict (engine/experts.py)
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,6 +132,7 @@ class StepRunner:
         on_event: Callable[[object], None] = lambda e: None,
         cancelled: Callable[[], bool] = lambda: False,
         max_retries: int = 5,
+        reflect: bool = True,
         target_fatal: bool = True,
         charge: Callable[[Tool, float], float] | None = None,
         timeout_s: float = TOOL_TIMEOUT_S,
@@ -141,6 +145,9 @@ class StepRunner:
         self.on_event = on_event
         self.cancelled = cancelled
         self.max_retries = max_retries
+        # a failed try's next parameters answer what the experts found (else the
+        # tool's fixed retry schedule)
+        self.reflect = reflect
         # a target one tool cannot find ends the subtask, unless another tool may find it
         self.target_fatal = target_fatal
         # what each finder said when it could not find the subtask's target
@@ -155,27 +162,69 @@ class StepRunner:
         self.timeout_s = timeout_s
 
     def run(self, tool: Tool, state: State, params: Mapping[str, Any] | None = None) -> StepResult:
-        """Run the tool on the state with each entry of its parameter schedule until one
-        passes the quality check; return the last attempt if none does. With `params`
-        (a saved action's), exactly those, once."""
+        """Run the tool on the state; while the checks turn its result down, try again
+        (at most `max_retries` times) with the parameters reflection draws from what the
+        experts found, else the next entry of its retry schedule. The passing result, or
+        the best one when none passes. With `params` (a saved action's), exactly those,
+        once."""
         if params is not None:
             return self._run_once(tool, state, {**tool.spec.param_schedule()[0], **params})
-        schedule = tool.spec.param_schedule()[: 1 + self.max_retries]
-        result: StepResult | None = None
-        for attempt, params in enumerate(schedule):
-            result = self._run_once(tool, state, params)
-            if result.passed:
-                return result
-            if attempt + 1 < len(schedule):
-                self.on_event(
-                    events.Retry(
-                        self.subtask, tool.name, result.quality, dict(schedule[attempt + 1])
-                    )
+        tries = 1 + self.max_retries
+        current = tool.spec.param_schedule()[0]
+        tried = [current]
+        result = best = self._run_once(tool, state, current, 1)
+        answered: str | None = None  # what the last try, reflection's, answered
+        while not result.passed and len(tried) < tries:
+            # reflection again only while it helps: after a reflected try that scored no
+            # better, or that still shows what it answered, the schedule goes on
+            worst = self._worst(result)
+            again = answered is None or (result is best and worst != answered)
+            following = self._next_try(tool, result, tried, tries, again)
+            if following is None:
+                break
+            answered = None if following.why.startswith(SCHEDULED) else worst
+            self.on_event(
+                events.Retry(
+                    self.subtask, tool.name, result.quality, dict(following.params), following.why
                 )
-        assert result is not None
-        return result
+            )
+            current = following.params
+            tried.append(current)
+            result = self._run_once(tool, state, current, len(tried), following.why)
+            if result.passed or result.quality > best.quality:
+                best = result
+        return result if result.passed else best
 
-    def _run_once(self, tool: Tool, state: State, params: Mapping[str, Any]) -> StepResult:
+    def _worst(self, result: StepResult) -> str | None:
+        """The worst of what the experts found wrong with a result."""
+        found = complaints(objections(result.opinions, self.threshold))
+        return found[0][1] if found else None
+
+    def _next_try(
+        self,
+        tool: Tool,
+        result: StepResult,
+        tried: list[Mapping[str, Any]],
+        tries: int,
+        reflecting: bool = True,
+    ) -> NextTry | None:
+        """Reflection's answer to what the experts found wrong with `result` (its changes
+        laid over that try's parameters), else the schedule's next entry."""
+        found = objections(result.opinions, self.threshold)
+        if self.reflect and reflecting and result.error is None and found:
+            answered = reflection.reflect(tool.spec, dict(result.params), found, tried)
+            if answered is not None:
+                return answered
+        return next_scheduled(tool.spec, tried, tries)
+
+    def _run_once(
+        self,
+        tool: Tool,
+        state: State,
+        params: Mapping[str, Any],
+        attempt: int = 1,
+        why: str = "",
+    ) -> StepResult:
         key = memo_key(tool, state, params, self.ctx)
         if key in self.ledger.memo:
             return self.ledger.memo[key]
@@ -191,6 +240,7 @@ class StepRunner:
         error = None
         produced: dict[ArtifactKind, Artifact] = {}
         quality, reason, final, reported, window = 0.0, "", False, None, None
+        opinions: tuple[Opinion, ...] = ()
         limit = self.timeout_s * (MODEL_TIMES if tool.spec.model or tool.spec.needs_gpu else 1)
         given_up = threading.Event()  # told to a tool that checks ctx.cancelled
         try:
@@ -250,6 +300,7 @@ class StepRunner:
                     window,
                 )
                 quality, reason, final = verdict.score, verdict.reason, verdict.final
+                opinions = verdict.opinions
             except Exception as exc:  # a result the checks cannot read is not vouched for
                 log.exception("checking %s's result failed", tool.name)
                 error = f"the checks could not judge {tool.name}'s result: {exc}"
@@ -260,15 +311,27 @@ class StepRunner:
         passed = error is None and quality >= self.threshold
         cost = self.charge(tool, seconds)
         result = StepResult(
-            tool.name, dict(params), produced, cost, quality, passed, error, window, reason
-        )
+            tool.name, dict(params), produced, cost, quality, passed, error, window, reason,
+            opinions,
+        )  # fmt: skip
         self.ledger.memo[key] = result
         if error is None and not passed and self.subtask.kind in tool.spec.subtasks:
             best = self.best_rejected
             if best is None or quality > best.result.quality:
                 self.best_rejected = Rejected(tool, state, result)
         self.ledger.calls.append(
-            ToolCall(tool.name, self.subtask.id, seconds, quality, passed, dict(params), error)
+            ToolCall(
+                tool.name,
+                self.subtask.id,
+                seconds,
+                quality,
+                passed,
+                dict(params),
+                error,
+                attempt,
+                why,
+                opinions,
+            )  # fmt: skip
         )
         self.executed += 1
         log.info(

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from layerpath.engine.checks.verdict import Expert, Opinion
 from layerpath.errors import shown
 from layerpath.tools.types import (
     Artifact,
@@ -34,8 +35,10 @@ __all__ = [
     "ArtifactKind",
     "Box",
     "EditRequest",
+    "Expert",
     "LayerKind",
     "Mode",
+    "Opinion",
     "Prior",
     "RunResult",
     "Snapshot",
@@ -158,7 +161,10 @@ class EditRequest:
     mode: Mode = Mode.FAST_SLOW
     planner: str = "offline"
     quality_threshold: float = 0.5
-    max_retries: int = 2  # retry entries of a tool's schedule tried after a failed check
+    max_retries: int = 2  # tries of a tool after its first when the checks turn it down
+    # a retry's parameters answer what the experts found (engine/reflection.py); off:
+    # the tool's fixed retry schedule, in order
+    reflect: bool = True
     max_tool_calls: int = 200
     # a saved action to replay (engine/actions.py): its subtasks instead of a plan, each
     # solved by exactly its saved tools and parameters, no search
@@ -194,6 +200,8 @@ class StepLayer:
     shift: tuple[int, int] = (0, 0)
     # on a 16-bit photo: the same pixels at 16 bits (engine/deepsteps.py)
     deep: np.ndarray | None = None
+    # each expert's verdict on the step (engine/experts.py)
+    opinions: tuple[Opinion, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -207,16 +215,24 @@ class ToolCall:
     passed: bool
     params: Mapping[str, Any]
     error: str | None = None
+    attempt: int = 1  # which try of this tool on this input (1: the first)
+    why: str = ""  # why a retry's parameters are what they are (engine/reflection.py)
+    opinions: tuple[Opinion, ...] = ()  # each expert's verdict on the result
 
     def to_json(self) -> dict[str, Any]:
-        data = {
+        data: dict[str, Any] = {
             "tool": self.tool,
             "subtask": self.subtask_id,
             "seconds": round(self.seconds, 4),
             "quality": round(self.quality, 4),
             "passed": self.passed,
             "params": dict(self.params),
+            "attempt": self.attempt,
         }
+        if self.why:
+            data["why"] = self.why
+        if self.opinions:
+            data["experts"] = [o.to_json() for o in self.opinions]
         if self.error:
             data["error"] = self.error
         return data
@@ -238,6 +254,9 @@ class SubtaskOutcome:
     start_image: np.ndarray | None = None  # the picture the subtask started from (no copy)
     # the parameters each tool of the accepted path ran with (what an action replays)
     params: tuple[Mapping[str, Any], ...] = ()
+    # each expert's verdict on the last step of the accepted path (on failure: of the
+    # best attempt the checks turned down)
+    opinions: tuple[Opinion, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -29,7 +29,7 @@ from layerpath.engine.types import (
 )
 from layerpath.errors import LayerpathError
 from layerpath.gui.qt import Qt, QtGui, QtWidgets, Signal
-from layerpath.gui.steps import StepList
+from layerpath.gui.steps import StepList, expert_details
 from layerpath.gui.worker import RunController
 from layerpath.settings import Settings
 from layerpath.tools.adjust import ADJUSTMENTS
@@ -199,6 +199,7 @@ class Panel(QtWidgets.QWidget):
         self.steps.customContextMenuRequested.connect(self._step_menu)
         self.steps.currentItemChanged.connect(lambda *_: self._show_step_controls())
         self.steps.describe = self._step_words
+        self.steps.threshold = self.settings.quality_threshold
         self.rerun_button = QtWidgets.QPushButton("Re-run with…")
         self.rerun_button.clicked.connect(lambda: self._step_menu(None))
         self.action_button = QtWidgets.QPushButton("Save as action…")
@@ -338,6 +339,7 @@ class Panel(QtWidgets.QWidget):
 
     def _settings_saved(self, settings: Settings) -> None:
         self.settings = settings
+        self.steps.threshold = settings.quality_threshold
         self._log(
             f"settings saved: planner {settings.planner}, threshold {settings.quality_threshold}"
         )
@@ -472,7 +474,11 @@ class Panel(QtWidgets.QWidget):
         elif isinstance(event, events.ToolProgress):
             self._set(event.subtask, Status=f"running: {self.label(event.tool)} {event.share:.0%}")
         elif isinstance(event, events.Retry):
-            self._log(f"{event.subtask.id}: {event.tool} scored {event.quality:.2f}; retrying")
+            because = f": {event.why}" if event.why else ""
+            self._log(
+                f"{event.subtask.id}: {event.tool} scored {event.quality:.2f}; trying again{because}"
+            )
+            self._set(event.subtask, Status=f"trying {self.label(event.tool)} again")
         elif isinstance(event, events.FallbackToSearch):
             self._log(f"{event.subtask.id}: searching ({event.reason})")
         elif isinstance(event, events.StepDone):
@@ -497,6 +503,11 @@ class Panel(QtWidgets.QWidget):
             )
             for column in range(1, len(PLAN_COLUMNS)):
                 self.plan.resizeColumnToContents(column)
+            if outcome.opinions:
+                self._log(
+                    f"{outcome.subtask.id} checks:\n  "
+                    + expert_details(outcome.opinions).replace("\n", "\n  ")
+                )
             if not outcome.ok:
                 self._log(f"{outcome.subtask.id} failed: {outcome.error}")
                 self._show_error(

@@ -84,6 +84,13 @@ class SettingsDialog(QtWidgets.QDialog):
         self.retries = QtWidgets.QSpinBox()
         self.retries.setRange(0, 5)
         self.retries.setValue(settings.retries)
+        self.reflection = QtWidgets.QCheckBox("Retry with what the checks found wrong")
+        self.reflection.setToolTip(
+            "A step the checks turn down is tried again with settings that answer what "
+            "they found (more of the colour, a wider fill, highlights eased instead of "
+            "clipped); off: each tool's fixed list of retries."
+        )
+        self.reflection.setChecked(settings.reflection)
         self.device = QtWidgets.QComboBox()
         self.device.addItems(DEVICES)
         self.device.setCurrentText(settings.device)
@@ -116,6 +123,7 @@ class SettingsDialog(QtWidgets.QDialog):
         form.addRow(self.test_button, self.test_result)
         form.addRow("Quality threshold", self.threshold)
         form.addRow("Retries per tool", self.retries)
+        form.addRow("", self.reflection)
         form.addRow("", self.preview_plan)
         form.addRow("Critic", self.critic)
         form.addRow("Device", self.device)
@@ -151,6 +159,7 @@ class SettingsDialog(QtWidgets.QDialog):
                 ).model_dump(),
                 quality_threshold=round(self.threshold.value(), 3),
                 retries=self.retries.value(),
+                reflection=self.reflection.isChecked(),
                 preview_plan=self.preview_plan.isChecked(),
                 device=self.device.currentText(),
                 cpu_offload=self.cpu_offload.isChecked(),

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from layerpath.engine.document import Document
-from layerpath.engine.types import StepLayer
+from layerpath.engine.types import Expert, Opinion, StepLayer
 from layerpath.errors import LayerpathError
 from layerpath.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 
@@ -29,6 +29,31 @@ def thumbnail(pixels: np.ndarray) -> QtGui.QIcon:
     return QtGui.QIcon(QtGui.QPixmap.fromImage(image))
 
 
+def verdicts(opinions: Sequence[Opinion], threshold: float) -> list[tuple[Expert, bool]]:
+    """Each expert that judged a step and whether it agreed (its lowest opinion, when
+    several judged for it: the checks and a model), in the experts' order."""
+    lowest: dict[Expert, float] = {}
+    for opinion in opinions:
+        lowest[opinion.expert] = min(opinion.score, lowest.get(opinion.expert, 1.0))
+    return [(e, lowest[e] >= threshold) for e in Expert if e in lowest]
+
+
+def expert_summary(opinions: Sequence[Opinion], threshold: float) -> str:
+    """'✓ as asked · ✓ clean · ✗ tones kept': a step list row's line of checks."""
+    return " · ".join(f"{'✓' if ok else '✗'} {e.short}" for e, ok in verdicts(opinions, threshold))
+
+
+def expert_details(opinions: Sequence[Opinion]) -> str:
+    """Each expert's verdict on its own line, with who judged and why."""
+    lines = []
+    for opinion in sorted(opinions, key=lambda o: list(Expert).index(o.expert)):
+        why = f": {opinion.reason}" if opinion.reason else ""
+        lines.append(
+            f"{opinion.expert.words.capitalize()} — {opinion.score:.2f} ({opinion.by}){why}"
+        )
+    return "\n".join(lines)
+
+
 class StepList(QtWidgets.QListWidget):
     """Executed steps, newest last. Unchecking a step hides its layer (undo one step)."""
 
@@ -40,13 +65,18 @@ class StepList(QtWidgets.QListWidget):
         self.steps: dict[str, StepLayer] = {}
         # a row's text (the panel gives plain words); default: the layer's name
         self.describe: Callable[[StepLayer], str] = lambda step: f"{step.name}\n{step.cost:.1f} s"
+        # the score an expert's opinion must reach to count as agreeing (the settings')
+        self.threshold = 0.5
         self.setIconSize(QtCore.QSize(THUMB, THUMB))
         self.setAlternatingRowColors(True)
         self.itemChanged.connect(self._item_changed)
 
     def add_step(self, layer_id: str, step: StepLayer) -> QtWidgets.QListWidgetItem:
         self.steps[layer_id] = step
-        item = QtWidgets.QListWidgetItem(self.describe(step))
+        text = self.describe(step)
+        if step.opinions:
+            text += f" · {expert_summary(step.opinions, self.threshold)}"
+        item = QtWidgets.QListWidgetItem(text)
         item.setData(LAYER_ID, layer_id)
         if step.pixels is not None:
             item.setIcon(thumbnail(step.pixels))
@@ -58,6 +88,8 @@ class StepList(QtWidgets.QListWidget):
             f"{step.name}\n{step.kind.value} layer from {step.tool}, quality "
             f"{step.quality:.2f}; params {dict(step.params)}"
         )
+        if step.opinions:
+            tip += "\n" + expert_details(step.opinions)
         if step.text:  # what OCR read: shown as data, never fed back to the planner
             tip += f"\nText read: {step.text}"
         item.setToolTip(tip)

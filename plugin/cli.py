@@ -71,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
     edit.add_argument("--planner", choices=["offline", "llm"], default=None)
     edit.add_argument("--threshold", type=float, default=None, help="quality threshold 0..1")
     edit.add_argument("--no-traces", action="store_true", help="do not record traces")
+    edit.add_argument(
+        "--no-reflection",
+        action="store_true",
+        help="retry a tool along its fixed schedule instead of answering what the checks found",
+    )
 
     tools = sub.add_parser("tools", help="list the tools (the Model Description Table)")
     tools.add_argument("action", nargs="?", choices=["list"], default="list")
@@ -95,7 +100,9 @@ def _parser() -> argparse.ArgumentParser:
         help="scenes (default: modes x alpha on generated tasks), sizes (the demo edit "
         "at camera sizes: wall, tool seconds, peak memory), checks (the quality checks "
         "on labelled good and bad results in real photos: ROC AUC, false passes), photos "
-        "(edits on real photos at native size, scored against the truth) or words (the "
+        "(edits on real photos at native size, scored against the truth), reflection "
+        "(those and everyday adjustments with no retries, fixed retries and reflection: "
+        "first-try pass rate, pass within 3, accuracy) or words (the "
         "offline planner on the public instruction set: share planned exactly) or batch "
         "(photos per minute and the cost of batching per photo, 1 and 2 jobs, locally and "
         "on a local Ray)",
@@ -288,6 +295,8 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     mask_files = _parse_masks(args.mask)
     inputs = [args.image, *mask_files.values()]
     settings = load_settings()
+    if getattr(args, "no_reflection", False):
+        settings = settings.model_copy(update={"reflection": False})
     document = LayeredDocument.open(args.image, mask_files, int(settings.max_megapixels * 1e6))
     size = (document.image.width, document.image.height)
     # where the results go is checked before any tool runs: a problem found after the
@@ -409,6 +418,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         results = words.bench_words(args.out)
         return 0 if sum(r.right for r in results) >= 0.95 * len(results) else 1
+    if suite == "reflection":
+        from layerpath.benchmarks import reflection
+
+        reflection.bench_reflection(
+            args.out, args.seed, args.tasks, args.photos == "all", max(1, args.jobs)
+        )
+        return 0
     if suite == "checks":
         from layerpath.benchmarks import checks
 

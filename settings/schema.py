@@ -43,6 +43,9 @@ class Settings(BaseModel):
     cloud: CloudSettings = CloudSettings()
     quality_threshold: float = Field(default=0.5, ge=0.0, le=1.0)
     retries: int = Field(default=2, ge=0, le=5)
+    # a retry's parameters answer what the experts found wrong with the try before
+    # (reflection); off: each tool's fixed retry schedule
+    reflection: bool = True
     # the plan is shown (each step, its tools, about how long) and runs when confirmed
     preview_plan: bool = True
     device: Literal["auto", "cuda", "mps", "cpu"] = "auto"

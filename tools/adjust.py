@@ -162,10 +162,45 @@ def _sigma(shape: tuple[int, ...], share: float) -> float:
     return max(0.8, share * min(shape[:2]))
 
 
-def _gains(v: np.ndarray, gains: np.ndarray) -> np.ndarray:
+def _gained(linear: np.ndarray, gain: Any, protect: bool) -> np.ndarray:
+    """Linear light times `gain` (a number, or one per pixel or channel). With `protect`
+    the tones a gain above 1 would push past white roll off into it instead: below a
+    knee nothing changes; above it the range up to the gain's white is eased into what
+    is left, so a bright sky keeps its gradation rather than turning flat white. The
+    knee sits where the curve's slope stays within 5 % of 1 (lower for larger gains)."""
+    lifted = linear * gain
+    if not protect:
+        return lifted
+    g = np.maximum(np.asarray(gain, np.float32), 1.0)
+    knee = np.clip((3.0 - g) / 2.0, 0.5, 0.95)
+    span = 1.0 - knee
+    eased = knee + span * (1.0 - np.exp(-(lifted - knee) / span)) / (
+        1.0 - np.exp(-(g - knee) / span)
+    )
+    return np.where((g > 1.0) & (lifted > knee), np.minimum(eased, 1.0), lifted).astype(np.float32)
+
+
+def _gains(v: np.ndarray, gains: np.ndarray, protect: bool = False) -> np.ndarray:
     """Channel gains on linear light, scaled so the picture's brightness stays."""
     gains = gains / float(luma(gains[None, None, :])[0, 0])
-    return to_display(to_linear(v) * gains)
+    return to_display(_gained(to_linear(v), gains, protect))
+
+
+def _saturated(v: np.ndarray, y: np.ndarray, factor: Any, protect: bool) -> np.ndarray:
+    """The colours' distance from their grey `y` times `factor`. With `protect` a colour
+    nears the gamut's edge instead of being cut at it (a red petal keeps its shading):
+    what a pixel's factor asks beyond 1 is eased into the room its colour has left."""
+    if not protect:
+        return np.clip(y + (v - y) * factor, 0, 1)
+    d = v - y
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(d > 1e-6, (1.0 - y) / d, np.where(d < -1e-6, -y / d, np.inf))
+    # (a fiftieth of the room is kept: eased all the way, the brightest channel would
+    # round to the gamut's edge, where the colour stops shading)
+    room = np.clip(0.98 * room.min(axis=2, keepdims=True) - 1.0, 1e-6, 1e3)
+    excess = np.asarray(factor, np.float32) - 1.0
+    eased = np.where(excess > 0, room * np.tanh(excess / room), excess)
+    return np.clip(y + d * (1.0 + eased), 0, 1)
 
 
 def _grey_world(v: np.ndarray) -> np.ndarray:
@@ -182,8 +217,9 @@ def _grey_world(v: np.ndarray) -> np.ndarray:
 
 def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np.ndarray:
     """The adjustment `op` at `amount` on float RGB `v` (0..1); a new array."""
+    protect = bool(extra.get("protect"))  # tones eased into white, colours into the gamut
     if op == "exposure":
-        return to_display(to_linear(v) * 2.0**amount)
+        return to_display(_gained(to_linear(v), 2.0**amount, protect))
     if op == "contrast":
         return np.clip(_s_curve(v, amount), 0, 1)
     if op in ("highlights", "shadows"):
@@ -194,14 +230,16 @@ def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np
         else:
             weight = 1.0 - _smoothstep(0.05, cut, local)
             gain = 2.0 ** (amount * 2.0 * weight)
-        return to_display(to_linear(v) * gain[..., None])
+        return to_display(_gained(to_linear(v), gain[..., None], protect))
     if op == "temperature":
-        return _gains(v, np.array([1 + 0.25 * amount, 1.0, 1 - 0.25 * amount], np.float32))
+        warm = np.array([1 + 0.25 * amount, 1.0, 1 - 0.25 * amount], np.float32)
+        return _gains(v, warm, protect)
     if op == "tint":
-        return _gains(v, np.array([1 + 0.06 * amount, 1 - 0.15 * amount, 1 + 0.06 * amount]))
+        tint = np.array([1 + 0.06 * amount, 1 - 0.15 * amount, 1 + 0.06 * amount], np.float32)
+        return _gains(v, tint, protect)
     if op == "white_balance":
         gains = extra["gains"] if "gains" in extra else _grey_world(v)
-        return _gains(v, 1.0 + amount * (gains - 1.0))
+        return _gains(v, 1.0 + amount * (gains - 1.0), protect)
     if op == "color":  # towards a named colour, where the picture already leans to it
         return _towards(v, amount, extra)
     if op in ("saturation", "vibrance"):
@@ -211,7 +249,7 @@ def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np
         else:  # vibrance: the duller colours move most; skin-like ones least
             chroma = (v.max(axis=2) - v.min(axis=2))[..., None]
             factor = 1.0 + amount * (1.0 - np.clip(chroma * 1.6, 0, 1)) ** 2
-        return np.clip(y + (v - y) * factor, 0, 1)
+        return _saturated(v, y, factor, protect)
     if op == "black_and_white":
         grey = to_display(luma(to_linear(v)))[..., None]
         tone = extra.get("tone")
@@ -239,11 +277,15 @@ def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np
         r = np.hypot((xx - (w - 1) / 2) / (w / 2), (yy - (h - 1) / 2) / (h / 2)) / np.sqrt(2)
         falloff = _smoothstep(0.35, 1.0, r)
         # amount 0.5: the corners a stop darker (a negative amount lightens them)
-        return to_display(to_linear(v) * (2.0 ** (-2.0 * amount * falloff))[..., None])
+        gain = (2.0 ** (-2.0 * amount * falloff))[..., None]
+        return to_display(_gained(to_linear(v), gain, protect))
     if op == "sharpen":
         y = luma(v)
-        detail = y - cv2.GaussianBlur(y, (0, 0), _sigma(v.shape, 0.0008) + 0.6)
-        return np.clip(v + (1.5 * amount * detail)[..., None], 0, 1)
+        detail = 1.5 * amount * (y - cv2.GaussianBlur(y, (0, 0), _sigma(v.shape, 0.0008) + 0.6))
+        if protect:  # an edge's halo eased into the room its tone has, never clipped
+            room = np.maximum(np.where(detail > 0, 1.0 - v.max(axis=2), v.min(axis=2)), 1e-4)
+            detail = room * np.tanh(detail / room)
+        return np.clip(v + detail[..., None], 0, 1)
     if op == "blur":
         radius = extra.get("radius")
         # a region's blur scales with the region (a face's), the picture's with the picture
@@ -448,7 +490,7 @@ def adjusted(
     it (a graduated filter)."""
     op, amount = _op_and_amount(asked)
     look = look_named(str(asked["look"])) if op == "look" else None
-    extra: dict[str, Any] = dict(asked)
+    extra: dict[str, Any] = {**asked, "protect": bool(params.get("protect"))}
     top = 65535 if image.dtype == np.uint16 else 255
     window = full_box(image.shape)
     weight = None

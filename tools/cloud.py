@@ -27,7 +27,7 @@ from layerpath.settings import CloudSettings, load_settings
 from layerpath.settings.secrets import get_api_key, redact
 from layerpath.tools.base import Tool
 from layerpath.tools.crops import crop_for_model, paste_back
-from layerpath.tools.diffusion import inpaint_prompt
+from layerpath.tools.diffusion import hinted, inpaint_prompt
 from layerpath.tools.endpoint import openai_client
 from layerpath.tools.imaging import paint_region, rgb, with_rgb
 from layerpath.tools.types import ArtifactKind, Availability, ToolContext, ToolResult
@@ -88,6 +88,8 @@ class CloudInpaint(Tool):
         image = inputs[ArtifactKind.IMAGE]
         region = paint_region(inputs[ArtifactKind.MASK], int(params["grow"]))
         prompt, _ = inpaint_prompt(ctx)  # the instruction's words only
+        avoid = ", ".join(str(w) for w in params.get("avoid") or ())
+        prompt, _ = hinted(prompt + (f"; without {avoid}" if avoid else ""), "", params)
         side = int(params["resolution"])
         photo = rgb(image)
         crop = crop_for_model(photo, region, side, padding=float(params["padding"]))

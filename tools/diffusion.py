@@ -102,6 +102,14 @@ def inpaint_prompt(ctx: ToolContext) -> tuple[str, str]:
     return f"a photo of a {to}", f"{target}, {NEGATIVE}"
 
 
+def hinted(prompt: str, negative: str, params: Mapping[str, Any]) -> tuple[str, str]:
+    """The prompt and negative prompt with the words a try's params add and avoid (what
+    the experts said of an earlier try: engine/reflection.py)."""
+    add = ", ".join(str(w) for w in params.get("add") or ())
+    avoid = ", ".join(str(w) for w in params.get("avoid") or ())
+    return (f"{prompt}, {add}" if add else prompt), (f"{avoid}, {negative}" if avoid else negative)
+
+
 def instruction(ctx: ToolContext) -> str:
     """The InstructPix2Pix instruction for the subtask's words."""
     if ctx.subtask == K.OBJECT_ADDITION:
@@ -180,7 +188,7 @@ class SdInpaint(TorchModelTool):
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
         region = paint_region(inputs[ArtifactKind.MASK], int(params["grow"]))
-        prompt, negative = inpaint_prompt(ctx)
+        prompt, negative = hinted(*inpaint_prompt(ctx), params)
         photo = rgb(image)
 
         def use(pipeline: Any, scale: float) -> np.ndarray:
@@ -218,7 +226,7 @@ class InstructPix2Pix(TorchModelTool):
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
         photo = rgb(image)
-        words = instruction(ctx)
+        words, negative = hinted(instruction(ctx), NEGATIVE, params)
 
         def use(pipeline: Any, scale: float) -> np.ndarray:
             return whole_picture_edit(
@@ -229,7 +237,7 @@ class InstructPix2Pix(TorchModelTool):
                     ctx,
                     int(params["seed"]),
                     prompt=words,
-                    negative_prompt=NEGATIVE,
+                    negative_prompt=negative,
                     image=Image.fromarray(small),
                     num_inference_steps=int(params["steps"]),
                     guidance_scale=float(params["guidance"]),
@@ -259,7 +267,7 @@ class SdOutpaint(TorchModelTool):
         from layerpath.tools.outpaint import painted_margin
 
         image = inputs[ArtifactKind.IMAGE]
-        prompt = str(params["prompt"])
+        prompt, negative = hinted(str(params["prompt"]), NEGATIVE, params)
 
         def use(pipeline: Any, scale: float) -> ToolResult:
             sized = {**params, "resolution": int(int(params["resolution"]) * scale) // 8 * 8}
@@ -268,7 +276,7 @@ class SdOutpaint(TorchModelTool):
                 image,
                 sized,
                 lambda small, margin: inpaint_all(
-                    pipeline, ctx, params, small, margin, prompt, strength=1.0
+                    pipeline, ctx, params, small, margin, prompt, 1.0, negative
                 ),
             )
 
@@ -290,7 +298,7 @@ class SdScenery(TorchModelTool):
             raise ToolFailed("Say what the scenery should become, e.g. 'make it night'.")
         image = inputs[ArtifactKind.IMAGE]
         photo = rgb(image)
-        prompt = f"the same photo, {ctx.to}, {ctx.to} scene"
+        prompt, negative = hinted(f"the same photo, {ctx.to}, {ctx.to} scene", NEGATIVE, params)
 
         def use(pipeline: Any, scale: float) -> np.ndarray:
             return whole_picture_edit(
@@ -303,7 +311,8 @@ class SdScenery(TorchModelTool):
                     small,
                     np.ones(small.shape[:2], bool),
                     prompt,
-                    strength=float(params["strength"]),
+                    float(params["strength"]),
+                    negative,
                 ),
             )
 

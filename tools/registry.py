@@ -13,7 +13,7 @@ from typing import Any
 from layerpath.errors import BadInput
 from layerpath.tools.base import Tool
 from layerpath.tools.models import ModelManager
-from layerpath.tools.types import ArtifactKind, Prior, SubtaskKind, ToolSpec
+from layerpath.tools.types import ArtifactKind, Prior, Remedy, SubtaskKind, ToolSpec
 
 
 def spec_from_record(record: dict[str, Any]) -> ToolSpec:
@@ -32,6 +32,17 @@ def spec_from_record(record: dict[str, Any]) -> ToolSpec:
         },
         params=dict(record.get("params", {})),
         retry_params=tuple(record.get("retry_params", ())),
+        remedies=tuple(
+            Remedy(
+                when=tuple(r["when"]),
+                why=str(r["why"]),
+                set=dict(r.get("set", {})),
+                step=dict(r.get("step", {})),
+                factor=dict(r.get("factor", {})),
+                limits={k: (float(v[0]), float(v[1])) for k, v in r.get("limits", {}).items()},
+            )
+            for r in record.get("remedies", ())
+        ),
         model=record.get("model"),
         requires=tuple(record.get("requires", ())),
         extra=record.get("extra"),

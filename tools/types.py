@@ -137,6 +137,21 @@ class Availability:
 
 
 @dataclass(frozen=True)
+class Remedy:
+    """What a tool's next try changes when the experts found one of `when` (a defect's
+    name or pattern, or an expert's: 'meaning', 'aesthetics') in its result: parameters
+    `set` to a value, `step`ped by an amount or scaled by a `factor`, each kept within
+    its `limits`; `why` says it in a photographer's words ('a stronger colour')."""
+
+    when: tuple[str, ...]
+    why: str
+    set: Mapping[str, Any] = field(default_factory=dict)
+    step: Mapping[str, float] = field(default_factory=dict)
+    factor: Mapping[str, float] = field(default_factory=dict)
+    limits: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class ToolSpec:
     """The Model Description Table row of one tool, loaded from tools/data/catalogue.json."""
 
@@ -151,6 +166,8 @@ class ToolSpec:
     helps: tuple[SubtaskKind, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
     retry_params: tuple[Mapping[str, Any], ...] = ()
+    # how its next try answers what the experts found (engine/reflection.py)
+    remedies: tuple[Remedy, ...] = ()
     model: str | None = None  # its weights, by name in tools/data/models.json
     requires: tuple[str, ...] = ()  # top-level Python modules it imports
     extra: str | None = None  # the pip extra that installs them

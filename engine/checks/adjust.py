@@ -355,4 +355,4 @@ def _worst(defects: Mapping[str, float], untouched: float) -> Verdict:
     reasons = [name] if size >= 0.5 and name else []
     if untouched < 0.9:
         reasons.append("pixels changed outside the region")
-    return Verdict(score, "; ".join(reasons), dict(defects))
+    return Verdict(score, "; ".join(reasons), dict(defects), untouched=untouched)

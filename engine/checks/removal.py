@@ -160,5 +160,6 @@ def check_removal(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> Ve
             "; ".join(filter(None, [reason, judged.reason])),
             {**judged.defects, "varied ground": varied / UNPREDICTABLE},
             final=True,
+            untouched=judged.untouched,
         )
     return judged

@@ -1,9 +1,70 @@
-"""A check's answer: a score and the reason for it, from named defects."""
+"""A check's answer: a score and the reason for it, from named defects, and the
+experts' opinions it is made of."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+
+class Expert(str, Enum):
+    """What an expert judges of a step (IMAGAgent's critics)."""
+
+    MEANING = "meaning"  # semantic alignment: the step does what the subtask asked
+    QUALITY = "quality"  # perceptual: no smear, seam, halo, streak, texture lost
+    AESTHETICS = "aesthetics"  # highlights, shadows and colours keep their detail
+    CONSISTENCY = "consistency"  # nothing else changed; the earlier steps are kept
+
+    @property
+    def short(self) -> str:
+        """A word or two for a step list's row."""
+        return {
+            Expert.MEANING: "as asked",
+            Expert.QUALITY: "clean",
+            Expert.AESTHETICS: "tones kept",
+            Expert.CONSISTENCY: "rest kept",
+        }[self]
+
+    @property
+    def words(self) -> str:
+        """The expert's question in a photographer's words (the panel shows them)."""
+        return {
+            Expert.MEANING: "does what was asked",
+            Expert.QUALITY: "clean, no artefacts",
+            Expert.AESTHETICS: "keeps detail in highlights, shadows and colours",
+            Expert.CONSISTENCY: "leaves the rest and the earlier steps as they were",
+        }[self]
+
+
+@dataclass(frozen=True)
+class Opinion:
+    """One expert's verdict on one step: a score 0..1 (0.5 = just acceptable), why, the
+    defects it measured (in units of their tolerance), who judged ('checks', 'clip',
+    'vlm') and, for a generative tool's next try, words its prompt should avoid or add."""
+
+    expert: Expert
+    by: str
+    score: float
+    reason: str = ""
+    defects: Mapping[str, float] = field(default_factory=dict)
+    avoid: tuple[str, ...] = ()
+    add: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "expert": self.expert.value,
+            "by": self.by,
+            "score": round(self.score, 4),
+        }
+        if self.reason:
+            data["reason"] = self.reason
+        if self.avoid:
+            data["avoid"] = list(self.avoid)
+        if self.add:
+            data["add"] = list(self.add)
+        return data
 
 
 @dataclass(frozen=True)
@@ -17,6 +78,11 @@ class Verdict:
     #: no other result for the same region could pass: the picture, not this result, is
     #: why (ground too varied for any fill to be vouched for); trying more is no use
     final: bool = False
+    #: the factor for pixels changed outside the region (1: none), already in `score`
+    untouched: float = 1.0
+    #: the experts' opinions the score is the lowest of (engine/experts.py); empty for
+    #: a checker's own verdict, which the experts split by what each defect says
+    opinions: tuple[Opinion, ...] = ()
 
 
 def verdict(
@@ -35,4 +101,4 @@ def verdict(
     reasons = [f"{name} ({sizes[name]:.1f}x the tolerance)" for name in worst[:2]]
     if untouched < 0.9:
         reasons.append("pixels changed outside the region")
-    return Verdict(score, "; ".join(reasons), sizes)
+    return Verdict(score, "; ".join(reasons), sizes, untouched=untouched)

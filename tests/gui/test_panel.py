@@ -280,3 +280,18 @@ def test_a_whole_run_saved_as_an_action_replays_every_subtask(
         second.run_action("tidy")
     assert blocker.args[0].ok and len(blocker.args[0].outcomes) == 2
     assert np.array_equal(composite(other.image), first)
+
+
+def test_each_steps_experts_and_why_a_step_was_tried_again_are_shown(qtbot, panel: Panel) -> None:  # type: ignore[no-untyped-def]
+    """The step list says which experts agreed, its tooltip what each found; Details
+    says why a tool was tried again and with what."""
+    result = run(qtbot, panel, "recolor the wall to blue and remove the ball")
+    assert result is not None and result.ok  # type: ignore[attr-defined]
+    rows = [panel.steps.item(i) for i in range(panel.steps.count())]
+    fill = next(r for r in rows if "Fill in" in r.text())
+    assert "✓ as asked · ✓ clean" in fill.text()
+    assert "Does what was asked — 1.00 (checks)" in fill.toolTip()
+    assert "Clean, no artefacts —" in fill.toolTip()
+    details = panel.details.toPlainText()
+    assert "patch_fill scored 0.32; trying again: fill a wider margin" in details
+    assert "s2 checks:\n  Does what was asked" in details

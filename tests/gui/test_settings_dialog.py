@@ -37,6 +37,7 @@ def test_change_settings_and_read_them_back(
     dialog.api_key.setText("sk-local-77")
     dialog.threshold.setValue(0.65)
     dialog.retries.setValue(1)
+    dialog.reflection.setChecked(False)  # the fixed retries
     dialog.device.setCurrentText("cpu")
     dialog.offline.setChecked(True)
     dialog.cpu_offload.setChecked(True)
@@ -49,6 +50,7 @@ def test_change_settings_and_read_them_back(
     back = load_settings()
     assert (back.planner, back.llm.base_url, back.llm.model) == ("llm", server.url, "test-model")
     assert (back.quality_threshold, back.retries, back.device) == (0.65, 1, "cpu")
+    assert not back.reflection and Settings().reflection
     assert back.offline and back.critic == "vlm" and back.cpu_offload
     assert back.resident_models == 3  # kept, not reset to the default
     assert back.cloud.enabled and back.cloud.base_url == "https://images.example.com/v1"

@@ -134,6 +134,10 @@ def test_inpainting_changes_only_the_grown_mask_of_a_large_photo(
     assert np.array_equal(out, again)  # the seed makes it repeatable
     other = tool.run(context, {A.IMAGE: image, A.MASK: ball}, {**params, "seed": 7})
     assert not np.array_equal(out, other.outputs[A.IMAGE])
+    # the words a retry's experts asked to add or avoid reach the model's prompts
+    for hint in ({"add": ["a photo of"]}, {"avoid": ["photo"]}):
+        hinted = tool.run(context, {A.IMAGE: image, A.MASK: ball}, {**params, **hint})
+        assert not np.array_equal(out, hinted.outputs[A.IMAGE]), hint
 
 
 def test_inpainting_words_errors_and_cancel(models: ModelManager, scene: Scene) -> None:
