@@ -35,8 +35,34 @@ def _p(pattern: str, op: str, sign: float = 1.0, **extra: Any) -> Phrase:
     return Phrase(re.compile(pattern, re.I), op, sign, extra)
 
 
+#: a reference picture's placeholder (engine/references.py rewrites 'ref' to '@ref'); a
+#: bare word after 'the colours of' names one too (one not given is then said so)
+_REF = r"(?:the\s+|my\s+|that\s+)?@(?P<ref>[A-Za-z][\w-]*)"
+_NAMED = _REF.replace("@", "@?")
+
 #: tried in order: the more specific first
 PHRASES: tuple[Phrase, ...] = (
+    # the colours of a reference picture: 'match the colours of @ref', 'make it look
+    # like @ref', 'grade it like @ref'
+    _p(
+        r"(?:\b(?:match(?:ing)?|copy(?:ing)?|borrow|take|use|apply|give\s+(?:it|the\s+"
+        r"(?:photo|picture|image))|with|in)\s+)?(?:the\s+)?(?:same\s+)?(?:colou?rs|"
+        r"colou?r\s+grad(?:e|ing)|palette)\s+(?:of|from)\s+" + _NAMED,
+        "match",
+    ),
+    _p(
+        r"(?:\b(?:match(?:ing)?|copy(?:ing)?|borrow|take|use|apply|give\s+(?:it|the\s+"
+        r"(?:photo|picture|image))|with|in)\s+)?(?:the\s+)?(?:same\s+)?(?:colou?rs?|"
+        r"colou?r\s+grad(?:e|ing)|grad(?:e|ing)|look|tones?|palette|mood|style|feel)\s+"
+        r"(?:of|from|as|in|like)\s+" + _REF,
+        "match",
+    ),
+    _p(
+        r"\b(?:colou?r[\s-]*)?(?:grade|match)\s+(?:it\s+|the\s+(?:photo|picture|image)\s+)?"
+        r"(?:to\s+|with\s+|like\s+)?" + _REF,
+        "match",
+    ),
+    _p(r"\b(?:look(?:s|ing)?\s+)?like\s+" + _REF, "match"),
     # black & white, toning
     _p(
         r"\b(?:sepia|vintage sepia)\b(?:\s+tone[sd]?|\s+look|\s+effect)?",
@@ -264,6 +290,8 @@ def parse_adjustment(text: str) -> Subtask | None:
         if op == "sharpen" and not given and target is None:
             return None  # 'sharpen the photo': deblurring's tools and checks
         params: dict[str, Any] = {"op": op, "amount": amount, **phrase.extra, **extra}
+        if op == "match":
+            params["ref"] = match.group("ref")
         if op == "color":
             hue = re.search(
                 r"(blu|green|redd|red|yellow|orange|purple|pink|teal|cyan|magenta|gold)",

@@ -10,6 +10,7 @@ plan  -> for each subtask:
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import math
 import time
@@ -23,13 +24,14 @@ import numpy as np
 from layerpath.engine import events
 from layerpath.engine.critics import Critic
 from layerpath.engine.deepsteps import DeepTrack
-from layerpath.engine.experts import Earlier
+from layerpath.engine.experts import LOCAL_EDITS, Earlier
 from layerpath.engine.knowledge import BenchmarkTable, subtask_tools
 from layerpath.engine.layers import rejected_layer, step_layers
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
 from layerpath.engine.preview import Preview, preview
 from layerpath.engine.probe import probe, regions_touch
 from layerpath.engine.quality import judge
+from layerpath.engine.references import Transcriber, ground, rewrite, traced_words
 from layerpath.engine.search import Node, astar
 from layerpath.engine.steps import (
     TOOL_TIMEOUT_S,
@@ -96,9 +98,11 @@ class Engine:
         critic: Critic | None = None,
         costs: CostBasis = CostBasis.MEASURED,
         tool_timeout_s: float = TOOL_TIMEOUT_S,
+        transcriber: Transcriber | None = None,
     ) -> None:
         self.registry = registry
         self.tool_timeout_s = tool_timeout_s
+        self.transcriber = transcriber  # a voice memo's words, through the endpoint
         self.critic = critic
         self.rules = rules or RuleTable.load(registry)
         self.table = table or BenchmarkTable.from_tools(registry)
@@ -137,9 +141,13 @@ class Engine:
             return Plan(request.plan, (), "previewed")
         if request.action is not None:
             return request.action.plan()
+        references = request.references
+        if references:  # the planner reads a reference's placeholder, never its words
+            request = dataclasses.replace(request, prompt=rewrite(request.prompt, references))
         plan = self.planner(request, emit)
+        subtasks = ground(plan.subtasks, references, self.transcriber)
         touch = lambda a, b: regions_touch(a, b, request.snapshot)  # noqa: E731
-        return Plan(tuple(order_subtasks(plan.subtasks, touch)), plan.warnings, plan.planner)
+        return Plan(tuple(order_subtasks(subtasks, touch)), plan.warnings, plan.planner)
 
     def _run(self, request: EditRequest, emit: OnEvent, cancelled: Callable[[], bool]) -> RunResult:
         started = time.perf_counter()
@@ -309,7 +317,10 @@ class Engine:
     ) -> Earlier | None:
         """A done subtask as the later steps' consistency expert sees it: where it
         changed the picture and its check, to run again on a later picture (None: it
-        changed the picture's size, or nothing)."""
+        changed the picture's size, or nothing; or it is not a local edit a later step
+        could undo: a background removal, an adjustment of the whole picture)."""
+        if subtask.kind not in LOCAL_EDITS:
+            return None
         pictures = [n.result for n in path if n.result and ArtifactKind.IMAGE in n.result.produced]
         windows = [r.window for r in pictures]
         if not windows or any(w is None for w in windows):
@@ -356,6 +367,11 @@ class Engine:
             snapshot.selection,
             cancelled,
             colours=colours_in(snapshot.icc_profile),
+            references={
+                name: ref.pixels
+                for name, ref in request.references.items()
+                if ref.pixels is not None
+            },
         )
         critic = self.critic
         finders = [  # tools that find objects in the picture alone (masks, a detector)
@@ -526,7 +542,7 @@ class Engine:
                     math.prod(nodes[-1].qualities) if nodes else 0.0,
                     bool(nodes),
                     [attempt.failure] if attempt.failure else [],
-                    subtask.to_json(),
+                    traced_words(subtask),
                 )
         if accepted is None:
             outcome = SubtaskOutcome(

@@ -47,10 +47,9 @@ TONAL_KINDS = {
     K.REGION_ADJUSTMENT,
     K.CHANGING_SCENERY,
     K.OBJECT_RECOLORATION,
-    K.IMAGE_DEBLURRING,
     K.OBJECT_REPLACEMENT,
     K.OBJECT_ADDITION,
-}
+}  # (deblurring restores edges a blur took from the clip: its check judges halos)
 
 
 @dataclass(frozen=True)
@@ -240,9 +239,23 @@ class Earlier:
     recheck: Callable[[np.ndarray], tuple[Opinion, ...]] = field(repr=False)
 
 
-#: kinds that change the whole picture on purpose: what they do to an earlier step's
-#: result is what was asked ("recolour the car, then make it black and white")
+#: the local edits a later step could undo (a fill that brings an old colour back):
+#: their checks are run again where a later step overlaps them
+LOCAL_EDITS = {
+    K.OBJECT_RECOLORATION,
+    K.OBJECT_REMOVAL,
+    K.OBJECT_REPLACEMENT,
+    K.TEXT_REPLACEMENT,
+    K.TEXT_REMOVAL,
+    K.TEXT_ADDITION,
+    K.REGION_ADJUSTMENT,
+}
+#: kinds that change what they touch on purpose, over an earlier result too: what they
+#: do to it is what was asked ("recolour the car, then make it black and white",
+#: "replace the text, then highlight the word")
 GLOBAL_KINDS = {
+    K.KEYWORD_HIGHLIGHTING,
+    K.TEXT_REDACTION,
     K.PHOTO_ADJUSTMENT,
     K.CHANGING_SCENERY,
     K.IMAGE_DEBLURRING,

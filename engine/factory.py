@@ -8,12 +8,16 @@ import logging
 from layerpath.engine.critics import critic_for
 from layerpath.engine.executor import Engine
 from layerpath.engine.llm_planner import planner_for
+from layerpath.engine.references import Transcriber
 from layerpath.engine.rulebook import RuleBook
 from layerpath.engine.subroutines import RuleTable
 from layerpath.engine.traces import TraceStore
-from layerpath.errors import BadInput
+from layerpath.errors import BadInput, shown
 from layerpath.settings import Settings
+from layerpath.settings.secrets import get_api_key, redact
 from layerpath.tools.device import configure_residency
+from layerpath.tools.endpoint import openai_client
+from layerpath.tools.endpoint import transcribe as transcription
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
 
@@ -46,5 +50,25 @@ def engine_for(
         planner=chosen,
         critic=critic_for(settings, models),
         tool_timeout_s=settings.tool_timeout_s,
+        transcriber=transcriber_for(settings),
     )
     return engine, name
+
+
+def transcriber_for(settings: Settings) -> Transcriber:
+    """A voice memo's words through the settings' endpoint (its audio API), asked only
+    when an instruction uses a memo; the key from the OS keyring, never in a message."""
+
+    def transcribe(sound: bytes, filename: str) -> str:
+        llm = settings.llm
+        client = openai_client(llm.base_url, get_api_key(llm.base_url), llm.timeout_s)
+        try:
+            return transcription(client, llm.transcription_model, sound, filename, llm.timeout_s)
+        except Exception as exc:
+            raise BadInput(
+                f"The endpoint at {llm.base_url} could not transcribe the voice memo "
+                f"({redact(shown(str(exc), 160))}); check it in Settings, or give the words "
+                "as a text file."
+            ) from exc
+
+    return transcribe

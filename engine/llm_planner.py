@@ -44,7 +44,9 @@ NUMBER}}, OP one of: {adjustments}. A style is OP "look" with "look" one of: {lo
 as it is and the rest changes: "keep the face unchanged") or "graduated": "top",
 "bottom", "left" or "right" (whole at that side, fading across). Order subtasks so each one's inputs exist:
 outpainting first, a replaced object before it is recoloured, text detection after
-text edits. Answer only JSON: {{"subtasks": [...]}}."""
+text edits. A word written @NAME is a reference the user gave (a picture or a note):
+to take its words or its sky, write "@NAME" as "to"; to take its colours, OP "match"
+with "ref": "NAME". Answer only JSON: {{"subtasks": [...]}}."""
 
 
 class _LlmSubtask(BaseModel):

@@ -20,6 +20,7 @@ from layerpath.engine.checks.cutout import check_cutout
 from layerpath.engine.checks.geometry import check_cropped, check_rotated
 from layerpath.engine.checks.recolour import check_recolour
 from layerpath.engine.checks.removal import check_removal, untouched_outside
+from layerpath.engine.checks.sky import check_sky_replaced
 from layerpath.engine.checks.text import (
     check_text_added,
     check_text_gone,
@@ -105,12 +106,17 @@ def check_outpainted(before: np.ndarray, after: np.ndarray, placement: object) -
     return 0.8 if max(jumps, default=0.0) < 20 else 0.4
 
 
-def check_scenery(subtask: Subtask, before: np.ndarray, after: np.ndarray) -> Verdict:
+def check_scenery(
+    subtask: Subtask, before: np.ndarray, after: np.ndarray, mask: np.ndarray
+) -> Verdict:
     """A changed scenery that a look names ('night', 'winter', 'fog') must show that
     look's light and colour, whichever tool made it (a look offline, a diffusion model on
-    a GPU); a scenery no look names ('a beach') is left to the critic."""
+    a GPU); a sky from a reference photo, that sky's colours in the photo's sky; a
+    scenery no look names ('a beach') is left to the critic."""
     from layerpath.tools.looks import find_look
 
+    if isinstance(subtask.params.get("ref_sky"), Mapping):
+        return check_sky_replaced(before, after, mask, subtask.params["ref_sky"])
     found = find_look(subtask.to or "")
     if found is None or (subtask.target or "scenery") != "scenery":
         return Verdict(0.8)
@@ -222,7 +228,7 @@ def judge(
         K.REGION_ADJUSTMENT: lambda: check_adjustment(
             subtask.params, start, after, ~mask if subtask.params.get("outside") else mask
         ),
-        K.CHANGING_SCENERY: lambda: check_scenery(subtask, start, after),
+        K.CHANGING_SCENERY: lambda: check_scenery(subtask, start, after, mask),
         K.CROP: lambda: check_cropped(
             start, after, produced.get(ArtifactKind.PLACEMENT), subtask.params, full_mask
         ),

@@ -63,6 +63,8 @@ def build_report(result: RunResult, planner: str = "offline") -> dict[str, Any]:
             "subtasks_failed": sum(1 for o in result.outcomes if not o.ok),
         },
         "warnings": list(result.warnings),
+        # each reference given and what was read from it (its colour, words, colours)
+        "references": [r.to_json() for r in request.references.values()],
         "cancelled": result.cancelled,
         "ok": result.ok,
     }

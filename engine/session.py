@@ -23,6 +23,7 @@ from layerpath.engine import events
 from layerpath.engine.actions import Action, action_from_outcomes
 from layerpath.engine.document import Document
 from layerpath.engine.executor import Engine
+from layerpath.engine.references import Reference
 from layerpath.engine.report import build_report
 from layerpath.engine.rulebook import RuleBook
 from layerpath.engine.traces import TraceStore, user_traces
@@ -121,6 +122,7 @@ class RunSession:
         action: Action | None = None,
         plan: tuple[Subtask, ...] | None = None,
         threshold: float | None = None,
+        references: Mapping[str, Reference] | None = None,
     ) -> EditRequest:
         """The request for the document as it is now. An action's objects are the masks
         the document names, or its selection ('this')."""
@@ -138,6 +140,7 @@ class RunSession:
             reflect=self.settings.reflection,
             action=action,
             plan=plan,
+            references=dict(references or {}),
         )
 
     # --- a run -------------------------------------------------------------------------

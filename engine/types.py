@@ -123,6 +123,8 @@ class Subtask:
             words.append(f"-> '{shown(self.to)}'")
         if self.params.get("graduated"):
             words.append(f"graduated from the {self.params['graduated']}")
+        if self.params.get("ref"):
+            words.append(f"(from {self.params['ref']})")
         return " ".join(words)
 
     def to_json(self) -> dict[str, Any]:
@@ -171,6 +173,9 @@ class EditRequest:
     action: Action | None = None
     # the plan the user saw and confirmed (engine/preview.py): run exactly it, unplanned
     plan: tuple[Subtask, ...] | None = None
+    # pictures, notes and voice memos given beside the photo, by name
+    # (engine/references.py: Reference)
+    references: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)

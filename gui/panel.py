@@ -29,6 +29,7 @@ from layerpath.engine.types import (
 )
 from layerpath.errors import LayerpathError
 from layerpath.gui.qt import Qt, QtGui, QtWidgets, Signal
+from layerpath.gui.references import ReferenceSlots
 from layerpath.gui.steps import StepList, expert_details
 from layerpath.gui.worker import RunController
 from layerpath.settings import Settings
@@ -130,6 +131,7 @@ class Panel(QtWidgets.QWidget):
             "e.g. remove the cat, recolor the wall to yellow and replace the sign text with OPEN"
         )
         self.instruction.setMaximumHeight(72)
+        self.references = ReferenceSlots()
         self.slider = QtWidgets.QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, 20)
         self.slider.setValue(10)
@@ -235,6 +237,7 @@ class Panel(QtWidgets.QWidget):
         layout = QtWidgets.QVBoxLayout(edit_page)
         layout.addWidget(QtWidgets.QLabel("What should change?"))
         layout.addWidget(self.instruction)
+        layout.addWidget(self.references)
         layout.addLayout(speed)
         layout.addWidget(self.slider_label, 0, Qt.AlignmentFlag.AlignHCenter)
         layout.addLayout(buttons)
@@ -402,7 +405,12 @@ class Panel(QtWidgets.QWidget):
     ) -> EditRequest | None:
         try:
             return self.session.request(
-                prompt, alpha=self.alpha, mode=self.mode.currentData(), action=action, plan=plan
+                prompt,
+                alpha=self.alpha,
+                mode=self.mode.currentData(),
+                action=action,
+                plan=plan,
+                references=self.references.references,
             )
         except Exception as exc:  # a host problem: say it, keep the panel alive
             log.exception("snapshot failed")

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from layerpath.engine.references import parse_refs
 from layerpath.plugin import cli
 
 log = logging.getLogger("layerpath")
@@ -24,6 +25,9 @@ def _gui_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="layerpath gui", description="The layerpath editor.")
     parser.add_argument("image", type=Path, nargs="?")
     parser.add_argument("--mask", action="append", default=[], metavar="NAME=PNG")
+    parser.add_argument(
+        "--ref", action="append", default=[], metavar="NAME=FILE", help=cli.REF_HELP
+    )
     parser.add_argument("--run", metavar="INSTRUCTION", help="type this and press Run")
     parser.add_argument("--alpha", type=float, default=None, help="slider position 0..2")
     parser.add_argument("--save", type=Path, help="save the document after the run")
@@ -51,6 +55,8 @@ def run_gui(argv: Sequence[str]) -> int:
     try:
         if args.image:
             window.open_file(args.image, cli._parse_masks(args.mask))
+        for reference in parse_refs(args.ref).values():  # checked before the window shows
+            window.panel.references.add_reference(reference)
     except cli.LayerpathError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -17,11 +17,14 @@ from layerpath import __version__
 from layerpath.engine import events
 from layerpath.engine.actions import Action
 from layerpath.engine.document import LayeredDocument
+from layerpath.engine.executor import Engine, offline_planner
+from layerpath.engine.factory import transcriber_for
 from layerpath.engine.io import load_snapshot, output_problem, write_atomically
 from layerpath.engine.knowledge import model_description_table
 from layerpath.engine.learning import learn_in_background
 from layerpath.engine.llm_planner import planner_for
-from layerpath.engine.planner import Plan, plan_offline
+from layerpath.engine.planner import Plan
+from layerpath.engine.references import parse_refs
 from layerpath.engine.report import build_report
 from layerpath.engine.session import RunSession
 from layerpath.engine.types import EditRequest, Mode, Snapshot, SubtaskKind
@@ -49,6 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     plan.add_argument("--planner", choices=["offline", "llm"], default=None)
     plan.add_argument("--image", type=Path, help="image shown to the LLM planner")
+    plan.add_argument("--ref", action="append", default=[], metavar="NAME=FILE", help=REF_HELP)
 
     edit = sub.add_parser("edit", help="run an instruction on an image, write a layered file")
     edit.add_argument("image", type=Path)
@@ -56,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     edit.add_argument(
         "--mask", action="append", default=[], metavar="NAME=PNG", help="a named mask (repeatable)"
     )
+    edit.add_argument("--ref", action="append", default=[], metavar="NAME=FILE", help=REF_HELP)
     edit.add_argument(
         "-o",
         "--output",
@@ -220,18 +225,40 @@ def _print_plan(plan: Plan, as_json: bool) -> None:
         print(f"{s.id}  {s.describe()}")
 
 
+REF_HELP = (
+    "a reference picture, note (.txt) or voice memo the instruction names (repeatable): "
+    "'recolor the wall to the colour of swatch', 'replace the sign text with the name in "
+    "note', 'match the colours of ref', 'replace the sky with the one in ref'"
+)
+
+
+def _ref_files(given: list[str] | None) -> list[Path]:
+    """The files --ref NAME=FILE names (an output must never be one of them)."""
+    return [Path(item.partition("=")[2]) for item in given or [] if "=" in item]
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
-    if (args.planner or load_settings().planner) == "offline":
-        _print_plan(plan_offline(args.instruction), args.json)
-        return 0
-    planner, _ = planner_for(load_settings(), "llm")
+    """The plan, grounded in the references given (their colours and words read, as a
+    run would read them; no tool runs)."""
+    settings = load_settings()
+    references = parse_refs(args.ref)
     if args.image:
         snapshot, _ = load_snapshot(args.image, {})
     else:
         import numpy as np
 
         snapshot = Snapshot(np.full((64, 64, 4), 255, dtype=np.uint8))
-    _print_plan(planner(EditRequest(args.instruction, snapshot), lambda e: None), args.json)
+    chosen = args.planner or settings.planner
+    planner, _ = planner_for(settings, chosen) if chosen == "llm" else (offline_planner, "")
+    engine = Engine(
+        Registry.from_catalogue(), planner=planner, transcriber=transcriber_for(settings)
+    )
+    request = EditRequest(args.instruction, snapshot, references=references)
+    _print_plan(engine.plan(request, lambda e: None), args.json)
+    for reference in references.values():
+        said = {k: v for k, v in reference.to_json().items() if k not in ("name", "kind", "file")}
+        if said:
+            print(f"{reference.name}: {json.dumps(said)}", file=sys.stderr)
     return 0
 
 
@@ -293,7 +320,8 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     if not 0.0 <= args.alpha <= 2.0:
         raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
     mask_files = _parse_masks(args.mask)
-    inputs = [args.image, *mask_files.values()]
+    references = parse_refs(getattr(args, "ref", None))
+    inputs = [args.image, *mask_files.values(), *_ref_files(getattr(args, "ref", None))]
     settings = load_settings()
     if getattr(args, "no_reflection", False):
         settings = settings.model_copy(update={"reflection": False})
@@ -313,6 +341,7 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
         mode=Mode(args.mode),
         action=action,
         threshold=args.threshold,
+        references=references,
     )
     progress = _Progress()
 

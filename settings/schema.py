@@ -17,6 +17,8 @@ class LlmSettings(BaseModel):
     base_url: str = "http://127.0.0.1:8000/v1"
     model: str = "gpt-4o-mini"
     timeout_s: float = Field(default=60.0, gt=0)
+    # the model the endpoint's audio API transcribes a voice memo with
+    transcription_model: str = "whisper-1"
 
 
 class CloudSettings(BaseModel):

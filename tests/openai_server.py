@@ -1,6 +1,6 @@
 """An OpenAI-compatible HTTP server on 127.0.0.1 with scripted answers, for tests of the
-real `openai` client (chat completions, image edits, and the model list for "test
-connection")."""
+real `openai` client (chat completions, image edits, audio transcriptions, and the model
+list for "test connection")."""
 
 from __future__ import annotations
 
@@ -43,6 +43,9 @@ class ScriptedServer:
                 if self.path.endswith("/images/edits"):
                     self._image_edit(raw)
                     return
+                if self.path.endswith("/audio/transcriptions"):
+                    self._transcription(raw)
+                    return
                 body = json.loads(raw)
                 server.requests.append(body)
                 server.headers.append({k.lower(): v for k, v in self.headers.items()})
@@ -74,18 +77,33 @@ class ScriptedServer:
                     payload = {"error": {"message": content, "type": "server_error"}}
                 self._send(status, payload)
 
-            def _image_edit(self, raw: bytes) -> None:
-                """images.edit: the multipart form's fields, answered by `server.painter`
-                (the request's fields -> a PNG) or with the scripted error."""
+            def _form(self, raw: bytes) -> dict[str, Any]:
+                """A multipart form's fields (their bytes), as a client posted them."""
                 form = BytesParser().parsebytes(
                     b"Content-Type: " + self.headers["Content-Type"].encode() + b"\r\n\r\n" + raw
                 )
-                fields = {
+                return {
                     part.get_param("name", header="content-disposition"): part.get_payload(
                         decode=True
                     )
                     for part in form.get_payload()
                 }
+
+            def _transcription(self, raw: bytes) -> None:
+                """audio.transcriptions: the form's fields kept, answered with the next
+                scripted text as what was said (or the scripted error)."""
+                server.requests.append(self._form(raw))
+                server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                status, content = server.script.pop(0) if server.script else (500, "no script")
+                if status == 200:
+                    self._send(200, {"text": content})
+                else:
+                    self._send(status, {"error": {"message": content, "type": "server_error"}})
+
+            def _image_edit(self, raw: bytes) -> None:
+                """images.edit: the multipart form's fields, answered by `server.painter`
+                (the request's fields -> a PNG) or with the scripted error."""
+                fields = self._form(raw)
                 server.requests.append(fields)
                 server.headers.append({k.lower(): v for k, v in self.headers.items()})
                 status, content = server.script.pop(0) if server.script else (200, "")

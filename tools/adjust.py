@@ -61,6 +61,9 @@ ADJUSTMENTS: dict[str, Adjustment] = {
     # a look of tools/data/looks.json ('sunset', 'teal and orange', 'watercolour'): its
     # amount is its opacity over the picture
     "look": Adjustment("Look", 0.8, 0.0, 1.0),
+    # the colours of a reference picture (engine/references.py), transferred in CIELAB:
+    # its amount is the transfer's opacity
+    "match": Adjustment("Colours matched", 0.8, 0.0, 1.0),
 }
 #: the transition around a region an adjustment keeps off, as a share of its size
 OUTSIDE_FEATHER = 0.2
@@ -295,7 +298,46 @@ def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np
         return wide_blur(v, sigma)
     if op == "look":
         return render(look_named(str(extra.get("look"))), amount, v, extra)
+    if op == "match":
+        return (
+            amount * matched(v, extra["source_stats"], extra["ref_stats"], protect)
+            + (1.0 - amount) * v
+        )
     raise BadInput(f"'{op}' is not an adjustment layerpath knows.")
+
+
+#: how far a colour transfer may stretch or squeeze a channel's spread (L*; a*, b*): a
+#: flat reference would wash a photo out, a vivid one amplify its noise
+SPREAD_LIMITS = ((0.6, 1.6), (0.4, 2.5), (0.4, 2.5))
+
+
+def matched(
+    v: np.ndarray,
+    source: Mapping[str, Any],
+    reference: Mapping[str, Any],
+    protect: bool = False,
+) -> np.ndarray:
+    """The colours of `v` moved onto a reference's (Reinhard, Ashikhmin, Gooch and
+    Shirley's transfer in CIELAB): each of L*, a*, b* shifted and scaled so the
+    picture's mean and spread (`source`) become the reference's. With `protect`, a
+    colour the transfer takes beyond the gamut has its chroma eased back into it."""
+    from layerpath.tools.imaging import lab_exact, rgb_exact
+
+    lab = lab_exact(v.astype(np.float64))
+    mean0, spread0 = np.array(source["mean"]), np.maximum(np.array(source["std"]), 1e-3)
+    mean1, spread1 = np.array(reference["mean"]), np.array(reference["std"])
+    ratio = np.clip(spread1 / spread0, *np.array(SPREAD_LIMITS).T)
+    lab = (lab - mean0) * ratio + mean1
+    lab[..., 0] = np.clip(lab[..., 0], 0.0, 100.0)
+    out = rgb_exact(lab)
+    if protect:
+        for _ in range(4):  # a tenth less chroma each round, where a channel left 0..1
+            outside = ((out < -0.002) | (out > 1.002)).any(axis=-1)
+            if not outside.any():
+                break
+            lab[outside, 1:] *= 0.9
+            out[outside] = rgb_exact(lab[outside][None])[0]
+    return np.clip(out, 0.0, 1.0).astype(np.float32)
 
 
 def tonal_ranges(op: str, grey: np.ndarray) -> tuple[np.ndarray, float]:
@@ -491,6 +533,8 @@ def adjusted(
     op, amount = _op_and_amount(asked)
     look = look_named(str(asked["look"])) if op == "look" else None
     extra: dict[str, Any] = {**asked, "protect": bool(params.get("protect"))}
+    if op == "match" and not isinstance(asked.get("ref_stats"), Mapping):
+        raise BadInput("Matching colours needs a reference picture: --ref NAME=FILE.")
     top = 65535 if image.dtype == np.uint16 else 255
     window = full_box(image.shape)
     weight = None
@@ -517,6 +561,8 @@ def adjusted(
         ramp = graduated(image.shape, window, str(asked["graduated"]))
         weight = ramp if weight is None else weight * ramp
     part = crop(image, window)
+    if op == "match":  # the region's own colours, which the transfer moves
+        extra["source_stats"] = _lab_stats(part, weight)
     if op in SEPARABLE:
         values = _per_channel(op, amount, part, extra)
         if weight is not None:
@@ -537,9 +583,34 @@ def adjusted(
     return paste(image, window, patch), window
 
 
+def _lab_stats(part: np.ndarray, weight: np.ndarray | None) -> dict[str, list[float]]:
+    """The CIELAB mean and spread of a picture's pixels (those of its region), on a
+    sample of about half a million of them."""
+    from layerpath.tools.imaging import lab_exact
+
+    step = max(1, int(np.sqrt(part.shape[0] * part.shape[1] / 500_000)))
+    top = 65535.0 if part.dtype == np.uint16 else 255.0
+    sample = part[::step, ::step, :3].astype(np.float64) / top
+    lab = lab_exact(sample).reshape(-1, 3)
+    if weight is not None:
+        lab = lab[weight[::step, ::step].ravel() > 0.5]
+    if not len(lab):
+        raise ToolFailed("The region to match is empty.")
+    return {"mean": lab.mean(axis=0).tolist(), "std": lab.std(axis=0).tolist()}
+
+
 #: adjustments that need no neighbourhood beyond what is worked out for the whole picture
 #: first: made a band of rows at a time (the float copies of a camera file are a band's)
-BANDED = {"saturation", "vibrance", "color", "black_and_white", "vignette", "highlights", "shadows"}
+BANDED = {
+    "saturation",
+    "vibrance",
+    "color",
+    "black_and_white",
+    "vignette",
+    "highlights",
+    "shadows",
+    "match",
+}
 BAND_ROWS = 512
 
 

@@ -217,9 +217,20 @@ class SdInpaint(TorchModelTool):
         return ToolResult({ArtifactKind.IMAGE: with_rgb(image, out)})
 
 
+def declines_references(ctx: ToolContext) -> str | None:
+    """A diffusion tool paints from words: a reference photo ('the sky in @ref') is not
+    words it can paint from."""
+    if (ctx.to or "").startswith("@"):
+        return "it paints from words and cannot use a reference photo"
+    return None
+
+
 class InstructPix2Pix(TorchModelTool):
     """Edit the whole picture by an instruction ('add a hat', 'make it night') with
     InstructPix2Pix; the change is carried onto the full-resolution photo."""
+
+    def declines(self, ctx: ToolContext) -> str | None:
+        return declines_references(ctx)
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
@@ -290,6 +301,9 @@ class SdScenery(TorchModelTool):
     model as image-to-image: the whole picture is the mask and denoising starts from the
     photo noised to `strength`, so the layout stays; the change is carried onto the
     full-resolution photo."""
+
+    def declines(self, ctx: ToolContext) -> str | None:
+        return declines_references(ctx)
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]

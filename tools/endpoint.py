@@ -31,3 +31,15 @@ def image_data_url(image: np.ndarray, side: int, lossless: bool = False) -> str:
         return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode()
     picture.save(buffer, format="JPEG", quality=85)
     return "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+def transcribe(client: Any, model: str, sound: bytes, filename: str, timeout_s: float) -> str:
+    """Speech's words through the endpoint's audio API (audio.transcriptions)."""
+    from layerpath.deadline import within
+
+    reply = within(
+        timeout_s,
+        lambda: client.audio.transcriptions.create(model=model, file=(filename, sound)),
+        client.close,
+    )
+    return str(getattr(reply, "text", "") or "")

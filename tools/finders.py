@@ -289,10 +289,34 @@ def find_sky(small: np.ndarray) -> np.ndarray:
     top = set(np.unique(parts[0])) - {0}
     keep = [k for k in top if stats[k, cv2.CC_STAT_AREA] >= 0.02 * parts.size]
     sky = np.isin(parts, keep).astype(np.uint8)
+    sky[below_horizon(v, sky > 0)] = 0
     # clouds, birds and stars inside the sky belong to it: fill what it encloses
     contours, _ = cv2.findContours(sky, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
     cv2.drawContours(sky, contours, -1, 1, thickness=-1)
     return cv2.resize(sky, (w, h), interpolation=cv2.INTER_NEAREST).astype(bool)
+
+
+def below_horizon(v: np.ndarray, sky: np.ndarray) -> np.ndarray:
+    """Where smooth water or haze of the sky's colour carries on below a horizon: the
+    rows under a sharp change of colour that runs across most of the sky's width (a
+    cloud's edge is short and ragged; a horizon spans the frame). False everywhere
+    when there is no such line. `v`: the small RGB copy (0..1, softened)."""
+    lab = cv2.cvtColor(v.astype(np.float32), cv2.COLOR_RGB2LAB)
+    step = np.zeros(sky.shape, np.float32)
+    step[2:-2] = np.linalg.norm(lab[4:] - lab[:-4], axis=2)
+    across = (step > HORIZON_STEP) & sky
+    width = np.maximum(sky.sum(axis=1), 1)
+    share = cv2.blur(across.astype(np.float32), (1, 5)).sum(axis=1) * 5 / width
+    share[sky.sum(axis=1) < 0.5 * sky.shape[1]] = 0.0
+    row = int(np.argmax(share))
+    below = np.zeros(sky.shape, bool)
+    if share[row] >= 0.5 and sky[row + 3 :].sum() > 0.05 * sky.sum():
+        below[row + 3 :] = True
+    return below
+
+
+#: a change of colour (CIELAB, across four rows) sharp enough to be a horizon
+HORIZON_STEP = 10.0
 
 
 def full_size_mask(mask: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

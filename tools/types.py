@@ -196,6 +196,8 @@ class ToolContext:
     # a colour's name -> RGB in the picture's own colour space (tools/imaging.colours_in);
     # None: sRGB
     colours: Callable[[str], tuple[int, int, int]] | None = None
+    # the reference pictures the user gave, by name (RGB; engine/references.py)
+    references: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def colour(self, name: str) -> tuple[int, int, int]:
         """The named colour in the picture's own values."""

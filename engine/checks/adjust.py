@@ -14,6 +14,7 @@ import cv2
 import numpy as np
 
 from layerpath.engine.checks.removal import untouched_outside
+from layerpath.engine.checks.sky import sky_distance
 from layerpath.engine.checks.verdict import Verdict
 from layerpath.tools.adjust import ADJUSTMENTS, hue_direction, noise_sigma
 from layerpath.tools.imaging import dilate, erode, lab_exact, mask_box, rgb
@@ -266,6 +267,10 @@ def _tonal(
     need = 1.5 * min(1.0, abs(amount) / 0.25)  # a small asked change: a small visible one
     if op == "exposure":
         return sign * float(l1.mean() - l0.mean()), need, "brightness"
+    if op == "match":  # the colours' distance to the reference's, closed by enough
+        reference = params.get("ref_stats") or {"mean": [0, 0, 0], "std": [0, 0, 0]}
+        was, now = sky_distance(lab0, reference), sky_distance(lab1, reference)
+        return was - now, 0.5 * amount * max(0.0, was - 1.0), "the colours (to the reference's)"
     if op in ("contrast", "curve") and not params.get("points"):
         if amount < 0 and op == "curve":  # a matte look: the blacks lifted
             dark = l0 <= np.percentile(l0, 10)

@@ -32,7 +32,7 @@ def run(args: list[str]) -> int:
     if len(args) < 3:
         print(
             "usage: kritarunner -s layerpath_selftest IN.png INSTRUCTION|action:NAME OUT.kra "
-            "[NAME=MASK.png ...]",
+            "[NAME=MASK.png ...] [ref:NAME=FILE ...]",
             file=sys.stderr,
         )
         return 2
@@ -41,11 +41,15 @@ def run(args: list[str]) -> int:
     document = app.openDocument(str(Path(source).resolve()))
     document.setBatchmode(True)
     size = (document.width(), document.height())
-    for item in mask_args:
+    references = [a.removeprefix("ref:") for a in mask_args if a.startswith("ref:")]
+    for item in (a for a in mask_args if not a.startswith("ref:")):
         name, _, path = item.partition("=")
         add_selection_mask(document, name, read_mask(Path(path), size, name))
 
     panel = Panel(KritaDocument(document), settings=load_settings())  # as the docker makes it
+    for item in references:  # ref:NAME=FILE: added in the docker's References
+        name, _, path = item.partition("=")
+        panel.references.add(Path(path), name)
     panel.learn_from()  # as the docker does
     results: list[object] = []
     loop = QtCore.QEventLoop()

@@ -295,3 +295,32 @@ def test_each_steps_experts_and_why_a_step_was_tried_again_are_shown(qtbot, pane
     details = panel.details.toPlainText()
     assert "patch_fill scored 0.32; trying again: fill a wider margin" in details
     assert "s2 checks:\n  Does what was asked" in details
+
+
+def test_references_added_in_the_panel_ground_its_instruction(
+    qtbot, panel: Panel, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A swatch added in the panel recolours the wall to its colour; a file that cannot
+    be a reference is refused beside the list, with the reason, and nothing is added."""
+    from PIL import Image
+
+    chip = np.full((120, 160, 3), (46, 110, 140), np.uint8)
+    Image.fromarray(chip).save(tmp_path / "paint chip.png")
+    (tmp_path / "data.csv").write_text("a,b")
+    slots = panel.references
+    assert not slots.list.isVisible() and slots.summary.text() == "References: none"
+    assert slots.add(tmp_path / "data.csv") is None
+    assert slots.problem.isVisible() and "is not a picture" in slots.problem.text()
+    added = slots.add(tmp_path / "paint chip.png")
+    assert added is not None and added.name == "paint_chip" and not slots.problem.isVisible()
+    assert slots.rename("paint_chip", "swatch") and not slots.rename("swatch", "2nd")
+    assert "cannot name a reference" in slots.problem.text()
+    assert slots.summary.text() == "References: swatch" and slots.list.count() == 1
+    result = run(qtbot, panel, "recolor the wall to the colour of swatch")
+    assert result is not None and result.ok  # type: ignore[attr-defined]
+    (outcome,) = result.outcomes  # type: ignore[attr-defined]
+    assert outcome.subtask.to == "#2e6e8c" and outcome.subtask.params["ref"] == "swatch"
+    assert "(from swatch)" in panel.plan.topLevelItem(0).text(0)
+    slots.list.setCurrentRow(0)
+    slots.remove_current()
+    assert slots.references == {} and slots.summary.text() == "References: none"

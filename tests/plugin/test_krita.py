@@ -181,8 +181,11 @@ def mask_file(path: Path, region: np.ndarray) -> Path:
     return path
 
 
-def engine_image(instruction: str, snapshot: Snapshot) -> np.ndarray:
-    return Engine(Registry.from_catalogue()).run(EditRequest(instruction, snapshot)).image
+def engine_image(
+    instruction: str, snapshot: Snapshot, references: dict[str, Any] | None = None
+) -> np.ndarray:
+    request = EditRequest(instruction, snapshot, references=references or {})
+    return Engine(Registry.from_catalogue()).run(request).image
 
 
 @pytest.mark.krita
@@ -559,6 +562,29 @@ def test_an_everyday_adjustment_without_a_mask_in_krita(tmp_path: Path) -> None:
         ("region_adjustment", "blur"),
         ("photo_adjustment", "temperature"),
     ]
+
+
+@pytest.mark.krita
+@needs_krita
+def test_a_reference_added_in_the_docker_recolours_in_krita(scene: Scene, tmp_path: Path) -> None:
+    """A swatch added in the docker's References: the wall takes its colour in Krita's
+    projection, as the engine makes it, and the .kra's record says where it came from."""
+    image, masks = scene.save(tmp_path / "in")
+    chip = tmp_path / "chip.png"
+    Image.fromarray(np.full((60, 80, 3), (46, 110, 140), np.uint8)).save(chip)
+    instruction = "recolor the wall to the colour of swatch"
+    dump = edit_in_krita(
+        tmp_path, image, instruction, [f"wall={masks['wall']}", f"ref:swatch={chip}"]
+    )
+    from layerpath.engine.references import parse_refs
+
+    expected = engine_image(instruction, scene.snapshot(), parse_refs([f"swatch={chip}"]))
+    assert np.abs(dump["projection"].astype(int) - expected.astype(int)).max() <= 2
+    assert not np.array_equal(expected, scene.image)
+    (run,) = json.loads(dump["annotation"])["runs"]
+    (subtask,) = run["subtasks"]
+    assert (subtask["to"], subtask["params"]["ref"]) == ("#2e6e8c", "swatch")
+    assert run["references"][0]["colour"] == "#2e6e8c"
 
 
 @pytest.mark.krita

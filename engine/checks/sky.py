@@ -1,0 +1,107 @@
+"""Did a new sky go in? Inside the photo's sky (away from its edge) the colours must now
+be the reference sky's, as far as a viewer tells colours apart, and the picture around
+the sky must be as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import cv2
+import numpy as np
+
+from layerpath.engine.checks.removal import untouched_outside
+from layerpath.engine.checks.verdict import Verdict, verdict
+from layerpath.tools.imaging import dilate, erode, lab_exact, rgb
+from layerpath.tools.regions import analysis_copy
+
+#: how far apart (in CIELAB, mean and spread of L*, a*, b*) two skies' colours may lie and
+#: still read as the same sky: about a just-noticeable step in each
+TOLERANCE = np.array([6.0, 4.0, 4.0])
+#: colours this close (CIELAB) read as the same colour of sky
+LIKE = 6.0
+#: pixels the sky's edge is looked at on
+EDGE_PIXELS = 1_000_000
+
+
+def sky_distance(lab: np.ndarray, stats: Mapping[str, Any]) -> float:
+    """How far a sky's colours lie from `stats` (mean and spread of L*, a*, b*), in
+    units of TOLERANCE: the larger of the means' and the spreads' distances."""
+    mean = np.abs(lab.mean(axis=0) - np.array(stats["mean"])) / TOLERANCE
+    spread = np.abs(lab.std(axis=0) - np.array(stats["std"])) / (2 * TOLERANCE)
+    return float(max(np.sqrt((mean**2).sum()), np.sqrt((spread**2).sum())))
+
+
+def _blur_within(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
+    """`values` (H x W x C) averaged over the nearby pixels of `where`: what they hold
+    carried across the pixels between them (normalised convolution)."""
+    weight = cv2.GaussianBlur(where.astype(np.float32), (0, 0), sigma)
+    spread = cv2.GaussianBlur(values * where[..., None], (0, 0), sigma)
+    return spread / np.maximum(weight, 1e-4)[..., None]
+
+
+def old_sky_left(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> float:
+    """Of the pixels along the sky's edge that showed the old sky (a fringe around
+    leaves, blades and roofs the mask left out), the share that still shows it after a
+    new sky went in: a halo of old sky, seen at once against a new one."""
+    small0, _ = analysis_copy(rgb(before), EDGE_PIXELS)
+    small1, _ = analysis_copy(rgb(after), EDGE_PIXELS)
+    region, _ = analysis_copy(mask.astype(np.uint8), EDGE_PIXELS)
+    sky = region > 0
+    reach = max(3, round(0.02 * max(sky.shape)))
+    inside = erode(sky, reach)
+    if inside.sum() < 64:
+        return 0.0
+    band = dilate(sky, reach) & ~sky  # (where a fringe the mask left out lies)
+    lab0 = lab_exact(small0.astype(np.float64) / 255.0).astype(np.float32)
+    lab1 = lab_exact(small1.astype(np.float64) / 255.0).astype(np.float32)
+    old = _blur_within(lab0, inside, reach)
+    new = _blur_within(lab1, inside, reach)
+    differs = np.linalg.norm(new - old, axis=2) > 2 * LIKE
+    was_sky = band & differs & (np.linalg.norm(lab0 - old, axis=2) < LIKE)
+    if was_sky.sum() < 16:
+        return 0.0
+    still = was_sky & (np.linalg.norm(lab1 - old, axis=2) < LIKE)
+    return float(still.sum() / was_sky.sum())
+
+
+def objects_painted_over(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> float:
+    """Of what stood in the sky (a mast, a tower, a wire: far more fine detail than the
+    sky around it, tools/sky.py's things_in), the share the new sky covered: its detail
+    gone where it was. Measured inside the sky, away from its edge (the horizon)."""
+    from layerpath.tools.sky import fine_detail, things_in
+
+    small0, _ = analysis_copy(rgb(before), EDGE_PIXELS)
+    small1, _ = analysis_copy(rgb(after), EDGE_PIXELS)
+    region, _ = analysis_copy(mask.astype(np.uint8), EDGE_PIXELS)
+    inner = erode(region > 0, max(3, round(0.035 * max(region.shape))))
+    standing = things_in(small0, region > 0) & inner
+    if standing.sum() < 16:
+        return 0.0
+    return float((fine_detail(small1)[standing] < 0.3 * fine_detail(small0)[standing]).mean())
+
+
+def check_sky_replaced(
+    before: np.ndarray, after: np.ndarray, mask: np.ndarray, reference: Mapping[str, Any]
+) -> Verdict:
+    """How well the sky in `mask` became the reference's sky (`reference`: its colours'
+    mean and spread in CIELAB)."""
+    inner = erode(mask, max(2, round(0.01 * max(mask.shape))))
+    inner = inner if inner.sum() >= 64 else mask
+    if not inner.any():
+        return Verdict(0.0, "no sky to replace")
+    step = max(1, int(np.sqrt(inner.sum() / 200_000)))
+    pick = np.zeros_like(inner)
+    pick[::step, ::step] = True
+    lab = lambda picture: lab_exact(rgb(picture)[inner & pick].astype(np.float64) / 255.0)  # noqa: E731
+    now, was = sky_distance(lab(after), reference), sky_distance(lab(before), reference)
+    defects = {"not the reference's sky": max(0.0, now - 1.0)}
+    if was > 1.0:  # a sky already like the reference's cannot show that it changed
+        defects["the sky hardly changed"] = max(0.0, 1.0 - (was - now) / (was - 1.0 + 1e-6)) * 2
+    defects["the old sky left along the edges"] = old_sky_left(before, after, mask) / 0.1
+    defects["what stood in the sky painted over"] = objects_painted_over(before, after, mask) / 0.2
+    # the sky's edge may move past the found sky, and the old sky showing past that
+    # edge be replaced, each as far as tools/sky.py's REACH
+    reach = max(6, round(0.065 * max(mask.shape)))
+    untouched = untouched_outside(before, after, dilate(mask, reach))
+    return verdict(defects, untouched)
