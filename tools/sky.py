@@ -212,7 +212,7 @@ def covering(sky: np.ndarray, width: int, height: int) -> np.ndarray:
     return scaled[size[1] - height :, left : left + width]
 
 
-def _blur_within(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
+def blur_within(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
     """`values` (H x W x C) averaged over the nearby pixels of `where`, carried across
     the pixels between them (normalised convolution)."""
     weight = cv2.GaussianBlur(where.astype(np.float32), (0, 0), sigma)
@@ -231,14 +231,14 @@ def replaced(picture: np.ndarray, mask: np.ndarray, new: np.ndarray) -> np.ndarr
     if sky.sum() < 64:
         raise ToolFailed("No sky was left to replace once its edge was settled.")
     values = work.astype(np.float32)
-    old = _blur_within(values, sky, max(2.0, 0.01 * max(sky.shape)))
+    old = blur_within(values, sky, max(2.0, 0.01 * max(sky.shape)))
     # along the settled edge a pixel is part sky, part what stands there: how far its
     # colour lies from that thing's colour towards the old sky's (a colour-line matte)
     kernel = np.ones((3, 3), np.uint8)
     edge = (cv2.dilate(sky.astype(np.uint8), kernel) > 0) & ~(
         cv2.erode(sky.astype(np.uint8), kernel) > 0
     )
-    front = _blur_within(values, ~sky, 2.0)
+    front = blur_within(values, ~sky, 2.0)
     line = old - front
     along = ((values - front) * line).sum(axis=2) / np.maximum((line * line).sum(axis=2), 1.0)
     share = np.where(edge, np.clip(along, 0.0, 1.0), sky.astype(np.float32))

@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import cv2
 import numpy as np
 
 from layerpath.engine.checks.removal import untouched_outside
 from layerpath.engine.checks.verdict import Verdict, verdict
 from layerpath.tools.imaging import dilate, erode, lab_exact, rgb
 from layerpath.tools.regions import analysis_copy
+from layerpath.tools.sky import blur_within, fine_detail, things_in
 
 #: how far apart (in CIELAB, mean and spread of L*, a*, b*) two skies' colours may lie and
 #: still read as the same sky: about a just-noticeable step in each
@@ -32,14 +32,6 @@ def sky_distance(lab: np.ndarray, stats: Mapping[str, Any]) -> float:
     return float(max(np.sqrt((mean**2).sum()), np.sqrt((spread**2).sum())))
 
 
-def _blur_within(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
-    """`values` (H x W x C) averaged over the nearby pixels of `where`: what they hold
-    carried across the pixels between them (normalised convolution)."""
-    weight = cv2.GaussianBlur(where.astype(np.float32), (0, 0), sigma)
-    spread = cv2.GaussianBlur(values * where[..., None], (0, 0), sigma)
-    return spread / np.maximum(weight, 1e-4)[..., None]
-
-
 def old_sky_left(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> float:
     """Of the pixels along the sky's edge that showed the old sky (a fringe around
     leaves, blades and roofs the mask left out), the share that still shows it after a
@@ -55,8 +47,8 @@ def old_sky_left(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> flo
     band = dilate(sky, reach) & ~sky  # (where a fringe the mask left out lies)
     lab0 = lab_exact(small0.astype(np.float64) / 255.0).astype(np.float32)
     lab1 = lab_exact(small1.astype(np.float64) / 255.0).astype(np.float32)
-    old = _blur_within(lab0, inside, reach)
-    new = _blur_within(lab1, inside, reach)
+    old = blur_within(lab0, inside, reach)
+    new = blur_within(lab1, inside, reach)
     differs = np.linalg.norm(new - old, axis=2) > 2 * LIKE
     was_sky = band & differs & (np.linalg.norm(lab0 - old, axis=2) < LIKE)
     if was_sky.sum() < 16:
@@ -69,8 +61,6 @@ def objects_painted_over(before: np.ndarray, after: np.ndarray, mask: np.ndarray
     """Of what stood in the sky (a mast, a tower, a wire: far more fine detail than the
     sky around it, tools/sky.py's things_in), the share the new sky covered: its detail
     gone where it was. Measured inside the sky, away from its edge (the horizon)."""
-    from layerpath.tools.sky import fine_detail, things_in
-
     small0, _ = analysis_copy(rgb(before), EDGE_PIXELS)
     small1, _ = analysis_copy(rgb(after), EDGE_PIXELS)
     region, _ = analysis_copy(mask.astype(np.uint8), EDGE_PIXELS)

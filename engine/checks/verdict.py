@@ -20,22 +20,21 @@ class Expert(str, Enum):
     @property
     def short(self) -> str:
         """A word or two for a step list's row."""
-        return {
-            Expert.MEANING: "as asked",
-            Expert.QUALITY: "clean",
-            Expert.AESTHETICS: "tones kept",
-            Expert.CONSISTENCY: "rest kept",
-        }[self]
+        return EXPERT_WORDS[self][0]
 
     @property
     def words(self) -> str:
         """The expert's question in a photographer's words (the panel shows them)."""
-        return {
-            Expert.MEANING: "does what was asked",
-            Expert.QUALITY: "clean, no artefacts",
-            Expert.AESTHETICS: "keeps detail in highlights, shadows and colours",
-            Expert.CONSISTENCY: "leaves the rest and the earlier steps as they were",
-        }[self]
+        return EXPERT_WORDS[self][1]
+
+
+#: each expert's words: a step list row's few, and its question
+EXPERT_WORDS = {
+    Expert.MEANING: ("as asked", "does what was asked"),
+    Expert.QUALITY: ("clean", "clean, no artefacts"),
+    Expert.AESTHETICS: ("tones kept", "keeps detail in highlights, shadows and colours"),
+    Expert.CONSISTENCY: ("rest kept", "leaves the rest and the earlier steps as they were"),
+}
 
 
 @dataclass(frozen=True)
