@@ -139,3 +139,29 @@ def dpo_pairs(steps: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 }
             )
     return pairs
+
+
+#: the export formats: a trajectory step, a chat example, a preference pair per line
+FORMATS = ("jsonl", "sft", "dpo")
+
+
+def export(
+    attempts: Iterable[Mapping[str, Any]],
+    rules: RuleTable,
+    format: str = "jsonl",
+    min_reward: float = 0.5,
+    weighted: bool = False,
+) -> tuple[list[dict[str, Any]], int]:
+    """The trace store's attempts as records of `format` (FORMATS), and how many judged
+    attempts they came from."""
+    steps = trajectories(attempts, rules)
+    if format == "sft":
+        return sft_examples(steps, min_reward, weighted), len(steps)
+    if format == "dpo":
+        return dpo_pairs(steps), len(steps)
+    return steps, len(steps)
+
+
+def as_lines(records: Iterable[Mapping[str, Any]]) -> bytes:
+    """Records as JSON Lines (UTF-8)."""
+    return "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records).encode()

@@ -1,16 +1,24 @@
 """The settings dialog: planner and LLM endpoint (key kept in the OS keyring), quality
-threshold, retries, critic, device, model folder, offline mode and cloud image edits."""
+threshold, retries and reflection, critic, device, model folder, offline mode, cloud image
+edits, and the recorded runs exported as training data."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
+from layerpath.engine.io import write_atomically
+from layerpath.engine.rulebook import RuleBook
+from layerpath.engine.traces import user_traces
+from layerpath.engine.trajectories import as_lines, export
 from layerpath.gui.qt import QtWidgets, Signal
 from layerpath.gui.worker import RunController
 from layerpath.settings import CloudSettings, LlmSettings, Settings, save_settings
 from layerpath.settings.secrets import get_api_key, set_api_key
 from layerpath.tools.endpoint import openai_client
+from layerpath.tools.models import ModelManager
+from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +29,13 @@ CRITICS = (
     ("CLIP (local model)", "clip"),
     ("Vision LLM (the endpoint above)", "vlm"),
     ("None (checkers only)", "none"),
+)
+
+
+TRAINING_FORMATS = (
+    ("Trajectories (a step per line)", "jsonl"),
+    ("Chat examples of accepted paths (SFT)", "sft"),
+    ("Accepted over turned-down paths (DPO)", "dpo"),
 )
 
 
@@ -59,6 +74,8 @@ class SettingsDialog(QtWidgets.QDialog):
         self.planner.setCurrentIndex([v for _, v in PLANNERS].index(settings.planner))
         self.base_url = QtWidgets.QLineEdit(settings.llm.base_url)
         self.model = QtWidgets.QLineEdit(settings.llm.model)
+        self.speech_model = QtWidgets.QLineEdit(settings.llm.transcription_model)
+        self.speech_model.setToolTip("The endpoint's model that transcribes a voice memo reference")
         self.api_key = QtWidgets.QLineEdit()
         self.api_key.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
         stored = get_api_key(settings.llm.base_url)
@@ -119,6 +136,7 @@ class SettingsDialog(QtWidgets.QDialog):
         form.addRow("Planner", self.planner)
         form.addRow("LLM base URL", self.base_url)
         form.addRow("LLM model", self.model)
+        form.addRow("Speech model", self.speech_model)
         form.addRow("API key", self.api_key)
         form.addRow(self.test_button, self.test_result)
         form.addRow("Quality threshold", self.threshold)
@@ -131,9 +149,21 @@ class SettingsDialog(QtWidgets.QDialog):
         form.addRow("Model folder", folder)
         form.addRow("", self.offline)
         form.addRow("Cloud image edits", self.cloud)
+        self.training_format = QtWidgets.QComboBox()
+        for label, value in TRAINING_FORMATS:
+            self.training_format.addItem(label, value)
+        self.export_button = QtWidgets.QPushButton("Export…")
+        self.export_button.clicked.connect(self._ask_export)
+        self.export_result = QtWidgets.QLabel()
+        self.export_result.setWordWrap(True)
+        training = QtWidgets.QHBoxLayout()
+        training.addWidget(self.training_format, 1)
+        training.addWidget(self.export_button)
         form.addRow("Images API URL", self.cloud_url)
         form.addRow("Image model", self.cloud_model)
         form.addRow("Images API key", self.cloud_key)
+        form.addRow("Your runs as training data", training)
+        form.addRow("", self.export_result)
         buttons = QtWidgets.QDialogButtonBox(
             QtWidgets.QDialogButtonBox.StandardButton.Save
             | QtWidgets.QDialogButtonBox.StandardButton.Cancel
@@ -146,6 +176,30 @@ class SettingsDialog(QtWidgets.QDialog):
         self.test_button.clicked.connect(self.test_connection)
         self._controller.done.connect(self._tested)
 
+    def export_training(self, path: Path, format: str) -> str:
+        """What runs recorded, as training data in `format` (engine/trajectories.py), into
+        `path`; what was written, in a sentence (or why nothing was)."""
+        store = user_traces(self.settings)
+        if store is None or not store.usable:
+            return "No runs are recorded here (recording is off, or the trace file cannot be read)."
+        models = ModelManager.from_settings(self.settings)
+        rules = RuleBook(Registry.from_catalogue(models=models)).table()
+        records, judged = export(store.attempts(), rules, format)
+        lines = as_lines(records)
+        try:
+            write_atomically(path, lambda file: file.write(lines))
+        except OSError as exc:
+            return f"Could not write {path}: {exc.strerror or exc}"
+        return f"{len(records)} records from {judged} judged attempts written to {path.name}."
+
+    def _ask_export(self) -> None:
+        format = self.training_format.currentData()
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self, "Export training data", f"layerpath-{format}.jsonl", "JSON Lines (*.jsonl)"
+        )
+        if path:
+            self.export_result.setText(self.export_training(Path(path), format))
+
     def current(self) -> Settings:
         """The settings as the form shows them (those it does not show kept as they were)."""
         return Settings.model_validate(
@@ -155,6 +209,7 @@ class SettingsDialog(QtWidgets.QDialog):
                 llm=LlmSettings(
                     base_url=self.base_url.text().strip(),
                     model=self.model.text().strip(),
+                    transcription_model=self.speech_model.text().strip() or "whisper-1",
                     timeout_s=self.settings.llm.timeout_s,
                 ).model_dump(),
                 quality_threshold=round(self.threshold.value(), 3),

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from layerpath.engine.io import write_atomically
 from layerpath.engine.traces import user_traces
-from layerpath.engine.trajectories import dpo_pairs, sft_examples, trajectories
+from layerpath.engine.trajectories import FORMATS, as_lines, export
 from layerpath.errors import BadInput
 from layerpath.plugin.cli_actions import rule_book
 
@@ -19,7 +18,7 @@ def add_parser(sub: Any) -> None:
     export = action.add_parser("export", help="trajectories, chat examples or preference pairs")
     export.add_argument(
         "--format",
-        choices=("jsonl", "sft", "dpo"),
+        choices=FORMATS,
         default="jsonl",
         help="jsonl: a trajectory step per line; sft: chat examples of accepted paths; "
         "dpo: accepted over turned-down paths of one subtask",
@@ -53,15 +52,10 @@ def cmd_traces(args: Any) -> int:
     store = user_traces(None)
     if store is None or not store.usable:
         raise BadInput("The trace database cannot be read; no runs were recorded here.")
-    steps = trajectories(store.attempts(), rule_book().table())
-    records: list[Any]
-    if args.format == "sft":
-        records = sft_examples(steps, args.min_reward, args.weighted)
-    elif args.format == "dpo":
-        records = dpo_pairs(steps)
-    else:
-        records = steps
-    lines = "".join(json.dumps(r, ensure_ascii=False, default=str) + "\n" for r in records)
-    write_atomically(args.out, lambda file: file.write(lines.encode("utf-8")))
-    print(f"{len(records)} {args.format} records from {len(steps)} judged attempts -> {args.out}")
+    records, judged = export(
+        store.attempts(), rule_book().table(), args.format, args.min_reward, args.weighted
+    )
+    lines = as_lines(records)
+    write_atomically(args.out, lambda file: file.write(lines))
+    print(f"{len(records)} {args.format} records from {judged} judged attempts -> {args.out}")
     return 0

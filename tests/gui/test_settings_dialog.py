@@ -1,19 +1,24 @@
 """The settings dialog with real widgets: values persist in the config folder, the key
 goes to a real keyring backend (keyrings.alt's PlaintextKeyring, chosen explicitly), and
-"test connection" talks to an OpenAI-compatible server on 127.0.0.1."""
+"test connection" talks to an OpenAI-compatible server on 127.0.0.1; the training data it
+exports comes from real runs recorded in a real SQLite trace store."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from keyrings.alt.file import PlaintextKeyring
 
+from layerpath.engine.traces import TraceStore
 from layerpath.gui.qt import Qt
 from layerpath.gui.settings_dialog import SettingsDialog
+from layerpath.plugin.cli import main
 from layerpath.settings import Settings, load_settings
 from layerpath.settings.secrets import get_api_key
 from layerpath.settings.store import settings_path
+from tests.engine.test_trajectories import lines, recorded  # noqa: F401 (a fixture)
 from tests.openai_server import ScriptedServer
 
 pytest.importorskip("pytestqt")
@@ -76,3 +81,21 @@ def test_test_connection_lists_models_off_the_ui_thread(
     qtbot.waitUntil(
         lambda: dialog.test_result.text().startswith("Could not connect"), timeout=15_000
     )
+
+
+def test_the_settings_dialog_exports_the_same_training_data_as_the_command(
+    recorded: TraceStore,  # noqa: F811 (the fixture)
+    tmp_path: Path,
+    qtbot,
+) -> None:  # type: ignore[no-untyped-def]
+    """Settings ▸ Your runs as training data ▸ Export… writes what `layerpath traces
+    export` writes, in each format, and says how much."""
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    for format in ("jsonl", "sft", "dpo"):
+        by_command, in_panel = tmp_path / f"cli-{format}.jsonl", tmp_path / f"gui-{format}.jsonl"
+        assert main(["traces", "export", "--format", format, "-o", str(by_command)]) == 0
+        said = dialog.export_training(in_panel, format)
+        assert lines(in_panel) == lines(by_command) and lines(in_panel)
+        assert said.startswith(f"{len(lines(in_panel))} records from ")
+    assert "Could not write" in dialog.export_training(tmp_path / "no" / "such" / "x.jsonl", "sft")
