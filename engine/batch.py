@@ -94,6 +94,9 @@ class BatchSpec:
     alpha: float = 1.0
     mode: Mode = Mode.FAST_SLOW
     settings: Settings = field(default_factory=Settings)
+    # the references the instruction names, the same for every photo (by name: a
+    # Reference of engine/references.py, read once, sent with the spec)
+    references: Mapping[str, Any] = field(default_factory=dict)
 
     def describe(self) -> str:
         if self.action is not None:
@@ -109,6 +112,7 @@ class BatchSpec:
                 "format": self.format,
                 "alpha": self.alpha,
                 "mode": self.mode.value,
+                "references": {n: r.source for n, r in self.references.items()},
             },
             sort_keys=True,
         )
@@ -467,6 +471,7 @@ def _edit(
         alpha=spec.alpha,
         mode=spec.mode,
         action=action,
+        references=spec.references,
     )
     clock = time.perf_counter()
     result = session.run(request, cancel=cancel)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from layerpath.engine.batch import (
@@ -19,6 +19,7 @@ from layerpath.engine.batch import (
     collect,
     run_batch,
 )
+from layerpath.engine.references import Reference
 from layerpath.engine.rulebook import RuleBook
 from layerpath.engine.types import Mode
 from layerpath.errors import LayerpathError
@@ -53,10 +54,12 @@ class BatchDialog(QtWidgets.QDialog):
         alpha: float = 1.0,
         mode: Mode = Mode.FAST_SLOW,
         parent: QtWidgets.QWidget | None = None,
+        references: Mapping[str, Reference] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Batch — layerpath")
         self.settings = settings
+        self.references = dict(references or {})  # the panel's, for every photo
         self.alpha = alpha
         self.run_mode = mode
         self.controller = RunController(self)
@@ -199,7 +202,13 @@ class BatchDialog(QtWidgets.QDialog):
             if not instruction:
                 raise LayerpathError("Type what to do to every photo, e.g. 'make it warmer'.")
         return BatchSpec(
-            instruction, action, self.format.currentData(), self.alpha, self.run_mode, self.settings
+            instruction,
+            action,
+            self.format.currentData(),
+            self.alpha,
+            self.run_mode,
+            self.settings,
+            self.references,
         )
 
     def start(self) -> None:

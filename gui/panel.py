@@ -336,6 +336,7 @@ class Panel(QtWidgets.QWidget):
             self.alpha,
             self.mode.currentData(),
             self,
+            self.references.references,
         )
         dialog.open()
         return dialog

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from layerpath.engine.batch import FORMATS, SHEET, SUMMARY, BatchSpec, Progress, collect, run_batch
+from layerpath.engine.references import parse_refs
 from layerpath.engine.types import Mode
 from layerpath.errors import BadInput, printable
 from layerpath.settings import load_settings
@@ -38,6 +39,13 @@ def add_parser(sub: Any) -> None:
         help="masks named <photo name>.<mask name>.png (IMG_0001.cat.png)",
     )
     batch.add_argument("--format", choices=list(FORMATS), default="ora")
+    batch.add_argument(
+        "--ref",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="a reference the instruction names, for every photo ('match the colours of ref')",
+    )
     batch.add_argument(
         "--jobs",
         "-j",
@@ -84,7 +92,10 @@ def cmd_batch(args: argparse.Namespace) -> int:
     instruction = args.instruction.strip() if args.instruction is not None else None
     if instruction == "":
         raise BadInput("Say what to do to every photo, e.g. --instruction 'make it warmer'.")
-    spec = BatchSpec(instruction, action, args.format, args.alpha, Mode(args.mode), settings)
+    references = parse_refs(args.ref)
+    spec = BatchSpec(
+        instruction, action, args.format, args.alpha, Mode(args.mode), settings, references
+    )
     items = collect(args.sources, args.out, args.format, args.masks)
     runner = None
     if args.ray:

@@ -175,6 +175,27 @@ def test_two_jobs_make_the_same_pixels_as_one(tmp_path: Path) -> None:
         assert np.array_equal(one, two)
 
 
+def test_a_reference_grades_every_photo_of_a_batch_alike(tmp_path: Path) -> None:
+    """'match the colours of ref' with --ref, on two worker processes: every photo's
+    colours move to the reference's, as one photo edited alone."""
+    from layerpath.engine.references import colour_stats
+
+    sources = photos(tmp_path / "in", ("astronaut", "chelsea", "rocket"))
+    reference = photos(tmp_path / "ref", ("coffee",))[0]
+    words = ["-i", "match the colours of ref", f"--ref=ref={reference}"]
+    assert main(["batch", str(tmp_path / "in"), *words, "-o", str(tmp_path / "out"), "--jobs", "2"]) == 0  # fmt: skip
+    target = np.array(colour_stats(np.asarray(Image.open(reference)))["mean"])
+    for source in sources:
+        result = composite(read_layered(tmp_path / "out" / f"{source.stem}.ora"))
+        before = np.array(colour_stats(np.asarray(Image.open(source)))["mean"])
+        after = np.array(colour_stats(result[..., :3])["mean"])
+        assert np.linalg.norm(after - target) < 0.5 * np.linalg.norm(before - target), source
+    alone = tmp_path / "alone.ora"
+    assert main(["edit", str(sources[0]), "match the colours of ref", f"--ref=ref={reference}", "-o", str(alone)]) == 0  # fmt: skip
+    batch = composite(read_layered(tmp_path / "out" / f"{sources[0].stem}.ora"))
+    assert np.array_equal(composite(read_layered(alone)), batch)
+
+
 def test_a_resumed_batch_sweeps_what_a_killed_one_left_half_written(tmp_path: Path) -> None:
     """A kill in the middle of writing the summary or a result leaves its temporary file;
     the next run of the batch, holding the folder's lock, removes it however fresh (a
