@@ -126,7 +126,9 @@ def next_scheduled(
 ) -> NextTry | None:
     """The first entry of the tool's retry schedule (of its first `within`) not tried."""
     seen = {_key(t) for t in tried}
-    for index, params in enumerate(spec.param_schedule()[:within]):
+    schedule = spec.param_schedule()
+    for index, params in enumerate(schedule[:within]):
         if _key(params) not in seen:
-            return NextTry(params, f"{SCHEDULED} {index}")
+            changed = ", ".join(f"{k} {v}" for k, v in params.items() if schedule[0].get(k) != v)
+            return NextTry(params, f"{SCHEDULED} {index}: {changed}")
     return None

@@ -202,7 +202,8 @@ class _Progress:
         elif isinstance(event, events.FallbackToSearch):
             say(f"  falling back to search: {event.reason}")
         elif isinstance(event, events.Retry):
-            say(f"  {event.tool} scored {event.quality:.2f}; retrying with {event.next_params}")
+            because = f" ({event.why})" if event.why else ""
+            say(f"  {event.tool} scored {event.quality:.2f}; trying again{because}")
         elif isinstance(event, events.StepDone):
             say(f"  layer '{event.step.name}' q={event.step.quality:.2f} {event.step.cost:.2f}s")
             if event.step.text:  # what OCR read or a caption: shown, never planned from

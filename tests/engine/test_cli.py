@@ -219,4 +219,4 @@ def test_the_report_says_each_try_its_experts_and_why_and_reflection_can_be_turn
     args = ["edit", str(image), "brighten the photo", "-o", str(tmp_path / "fixed.ora")]
     assert main([*args, "--report", str(fixed), "--no-reflection"]) == 0
     calls = [c for c in json.loads(fixed.read_text())["tool_calls"] if c["tool"] == "photo_adjust"]
-    assert [c["why"] for c in calls[1:]] == ["the tool's retry 1"]
+    assert [c["why"] for c in calls[1:]] == ["the tool's retry 1: protect True"]

@@ -127,7 +127,9 @@ def test_reflection_fixes_a_fill_in_fewer_tries_than_the_fixed_schedule(scene: S
     assert complaint.expert == Expert.QUALITY and "colours not found around it" in complaint.reason
     assert "fill a wider margin" in second.why and second.params["grow"] > first.params["grow"]
     assert [c.attempt for c in patch_fills(fixed)] == [1, 2, 3]
-    assert patch_fills(fixed)[1].why == "the tool's retry 1"
+    assert patch_fills(fixed)[1].why == (
+        "the tool's retry 1: guided False, seed 1, smooth_below 0.0"
+    )
     from layerpath.engine.report import build_report
 
     report = build_report(reflected)
