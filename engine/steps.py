@@ -163,14 +163,17 @@ class StepRunner:
 
     def run(self, tool: Tool, state: State, params: Mapping[str, Any] | None = None) -> StepResult:
         """Run the tool on the state; while the checks turn its result down, try again
-        (at most `max_retries` times) with the parameters reflection draws from what the
-        experts found, else the next entry of its retry schedule. The passing result, or
-        the best one when none passes. With `params` (a saved action's), exactly those,
-        once."""
+        (at most `max_retries` times, and no more than its retry schedule has entries)
+        with the parameters reflection draws from what the experts found, else the next
+        entry of its retry schedule. The passing result, or the best one when none
+        passes. With `params` (a saved action's), exactly those, once."""
         if params is not None:
             return self._run_once(tool, state, {**tool.spec.param_schedule()[0], **params})
-        tries = 1 + self.max_retries
-        current = tool.spec.param_schedule()[0]
+        # as many tries as the tool's fixed schedule has (one retry at least): reflection
+        # directs them, it does not add to them
+        schedule = tool.spec.param_schedule()
+        tries = min(1 + self.max_retries, max(2, len(schedule)))
+        current = schedule[0]
         tried = [current]
         result = best = self._run_once(tool, state, current, 1)
         answered: str | None = None  # what the last try, reflection's, answered
