@@ -285,8 +285,9 @@ def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np
     if op == "sharpen":
         y = luma(v)
         detail = 1.5 * amount * (y - cv2.GaussianBlur(y, (0, 0), _sigma(v.shape, 0.0008) + 0.6))
-        if protect:  # an edge's halo eased into the room its tone has, never clipped
-            room = np.maximum(np.where(detail > 0, 1.0 - v.max(axis=2), v.min(axis=2)), 1e-4)
+        if protect:  # an edge's halo eased into the room its tone has (less a few levels)
+            room = np.where(detail > 0, 1.0 - v.max(axis=2), v.min(axis=2)) - 0.01
+            room = np.maximum(room, 1e-4)
             detail = room * np.tanh(detail / room)
         return np.clip(v + detail[..., None], 0, 1)
     if op == "blur":
