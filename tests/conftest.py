@@ -10,6 +10,7 @@ import pytest
 from keyrings.alt.file import PlaintextKeyring
 
 from layerpath.benchmarks.scenes import Scene, make_scene
+from tests.openai_server import ScriptedServer
 
 __all__ = ["Scene", "make_scene"]
 
@@ -37,3 +38,11 @@ def file_keyring(tmp_path: Path) -> Iterator[PlaintextKeyring]:
     keyring.set_keyring(backend)
     yield backend
     keyring.set_keyring(previous)
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    """An OpenAI-compatible server on 127.0.0.1 with scripted answers (tests/openai_server.py)."""
+    running = ScriptedServer()
+    yield running
+    running.close()

@@ -5,7 +5,6 @@ test builds (random weights, a 12-word vocabulary), loaded from the model folder
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -25,13 +24,6 @@ from tests.openai_server import ScriptedServer
 from tests.tools.installed import install_built, save_word_tokenizer
 
 RECOLOR = Subtask(SubtaskKind.OBJECT_RECOLORATION, target="wall", to="navy")
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    running = ScriptedServer()
-    yield running
-    running.close()
 
 
 def vlm(server: ScriptedServer) -> VlmCritic:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,13 +16,6 @@ from layerpath.settings import LlmSettings, Settings, save_settings
 from layerpath.settings.secrets import set_api_key
 from tests.conftest import Scene
 from tests.openai_server import ScriptedServer, Trickle
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    s = ScriptedServer()
-    yield s
-    s.close()
 
 
 def planner_for(server: ScriptedServer, key: str | None = "sk-test-123") -> LlmPlanner:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import wave
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -31,13 +30,6 @@ from tests.openai_server import ScriptedServer
 
 K = SubtaskKind
 CHIP = (46, 110, 140)
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    running = ScriptedServer()
-    yield running
-    running.close()
 
 
 def swatch(path: Path) -> Path:

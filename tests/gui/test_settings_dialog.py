@@ -5,7 +5,6 @@ exports comes from real runs recorded in a real SQLite trace store."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,13 +21,6 @@ from tests.engine.test_trajectories import lines, recorded  # noqa: F401 (a fixt
 from tests.openai_server import ScriptedServer
 
 pytest.importorskip("pytestqt")
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    s = ScriptedServer()
-    yield s
-    s.close()
 
 
 def test_change_settings_and_read_them_back(
