@@ -237,6 +237,9 @@ class Earlier:
     subtask: Subtask
     window: Box
     recheck: Callable[[np.ndarray], tuple[Opinion, ...]] = field(repr=False)
+    # the last picture its meaning was judged on, and that meaning: a later subtask's
+    # every try (and every tool the search runs) starts from one picture
+    judged: list[tuple[np.ndarray, float]] = field(default_factory=list, repr=False)
 
 
 #: the local edits a later step could undo (a fill that brings an old colour back):
@@ -286,7 +289,7 @@ def consistency(
         return None
     worst: Opinion | None = None
     for done in touched:
-        was, now = _meaning(done, before), _meaning(done, after)
+        was, now = _meaning(done, before, keep=True), _meaning(done, after)
         if was < threshold or now >= threshold:
             continue  # it did not hold anyway, or it still holds
         said = f"it undoes step {done.number} ({done.subtask.describe()})"
@@ -296,10 +299,16 @@ def consistency(
     return worst or Opinion(Expert.CONSISTENCY, CHECKS, 1.0)
 
 
-def _meaning(done: Earlier, picture: np.ndarray) -> float:
-    """How well an earlier subtask's meaning holds on a picture."""
+def _meaning(done: Earlier, picture: np.ndarray, keep: bool = False) -> float:
+    """How well an earlier subtask's meaning holds on a picture; with `keep`, judged once
+    for the picture the later subtask's tries all start from."""
+    if done.judged and done.judged[0][0] is picture:
+        return done.judged[0][1]
     found = [o.score for o in done.recheck(picture) if o.expert == Expert.MEANING]
-    return min(found, default=1.0)
+    meaning = min(found, default=1.0)
+    if keep:
+        done.judged[:] = [(picture, meaning)]
+    return meaning
 
 
 # --- the aggregator --------------------------------------------------------------------
