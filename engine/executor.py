@@ -63,6 +63,7 @@ from layerpath.engine.types import (
 from layerpath.errors import BadInput, Cancelled, ToolUnavailable
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import colours_in
+from layerpath.tools.masks import user_region
 from layerpath.tools.regions import union_box
 from layerpath.tools.registry import Registry
 
@@ -374,12 +375,7 @@ class Engine:
             },
         )
         critic = self.critic
-        finders = [  # tools that find objects in the picture alone (masks, a detector)
-            t
-            for t in self.registry.available()
-            if set(t.spec.inputs) == {ArtifactKind.IMAGE}
-            and set(t.spec.outputs) & {ArtifactKind.BOXES, ArtifactKind.MASK}
-        ]
+        finders = [t for t in self.registry.available() if finds_regions(t)]
         return StepRunner(
             subtask,
             ctx,
@@ -433,8 +429,12 @@ class Engine:
         """Run the rule's tools in order; the first failed quality check ends it."""
         route = rule.route
         node = Node(None, None, dict(start))
+        ctx = runner.ctx
+        given = user_region(runner.subtask.target, ctx.masks, ctx.selection)
         for index, name in enumerate(rule.tools):
             tool = self.registry.get(name)
+            if given is not None and (reason := declines(tool, ctx, given)) is not None:
+                return _Attempt(route, [], f"rule {rule.id} failed: {name}: {reason}")
             missing = set(tool.spec.inputs) - set(node.state)
             if missing:
                 return _Attempt(
@@ -461,14 +461,18 @@ class Engine:
         if not any(subtask.kind in t.spec.subtasks for t in graph):
             raise_unavailable(subtask, self.registry)
         # a tool that says it cannot do this (a finder asked for what it never finds, a
-        # crop to a ratio asked for a region) is not tried, nor what only it would need
+        # crop to a ratio asked for a region, a finder where the user gave the region) is
+        # not tried, nor what only it would need
         declined = set()
+        given = user_region(subtask.target, runner.ctx.masks, runner.ctx.selection)
         for tool in graph:
-            reason = tool.declines(runner.ctx)
+            reason = declines(tool, runner.ctx, given)
             if reason is None:
                 continue
             declined.add(tool.name)
-            if {ArtifactKind.MASK, ArtifactKind.BOXES} & set(tool.spec.outputs):
+            if given is not None:
+                log.info("%s declined %s: %s", tool.name, subtask.id, reason)
+            elif {ArtifactKind.MASK, ArtifactKind.BOXES} & set(tool.spec.outputs):
                 runner.not_found[tool.name] = reason  # a finder's: what would find it
             else:
                 log.info("%s declined %s: %s", tool.name, subtask.id, reason)
@@ -576,6 +580,23 @@ class Engine:
         )
         new_image = final.state.get(ArtifactKind.IMAGE, image)
         return outcome, new_image
+
+
+def finds_regions(tool: Tool) -> bool:
+    """A finder: it looks for the target in the picture alone (a mask, boxes)."""
+    return set(tool.spec.inputs) == {ArtifactKind.IMAGE} and bool(
+        {ArtifactKind.BOXES, ArtifactKind.MASK} & set(tool.spec.outputs)
+    )
+
+
+def declines(tool: Tool, ctx: ToolContext, given: str | None) -> str | None:
+    """Why a tool is not tried for a subtask: its own reason, or, where the user gave the
+    region (`given`: their mask's name or 'selection'), that a finder would replace it.
+    The user's region is the region on every path: a finder runs only where there is none."""
+    if given is not None and finds_regions(tool) and not tool.reads_user_region:
+        shown_as = "selection" if given == "selection" else f"mask '{given}'"
+        return f"your {shown_as} is the region; no finder replaces it"
+    return tool.declines(ctx)
 
 
 def _failure(failures: Sequence[str], rejected: Rejected | None, kept: bool) -> str:

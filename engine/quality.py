@@ -27,7 +27,7 @@ from layerpath.engine.checks.text import (
     check_text_removal,
     check_text_replacement,
 )
-from layerpath.engine.checks.verdict import Verdict
+from layerpath.engine.checks.verdict import Expert, Verdict
 from layerpath.engine.experts import Earlier, aesthetics, aggregate, checker_opinions, consistency
 from layerpath.engine.types import ArtifactKind, Box, Subtask, SubtaskKind, TextBox
 from layerpath.tools.imaging import (
@@ -112,16 +112,42 @@ def check_scenery(
     """A changed scenery that a look names ('night', 'winter', 'fog') must show that
     look's light and colour, whichever tool made it (a look offline, a diffusion model on
     a GPU); a sky from a reference photo, that sky's colours in the photo's sky; a
-    scenery no look names ('a beach') is left to the critic."""
+    scenery no look names ('a beach') only a vision critic can vouch for."""
     from layerpath.tools.looks import find_look
 
     if isinstance(subtask.params.get("ref_sky"), Mapping):
         return check_sky_replaced(before, after, mask, subtask.params["ref_sky"])
     found = find_look(subtask.to or "")
     if found is None or (subtask.target or "scenery") != "scenery":
-        return Verdict(0.8)
+        return check_generated(subtask, before, after, mask)
     asked = {"op": "look", "look": found[0].name, **subtask.params}
     return check_adjustment(asked, before, after, None)
+
+
+#: the defect of a result no offline check can read the meaning of (engine/data/defects.json)
+UNVOUCHED = "nothing here can tell whether it shows what was asked"
+
+
+def check_generated(
+    subtask: Subtask, before: np.ndarray, after: np.ndarray, mask: np.ndarray
+) -> Verdict:
+    """A result only a vision critic can read the meaning of: an object added or
+    replaced by a generative model, a scenery no look names ('a beach'). Offline this
+    measures what it can (something changed where it was asked, nothing else did) and
+    fails closed: `critic_decides` lets a critic's meaning opinion stand in for it."""
+    region = mask if mask.any() else np.ones(mask.shape, dtype=bool)
+    diff = np.abs(rgb(before).astype(np.int16) - rgb(after).astype(np.int16)).max(axis=2)
+    untouched = untouched_outside(before, after, dilate(region, 8)) if mask.any() else 1.0
+    if float((diff[region] > 8).mean()) < 0.02:
+        return Verdict(0.0, "nothing changed where it was asked", {"nothing changed": 2.0})
+    return Verdict(
+        0.0,
+        f"{UNVOUCHED} ({subtask.describe()}): choose a critic in Settings (CLIP or a "
+        "vision model) to have such results judged",
+        {UNVOUCHED: 2.0},
+        untouched=untouched,
+        critic_decides=True,
+    )
 
 
 def check_mask(mask: np.ndarray) -> float:
@@ -237,16 +263,19 @@ def judge(
             subtask.params, start, after, _scope(after.shape, window, region, selection)
         ),
     }
-    check = checkers.get(kind)
-    found = Verdict(0.8) if check is None else check()
+    check = checkers.get(kind, lambda: check_generated(subtask, start, after, mask))
+    found = check()
     verdict = found if isinstance(found, Verdict) else Verdict(found)
     verdict = replace(verdict, score=float(np.clip(verdict.score, 0.0, 1.0)))
+    said = critic.opinions(subtask, before, full_after) if critic and as_kind is None else ()
+    if verdict.critic_decides and any(o.expert == Expert.MEANING for o in said):
+        # the critic reads the meaning the checks cannot: its opinion stands in for theirs
+        verdict = Verdict(0.92 * verdict.untouched, untouched=verdict.untouched)
     opinions = list(checker_opinions(verdict, subtask))
     if as_kind is None:  # a finishing step: the other experts look too
         opinions.append(aesthetics(subtask, start, after, colours))
         opinions.append(consistency(subtask, before, full_after, window, earlier))
-        if critic is not None:
-            opinions.extend(critic.opinions(subtask, before, full_after))
+        opinions.extend(said)
     return aggregate(verdict, [o for o in opinions if o is not None])
 
 
@@ -280,4 +309,4 @@ def _score_artifact(subtask: Subtask, produced: Values) -> float:
         return check_text_boxes(
             select_text_boxes(produced[ArtifactKind.TEXT_BOXES], subtask.params)
         )
-    return 0.8
+    return 0.0  # nothing a check knows how to read: not vouched for

@@ -19,6 +19,9 @@ from layerpath.tools.types import ArtifactKind, Availability, ToolContext, ToolR
 class Tool(ABC):
     """One tool. Its description (`spec`) is data; `run` is the only code."""
 
+    #: the tool hands on the user's own mask or selection (no finder: nothing is guessed)
+    reads_user_region = False
+
     def __init__(self, spec: ToolSpec, models: ModelManager | None = None) -> None:
         self.spec = spec
         self._models = models

@@ -64,8 +64,22 @@ def resolve_mask(
     )
 
 
+def user_region(
+    target: str | None, masks: Mapping[str, np.ndarray], selection: np.ndarray | None
+) -> str | None:
+    """The name of the user's own region for a target (a mask named after it, or the
+    selection), None when they gave none: then, and only then, may a finder look."""
+    try:
+        label, _ = resolve_mask(target, masks, selection)
+    except TargetNotFound:
+        return None
+    return label
+
+
 class NamedMaskSource(Tool):
     """Segmentation/detection from the request's own masks (no model)."""
+
+    reads_user_region = True
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]

@@ -30,12 +30,35 @@ def _lab(pixels: np.ndarray) -> np.ndarray:
     return lab_exact(rgb(pixels).astype(np.float64) / top)
 
 
+def _detail_box(region: np.ndarray) -> tuple[int, int, int, int]:
+    """The DETAIL_SIDE square (or less, in a smaller picture) holding the most of the
+    region: where its fine detail is measured at native size. (A background's middle is
+    often the subject: its central square may hold none of it.)"""
+    h, w = region.shape[:2]
+    side_y, side_x = min(h, DETAIL_SIDE), min(w, DETAIL_SIDE)
+    step = max(1, max(h, w) // 512)
+    coarse = cv2.resize(
+        region.astype(np.float32),
+        (max(1, w // step), max(1, h // step)),
+        interpolation=cv2.INTER_AREA,
+    )
+    ky, kx = max(1, side_y // step), max(1, side_x // step)
+    # the sum over each window (its top-left corner's), from the integral image
+    total = cv2.integral(coarse)
+    rows, cols = coarse.shape[0] - ky + 1, coarse.shape[1] - kx + 1
+    if rows < 1 or cols < 1:
+        return 0, 0, w, h
+    sums = total[ky : ky + rows, kx : kx + cols] - total[:rows, kx : kx + cols]
+    sums -= total[ky : ky + rows, :cols] - total[:rows, :cols]
+    y, x = np.unravel_index(int(np.argmax(sums)), sums.shape)
+    x0, y0 = min(int(x) * step, w - side_x), min(int(y) * step, h - side_y)
+    return x0, y0, x0 + side_x, y0 + side_y
+
+
 def _detail_crop(pixels: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
-    """The grey values of the region's central DETAIL_SIDE square at native size."""
+    """The grey values of a box of the picture at native size."""
     x0, y0, x1, y1 = box
-    cx, cy = (x0 + x1) // 2, (y0 + y1) // 2
-    half = DETAIL_SIDE // 2
-    part = pixels[max(y0, cy - half) : min(y1, cy + half), max(x0, cx - half) : min(x1, cx + half)]
+    part = pixels[y0:y1, x0:x1]
     top = 65535.0 if part.dtype == np.uint16 else 255.0
     grey = rgb(part).astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32)
     return grey * (255.0 / top)
@@ -47,6 +70,10 @@ def _fine_detail(grey: np.ndarray, inside: np.ndarray) -> float:
     core = cv2.erode(inside.astype(np.uint8), np.ones((5, 5), np.uint8)).astype(bool)
     core = core if core.sum() >= 64 else inside
     return float(cv2.Laplacian(grey, cv2.CV_32F)[core].var())
+
+
+#: the fewest pixels a region must hold for a check to measure anything in it
+FEWEST_PIXELS = 64
 
 
 def check_adjustment(
@@ -74,12 +101,14 @@ def check_adjustment(
     # measured inside the region's feathered edge (where the effect is whole)
     interior = erode(region, max(2, round(0.02 * min(bounds.width, bounds.height))))
     region = interior if interior.sum() >= 64 else region
-    box = (bounds.x0, bounds.y0, bounds.x1, bounds.y1)
+    if region.sum() < FEWEST_PIXELS:
+        return Verdict(0.0, "the region is too small to judge", {"the region is empty": 2.0})
     if op == "look":
         return _look(str(params.get("look")), amount, before, after, region, bounds, untouched)
     if op in ("sharpen", "blur", "denoise"):
+        box = _detail_box(region)
         start, end = _detail_crop(before, box), _detail_crop(after, box)
-        inside = _detail_crop(region.astype(np.uint8)[..., None].repeat(3, 2), box) > 0.5
+        inside = region[box[1] : box[3], box[0] : box[2]]
         return _detail(op, amount, start, end, inside, untouched)
     small_before, _ = analysis_copy(crop(before, bounds), ANALYSIS_PIXELS)
     small_after, _ = analysis_copy(crop(after, bounds), ANALYSIS_PIXELS)

@@ -82,6 +82,9 @@ class Verdict:
     #: the experts' opinions the score is the lowest of (engine/experts.py); empty for
     #: a checker's own verdict, which the experts split by what each defect says
     opinions: tuple[Opinion, ...] = ()
+    #: the checks cannot read the result's meaning (an object a generative model added):
+    #: it fails unless a vision critic's meaning opinion stands in for theirs
+    critic_decides: bool = False
 
 
 def verdict(

@@ -1,0 +1,210 @@
+"""'Done' is true on photos nobody tuned to (issue 25): the user's mask is the region on
+every path, a result no check can read is not passed, a degenerate region is a clear
+failure. Scenes are made in code from scikit-image's photos; the vision critic is the
+real `openai` client against a scripted server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import cv2
+import numpy as np
+import pytest
+
+from layerpath.engine.checks.adjust import check_adjustment
+from layerpath.engine.critics import VlmCritic
+from layerpath.engine.executor import Engine
+from layerpath.engine.quality import judge
+from layerpath.engine.types import ArtifactKind, EditRequest, Snapshot, Subtask, SubtaskKind
+from layerpath.settings import LlmSettings
+from layerpath.tools.imaging import dilate
+from layerpath.tools.registry import Registry
+from tests.openai_server import ScriptedServer
+
+K = SubtaskKind
+
+
+def face_in_sky() -> tuple[np.ndarray, np.ndarray]:
+    """A sky with a rock and a bird, and scikit-image's astronaut's face pasted into it;
+    the mask a photographer would draw over the face (its outline grown by 8 px)."""
+    from skimage import data
+
+    h, w = 600, 900
+    rng = np.random.default_rng(3)
+    y = np.linspace(0, 1, h)[:, None, None]
+    sky = (np.array([70, 120, 200]) * (1 - y) + np.array([170, 200, 235]) * y) * np.ones((1, w, 1))
+    clouds = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 25)
+    picture = np.clip(sky + (clouds / clouds.std() * 4)[..., None], 0, 255).astype(np.uint8)
+    rock = np.zeros((h, w), np.uint8)
+    cv2.ellipse(rock, (200, 560), (260, 170), 0, 0, 360, 1, -1)
+    stones = cv2.resize(data.gravel(), (w, h)).astype(np.float32)
+    picture[rock > 0] = np.dstack([stones * 0.5 + 30, stones * 0.45 + 25, stones * 0.4 + 20])[
+        rock > 0
+    ].astype(np.uint8)
+    bird = np.zeros((h, w), np.uint8)
+    cv2.ellipse(bird, (720, 140), (40, 14), 10, 0, 360, 1, -1)
+    cv2.ellipse(bird, (700, 125), (30, 8), -35, 0, 360, 1, -1)
+    picture[bird > 0] = (35, 30, 30)
+    face = data.astronaut()[30:230, 150:330]
+    fh, fw = face.shape[:2]
+    yy, xx = np.mgrid[:fh, :fw]
+    oval = ((xx - fw / 2) / (fw / 2)) ** 2 + ((yy - fh / 2) / (fh / 2)) ** 2 <= 1
+    picture[170 : 170 + fh, 440 : 440 + fw][oval] = face[oval]
+    mask = np.zeros((h, w), bool)
+    mask[170 : 170 + fh, 440 : 440 + fw] = oval
+    return np.dstack([picture, np.full((h, w), 255, np.uint8)]), dilate(mask, 8)
+
+
+@pytest.mark.parametrize("target", ["object", "face"])
+def test_the_users_mask_stays_the_region_when_its_fill_is_refused(target: str) -> None:
+    """Every fill of the user's mask is refused (a strict threshold): the subtask fails,
+    and no finder's region (the offline object finder's rock and bird, the Haar face
+    finder's face) takes the mask's place. Before, the search fell back to the object
+    finder, filled the rock and the bird and reported done with the face still there."""
+    picture, mask = face_in_sky()
+    full = Registry.from_catalogue()
+    tools = Registry([full.get(n) for n in ("named_masks", "offline_finder", "opencv_telea")])
+    request = EditRequest(
+        f"remove the {target}", Snapshot(picture, {target: mask}), quality_threshold=0.75
+    )
+    result = Engine(tools).run(request)
+    (outcome,) = result.outcomes
+    assert not outcome.ok
+    assert "offline_finder" not in {c.tool for c in result.calls}
+    changed = np.abs(result.image[..., :3].astype(int) - picture[..., :3]).max(axis=2) > 0
+    assert not (changed & ~mask).any()
+
+
+def test_the_users_region_declines_every_finder_but_the_users_own() -> None:
+    from layerpath.engine.executor import declines, finds_regions
+    from layerpath.engine.types import ToolContext
+
+    registry = Registry.from_catalogue()
+    mask = np.ones((8, 8), bool)
+    given = ToolContext(K.OBJECT_REMOVAL, "cat", None, {}, {"cat": mask}, None, lambda: False)
+    finders = [t for t in registry if finds_regions(t)]
+    assert {t.name for t in finders} >= {"named_masks", "offline_finder", "yolo_detector"}
+    for tool in finders:
+        reason = declines(tool, given, "cat")
+        assert (reason is None) == (tool.name == "named_masks"), tool.name
+    assert declines(registry.get("offline_finder"), given, "cat") == (
+        "your mask 'cat' is the region; no finder replaces it"
+    )
+
+
+#: every kind that makes a picture, and the check that reads it (a kind added without a
+#: check fails closed: test_a_result_no_check_can_read_is_not_passed)
+CHECKED = {
+    K.OBJECT_RECOLORATION: "recolour",
+    K.OBJECT_REMOVAL: "removal",
+    K.TEXT_REPLACEMENT: "text",
+    K.TEXT_REMOVAL: "text",
+    K.TEXT_REDACTION: "text",
+    K.TEXT_ADDITION: "text",
+    K.KEYWORD_HIGHLIGHTING: "text",
+    K.IMAGE_DEBLURRING: "sharpness",
+    K.BACKGROUND_REMOVAL: "cut-out",
+    K.IMAGE_UPSCALING: "size",
+    K.OUTPAINTING: "frame",
+    K.REGION_ADJUSTMENT: "adjustment",
+    K.CHANGING_SCENERY: "look, sky, or a critic",
+    K.CROP: "frame",
+    K.ROTATION: "frame",
+    K.PHOTO_ADJUSTMENT: "adjustment",
+    K.OBJECT_ADDITION: "a critic",
+    K.OBJECT_REPLACEMENT: "a critic",
+}
+
+
+def _changed(picture: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    after = picture.copy()
+    after[mask, :3] = (200, 40, 160)
+    return after
+
+
+@pytest.mark.parametrize(
+    "subtask",
+    [
+        Subtask(K.OBJECT_ADDITION, "hat", "a red hat"),
+        Subtask(K.OBJECT_REPLACEMENT, "cat", "a dog"),
+        Subtask(K.CHANGING_SCENERY, "scenery", "a beach"),
+    ],
+    ids=lambda s: s.kind.value,
+)
+def test_a_result_no_check_can_read_is_not_passed(subtask: Subtask) -> None:
+    """An object a generative model added, or a scenery no look names: offline nothing
+    can tell whether it shows, so it is not passed (it had scored 0.8 against the 0.5
+    threshold, whatever the picture)."""
+    picture, mask = face_in_sky()
+    found = judge(
+        subtask,
+        {ArtifactKind.IMAGE: _changed(picture, mask)},
+        {ArtifactKind.MASK: mask},
+        picture,
+    )
+    assert found.score < 0.5
+    assert "critic" in found.reason
+    unchanged = judge(subtask, {ArtifactKind.IMAGE: picture.copy()}, {}, picture)
+    assert unchanged.score < 0.5 and "nothing changed" in unchanged.reason
+
+
+def test_a_vision_critics_meaning_stands_in_for_the_checks_it_cannot_read(
+    server: ScriptedServer,
+) -> None:
+    picture, mask = face_in_sky()
+    critic = VlmCritic(LlmSettings(base_url=server.url, model="vision-test"), None)
+    shows = json.dumps({"meaning": 9, "quality": 8, "aesthetics": 8, "problem": ""})
+    absent = json.dumps({"meaning": 1, "quality": 8, "aesthetics": 8, "problem": "no hat"})
+    server.script = [(200, shows), (200, absent)]
+    subtask = Subtask(K.OBJECT_ADDITION, "hat", "a red hat")
+    after = {ArtifactKind.IMAGE: _changed(picture, mask)}
+    state = {ArtifactKind.MASK: mask}
+    assert judge(subtask, after, state, picture, critic=critic).score >= 0.5
+    refused = judge(subtask, after, state, picture, critic=critic)
+    assert refused.score < 0.5 and "no hat" in refused.reason
+
+
+def test_every_kind_that_makes_a_picture_is_listed_with_its_check() -> None:
+    makes_pictures = {
+        kind
+        for tool in Registry.from_catalogue()
+        if ArtifactKind.IMAGE in tool.spec.outputs
+        for kind in tool.spec.subtasks
+    }
+    assert makes_pictures == set(CHECKED)
+
+
+def test_a_background_blur_is_judged_where_the_background_is() -> None:
+    """The background of a portrait is all but its middle: the blur check's detail
+    window used to be the region's central square, which held none of it (numpy warned
+    of an empty mean and the blur passed on nothing)."""
+    from skimage import data
+
+    rgb = cv2.resize(data.astronaut(), (2400, 2400))
+    picture = np.dstack([rgb, np.full(rgb.shape[:2], 255, np.uint8)])
+    background = np.ones(picture.shape[:2], bool)
+    background[300:2100, 300:2100] = False  # the subject fills the middle
+    blurred = picture.copy()
+    blurred[background, :3] = cv2.GaussianBlur(rgb, (0, 0), 6)[background]
+    asked = {"op": "blur", "amount": 0.5}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no RuntimeWarning from an empty region
+        passed = check_adjustment(asked, picture, blurred, background)
+        unchanged = check_adjustment(asked, picture, picture.copy(), background)
+        middle = picture.copy()  # the middle blurred instead: not what was asked
+        middle[~background, :3] = cv2.GaussianBlur(rgb, (0, 0), 6)[~background]
+        wrong = check_adjustment(asked, picture, middle, background)
+    assert passed.score >= 0.5
+    assert unchanged.score < 0.5 and "hardly blurred" in unchanged.reason
+    assert wrong.score < 0.5
+
+
+def test_an_empty_or_tiny_region_is_a_clear_failure() -> None:
+    picture, _ = face_in_sky()
+    tiny = np.zeros(picture.shape[:2], bool)
+    tiny[10:14, 10:14] = True
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = check_adjustment({"op": "blur", "amount": 0.5}, picture, picture.copy(), tiny)
+    assert found.score < 0.5 and found.reason == "the region is too small to judge"
