@@ -172,7 +172,8 @@ PHRASES: tuple[Phrase, ...] = (
 
 #: words that name the whole picture, not a region of it
 WHOLE = {"image", "photo", "photograph", "picture", "pic", "it", "everything", "shot", "frame",
-         "whole", "entire", "overall", "all", "scene", "this", "one", "them", "pictures", "photos"}  # fmt: skip
+         "whole", "entire", "overall", "all", "scene", "this", "one", "them", "pictures", "photos",
+         "thing"}  # fmt: skip
 _FILLER = {
     "make", "makes", "made", "look", "looks", "looking", "a", "an", "the", "of", "on", "in", "to",
     "by", "at", "with", "and", "some", "its", "my", "that", "effect", "more", "up", "down",
@@ -191,9 +192,9 @@ _FILLER = {
     "transform", "render", "go", "use", "style", "recolor", "recolour", "recolored", "recoloured",
     "bump", "crank", "push", "higher", "improve", "strengthen", "intensify", "drop", "weaken",
     "minimise", "minimize", "tame", "pull", "back", "auto", "automatic", "automatically",
-    "it's", "image's", "photo's", "picture's", "are", "was", "am", "seems",
+    "it's", "image's", "photo's", "picture's", "are", "was", "am", "seems", "rid", "dial",
 }  # fmt: skip
-_SOFTER = r"\b(?:slight(?:ly)?|a (?:little )?bit|a little|a touch|a tad|subtl[ey]|gentl[ey]|somewhat|mild(?:ly)?|light(?:ly)?|barely|just a bit)\b"
+_SOFTER = r"\b(?:slight(?:ly)?|a (?:little )?bit|a little|a touch|a tad|subtl[ey]|gentl[ey]|somewhat|mild(?:ly)?|lightly|a light\b|barely|just a bit)\b"
 _STRONGER = r"\b(?:much|a lot|lots|strong(?:ly)?|heav(?:y|ily)|very|really|way|significantly|dramatic(?:ally)?|considerabl[ey]|hugely|extremely|massively)\b"
 _POSITION_WORDS = {"left", "right", "top", "bottom", "center", "centre", "middle", "largest",
                    "smallest", "biggest", "corner", "side", "far"}  # fmt: skip
@@ -202,8 +203,16 @@ _OP_REGIONS = {"shadows": "shadows", "shadow": "shadows", "highlights": "highlig
                "highlight": "highlights", "corners": "vignette", "edges": "vignette"}  # fmt: skip
 
 
+#: stops said in words
+_STOP_WORDS = {"half a stop": 0.5, "a third of a stop": 0.33, "a quarter of a stop": 0.25,
+               "a full stop": 1.0, "one stop": 1.0, "a stop": 1.0, "two stops": 2.0}  # fmt: skip
+
+
 def _number(text: str) -> tuple[float, str] | None:
     """The first number the words give and its unit ('%', 'stops', 'px', '')."""
+    for words, stops in _STOP_WORDS.items():
+        if re.search(rf"\b{words}\b", text):
+            return stops, "stops"
     found = re.search(
         r"([+-]?\d+(?:\.\d+)?)\s*(%|percent\b|(?:f-?)?stops?\b|ev\b|px\b|pixels?\b)?", text
     )
@@ -263,10 +272,29 @@ def region_of(text: str) -> tuple[str | None, str | None]:
     return " ".join(kept), place or None
 
 
+#: a verb whose particle says the direction: 'take the exposure down', 'pull down the
+#: highlights', 'knock the brightness back', 'bring the shadows up'
+_PARTICLE_VERB = r"(?:take|knock|pull|bring|dial|turn|tone|crank|push|nudge)"
+
+
+def _with_direction(text: str) -> str:
+    """A verb and its particle as the one word of that direction ('take the exposure
+    down' -> 'lower the exposure')."""
+    for particle, verb in (("down|back", "lower"), ("up", "raise")):
+        text = re.sub(rf"\b{_PARTICLE_VERB}\s+(?:{particle})\b", verb, text)
+        text = re.sub(
+            rf"\b{_PARTICLE_VERB}\s+((?:the|its|my)\s+[a-z]+)\s+(?:{particle})\b",
+            rf"{verb} \1",
+            text,
+        )
+    return text
+
+
 def parse_adjustment(text: str) -> Subtask | None:
     """One clause's adjustment, or None when the words ask for none (or for what
     another subtask does: 'sharpen the photo' is the paper's deblurring, 'remove the
     blur' too)."""
+    text = _with_direction(text)
     if re.search(
         r"\b(?:remove|fix|reduce|correct|undo|get rid of)\b.*\bblur|\b(?:de|un)-?blur", text
     ):
@@ -313,6 +341,7 @@ def parse_adjustment(text: str) -> Subtask | None:
 
 
 def _without_amounts(text: str) -> str:
+    text = re.sub("|".join(rf"\b{w}\b" for w in _STOP_WORDS), " ", text)
     text = re.sub(r"[+-]?\d+(?:\.\d+)?\s*(?:%|percent|(?:f-?)?stops?|ev|px|pixels?)?", " ", text)
     text = re.sub(_SOFTER, " ", text)
     return re.sub(_STRONGER, " ", text)

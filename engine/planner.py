@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from layerpath.engine.adjust_words import parse_adjustment, region_of
+from layerpath.engine.statements import naming, statement_subject, without_purpose
 from layerpath.engine.style_words import MODIFIER_CLAUSE, parse_look
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import BadInput, UnsupportedInstruction, shown
@@ -204,6 +205,32 @@ def _deblur(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.IMAGE_DEBLURRING)
 
 
+@rule(r"\b(?:use|take|borrow|apply|put|swap|drop|bring|grab)\b.*\bquote0\b")
+def _sky_from(m: re.Match[str], c: _Clause) -> Subtask | None:
+    """'use the sky from ref', 'take the sky of ref', 'swap it for the sky in ref' (the
+    reference's sky is its placeholder '@ref' by now: engine/references.py)."""
+    literal = c.literal() or ""
+    if not literal.startswith("@") or re.search(r"\b" + _TEXT_WORDS + r"\b", c.text):
+        return None
+    return Subtask(K.CHANGING_SCENERY, target="sky", to=literal)
+
+
+@rule(
+    r"\b(?:change|set|switch|make|turn)\b\s+(?P<thing>.+?)(?:'s)?\s+colou?r\s+(?:to|into|in)\s+"
+    r"(?P<colour>.+)$|\bgive\b\s+(?P<given>.+?)\s+(?:a|an|some)\s+(?P<new>.+?)\s+"
+    r"(?:colou?r|paint job|coat of paint|finish|shade|tint)\b"
+)
+def _recolor_named(m: re.Match[str], c: _Clause) -> Subtask | None:
+    """'change the chair colour to light brown', 'give the sofa a dark green colour'
+    (before the replacements and adjustments, which would read 'chair colour' as a thing
+    or 'dark green' as an adjustment)."""
+    thing = _clean_target(c.expand(m.group("thing") or m.group("given")))
+    colour = (m.group("colour") or m.group("new") or "").strip(" .")
+    if not thing or not is_color(colour):
+        return None
+    return Subtask(K.OBJECT_RECOLORATION, target=thing, to=colour)
+
+
 _RATIO = r"\d+(?:\.\d+)?\s*[:x/]\s*\d+(?:\.\d+)?|\b(?:square|portrait|landscape|panorama|wide)\b"
 
 
@@ -245,7 +272,8 @@ def _rotate(m: re.Match[str], c: _Clause) -> Subtask | None:
     number = re.search(r"(\d+(?:\.\d+)?)\s*(?:°|degrees?|deg)\b", text)
     degrees = float(number.group(1)) if number else (180.0 if "upside down" in text else 90.0)
     anticlockwise = re.search(r"\b(?:counter-?clockwise|anti-?clockwise|left)\b", text)
-    signed = degrees if anticlockwise or "upside down" in text else -degrees
+    # (a half turn is the same either way: said as +180)
+    signed = degrees if anticlockwise or "upside down" in text or degrees == 180 else -degrees
     return Subtask(K.ROTATION, params={"degrees": signed})
 
 
@@ -313,13 +341,20 @@ def _replace(m: re.Match[str], c: _Clause) -> Subtask | None:
     if textual:
         return None
     to = _clean_target(c.expand(new))
-    if is_color(to) and not re.match(r"(?:a|an)\s", new):  # 'with an orange': the fruit
+    if is_color(to) and not re.fullmatch(r"(?:a|an)\s+" + _FRUIT_COLOURS, new.strip()):
+        # ('with an orange': the fruit; 'to a deep blue': the colour)
         return Subtask(K.OBJECT_RECOLORATION, target=_clean_target(c.expand(old)), to=to)
     if re.search(r"\b(?:background|scenery|scene|sky|weather|season)\b", old):
         place = _clean_target(old)
         place = "scenery" if place in {"scene", "scenery", "weather", "season"} else place
         return Subtask(K.CHANGING_SCENERY, target=place, to=to)
     return Subtask(K.OBJECT_REPLACEMENT, target=_clean_target(c.expand(old)), to=to)
+
+
+#: colours that are also things, so 'a lime' or 'an orange' names the thing
+_FRUIT_COLOURS = (
+    r"(?:orange|lime|lemon|peach|plum|cherry|olive|chocolate|salmon|tomato|coral|gold|silver|rose)"
+)
 
 
 def _sign_word(old: str) -> str:
@@ -429,9 +464,10 @@ def _split_color(rest: str) -> tuple[str, str] | None:
     if joined and is_color(joined.group(2)):
         return _clean_target(joined.group(1)), joined.group(2)
     words = rest.split()
-    for n in (2, 1):
+    for n in (3, 2, 1):
         if len(words) > n and is_color(" ".join(words[-n:])):
-            return _clean_target(" ".join(words[:-n])), " ".join(words[-n:])
+            thing = re.sub(r"\s+(?:a|an|some)$", "", " ".join(words[:-n]))  # 'the bowl a deep blue'
+            return _clean_target(thing), " ".join(words[-n:])
     return None
 
 
@@ -510,7 +546,12 @@ def _must_follow(later: Subtask, earlier: Subtask, overlaps: Overlaps | None) ->
     # in this order, after everything else: the other edits work on the photo (and its
     # masks) as it is, then the frame changes
     frames = (K.ROTATION, K.CROP, K.OUTPAINTING, K.IMAGE_UPSCALING)
-    if later.kind in frames and earlier.kind not in frames:
+    if _frame_relative(later) and (earlier.kind == K.CROP or earlier.kind == K.ROTATION
+                                   and not later.params.get("graduated")):  # fmt: skip
+        # a vignette is laid out on the final frame, a graduated filter on the cropped
+        # one (turned, its side is no longer the sky's)
+        return True
+    if later.kind in frames and earlier.kind not in frames and not _frame_relative(earlier):
         return True
     if later.kind in frames and earlier.kind in frames:
         return frames.index(later.kind) > frames.index(earlier.kind)
@@ -530,6 +571,20 @@ def _must_follow(later: Subtask, earlier: Subtask, overlaps: Overlaps | None) ->
     ):
         return True  # fill a removed object from its neighbour's new colour, not the old
     return earlier.kind in _TEXT_EDITS and later.kind in _TEXT_READERS
+
+
+def _frame_relative(subtask: Subtask) -> bool:
+    """An edit laid out on the frame (its corners, a side): a vignette, anything
+    graduated, a look whose recipe darkens the corners."""
+    params = subtask.params
+    if params.get("op") == "vignette" or params.get("graduated"):
+        return True
+    if params.get("op") == "look":
+        from layerpath.tools.looks import looks
+
+        look = looks().get(str(params.get("look")))
+        return look is not None and any(step.get("op") == "vignette" for step in look.recipe)
+    return False
 
 
 def order_subtasks(subtasks: Sequence[Subtask], overlaps: Overlaps | None = None) -> list[Subtask]:
@@ -601,8 +656,9 @@ def _imperative(word: str) -> str | None:
 
 
 def _clause_words(text: str) -> str:
-    """A clause without its courtesy ('could you please ...') and with a leading gerund
-    as an imperative ('recoloring it to pink' -> 'recolor it to pink')."""
+    """A clause without its courtesy ('could you please ...', '... please') and with a
+    leading gerund as an imperative ('recoloring it to pink' -> 'recolor it to pink')."""
+    text = re.sub(r"[\s,]+(?:please|thanks|thank you|cheers|thx)[\s.!]*$", "", text, flags=re.I)
     while True:
         stripped = _COURTESY.sub("", text, count=1)
         if stripped == text:
@@ -648,8 +704,10 @@ def plan_offline(instruction: str) -> Plan:
     warnings: list[str] = []
     previous_target: str | None = None
     previous_verb: str | None = None
-    for clause in _with_modifiers(_split(_in_order(instruction))):
+    for clause in _with_modifiers(_without_statements(_split(_in_order(instruction)))):
         clause = _Clause(_clause_words(clause.text), clause.literals, _clause_words(clause.raw))
+        if not clause.text.strip(" ,.!"):
+            continue  # ('paint it red, please': the courtesy alone)
         subtask = _parse_clause(clause)
         verbless = subtask is None and previous_verb and _VERBLESS_OK.match(clause.text)
         if verbless:
@@ -672,6 +730,7 @@ def plan_offline(instruction: str) -> Plan:
         elif subtask.target and subtask.target not in {"text", "background", "scenery"}:
             previous_target = subtask.target
         subtasks.append(subtask)
+    subtasks = _once(subtasks)
     language = foreign_language(instruction) if warnings or not subtasks else None
     if language is not None:
         raise UnsupportedInstruction(
@@ -684,6 +743,49 @@ def plan_offline(instruction: str) -> Plan:
             + supported_summary()
         )
     return Plan(tuple(order_subtasks(subtasks)), tuple(warnings))
+
+
+def _once(subtasks: list[Subtask]) -> list[Subtask]:
+    """One edit said twice ('make it feel cosy, like candlelight') is done once."""
+    seen: set[str] = set()
+    kept = []
+    for subtask in subtasks:
+        key = repr((subtask.kind, subtask.target, subtask.to, sorted(subtask.params.items())))
+        if key not in seen:
+            seen.add(key)
+            kept.append(subtask)
+    return kept
+
+
+def _without_statements(clauses: list[_Clause]) -> list[_Clause]:
+    """The clauses that say what to do, when some do: a complaint, a reason or a purpose
+    beside them is dropped (engine/statements.py), a complaint's subject standing in for
+    the next clause's 'it' or 'them' ('the sky looks dull, make it bluer'), a ratio it
+    names for a crop that names none; a purpose said at a clause's end goes too. Only
+    statements ('the photo is too dark'): they are read as edits, as before."""
+    said = [statement_subject(_clause_words(c.text)) for c in clauses]
+    if all(s is not None for s in said):
+        return clauses
+    kept: list[_Clause] = []
+    subject: str | None = None
+    ratios = [
+        re.search(_RATIO, c.text) for c, s in zip(clauses, said, strict=True) if s is not None
+    ]
+    ratio = next((found.group(0) for found in ratios if found), None)
+    for clause, about in zip(clauses, said, strict=True):
+        if about is not None:
+            subject = about or None
+            continue
+        text, raw = without_purpose(clause.text), without_purpose(clause.raw)
+        if subject is not None:  # 'make it bluer' after 'the sky looks dull'
+            pronoun = r"\b(?:it|them)\b"
+            text = re.sub(pronoun, naming(subject), text, count=1)
+            raw = re.sub(pronoun, naming(subject), raw, count=1, flags=re.I)
+            subject = None
+        if ratio and re.search(r"\bcrop\w*\b", text) and not re.search(_RATIO, text):
+            text, raw = f"{text} to {ratio}", f"{raw} to {ratio}"
+        kept.append(_Clause(text, clause.literals, raw))
+    return kept
 
 
 def _with_modifiers(clauses: list[_Clause]) -> list[_Clause]:

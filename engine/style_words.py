@@ -22,7 +22,8 @@ K = SubtaskKind
 #: a clause that only says what to leave alone: it belongs to the edit before it
 MODIFIER_CLAUSE = re.compile(
     r"^(?:but\s+|yet\s+|though\s+)?(?:(?:please\s+)?(?:keep(?:ing)?|leav(?:e|ing)|preserv(?:e|ing)|protect(?:ing)?|"
-    r"don'?t (?:touch|change))\b|except\b|apart from\b|other than\b|not (?:on|to) the\b|excluding\b|"
+    r"don'?t (?:touch|change))\b|except\b|apart from\b|other than\b|not (?:on|to) the\b|"
+    r"not (?:the|my|his|her|their|its)\b|excluding\b|"
     r"graduat\w*\b|gradually\b|fading\s+(?:out\s+)?(?:from|towards?|into|to)\b)",
     re.I,
 )
@@ -62,7 +63,7 @@ _OBJECT_VERBS = re.compile(
 _A_PICTURE_OF = re.compile(
     r"\b(?:a|an|the)\s+(?:painting|drawing|sketch|illustration|cartoon|comic)\s+of\b", re.I
 )
-_SOFTER = r"\b(?:slight(?:ly)?|a (?:little )?bit|a little|a touch|a hint|a tad|subtl[ey]|gentl[ey]|somewhat|mild(?:ly)?|light(?:ly)?|barely|soft(?:ly)?)\b"
+_SOFTER = r"\b(?:slight(?:ly)?|a (?:little )?bit|a little|a touch|a hint|a tad|subtl[ey]|gentl[ey]|somewhat|mild(?:ly)?|lightly|a light\b|barely|soft(?:ly)?)\b"
 _STRONGER = r"\b(?:much|a lot|lots|strong(?:ly)?|heav(?:y|ily)|very|really|full(?:y)?|extreme(?:ly)?|intense(?:ly)?|completely|totally)\b"
 
 
@@ -140,7 +141,10 @@ def parse_look(text: str) -> Subtask | None:
         r"\b(?:look|looks|looking|like|style|styled|grade|graded|grading|feel|feeling|vibe|"
         r"mood|atmosphere|effect|filter|tone|toned|lighting|light|shot|scene|scenery|version|"
         r"season|weather|time|day|as if it were|into|turn|make|give|apply|add|change|convert|"
-        r"painting|paintings|drawing|sketch|artwork|art|rendering|render|done|made|in)\b",
+        r"painting|paintings|drawing|sketch|artwork|art|rendering|render|done|made|in|"
+        # adjectives that restate the look ('a warm golden hour feel', 'a nice vintage look')
+        r"warm|cool|cold|nice|lovely|beautiful|pretty|classic|proper|real|kind|sort|faded|"
+        r"retro|old|old-school|aged)\b",
         " ",
         rest,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from layerpath.engine.planner import plan_offline
@@ -123,16 +124,20 @@ def test_nothing_supported_is_a_typed_error_listing_what_is_supported(instructio
 
 
 def test_the_public_instruction_set_is_planned_exactly() -> None:
-    """benchmarks/data/instructions.jsonl (362 instructions, README's table): at least
-    95 % planned exactly as meant; every instruction in another language is refused
-    with 'English only' (never planned into something else)."""
-    from layerpath.benchmarks.words import instruction_set, score
+    """benchmarks/data/*.jsonl (README's table): of the groups tuned on, at least 97 %
+    planned exactly as meant; every instruction in another language is refused with
+    'English only' (never planned into something else)."""
+    from layerpath.benchmarks.words import HELD_OUT, instruction_set, score
 
     rows = instruction_set()
-    assert len(rows) >= 300
+    assert len(rows) >= 700
     results = [score(row) for row in rows]
-    assert sum(r.right for r in results) >= 0.95 * len(results)
+    tuned = [r for r in results if r.group not in HELD_OUT]
+    assert sum(r.right for r in tuned) >= 0.97 * len(tuned)
     assert all(r.right for r in results if r.group == "other languages")
+    # the held-out phrasings, never tuned on: README reports them; a floor under them
+    held = [r for r in results if r.group == "fresh (held out)"]
+    assert len(held) == 150 and sum(r.right for r in held) >= 0.85 * len(held)
 
 
 @pytest.mark.parametrize(
@@ -177,3 +182,51 @@ def test_another_language_is_told_english_only(instruction: str, language: str) 
         plan_offline(instruction)
     assert f"reads as {language}" in str(error.value)
     assert "English only" in str(error.value) and "LLM endpoint in Settings" in str(error.value)
+
+
+@pytest.mark.parametrize(
+    "instruction",
+    [
+        "replace the sky with the sky from ref",
+        "swap it for the sky in ref",
+        "use the sky from ref",
+        "take the sky of ref",
+        "replace the sky with the one in ref",
+    ],
+)
+def test_a_sky_from_a_reference_is_asked_for_in_everyday_words(instruction: str) -> None:
+    """(issue 25: 'swap it for the sky in ref' and 'use the sky from ref' were refused)"""
+    from layerpath.engine.references import Reference, ReferenceKind, rewrite
+
+    ref = Reference("ref", ReferenceKind.PICTURE, "ref.jpg", pixels=np.zeros((8, 8, 3), np.uint8))
+    (subtask,) = plan_offline(rewrite(instruction, {"ref": ref})).subtasks
+    assert (subtask.kind, subtask.target, subtask.to) == (K.CHANGING_SCENERY, "sky", "@ref")
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [  # a complaint or a reason beside the edit is not an edit of its own (issue 25)
+        ("the sky looks dull, make it bluer", [("region_adjustment", "sky", None)]),
+        ("erase the sticker, the client doesn't want it", [("object_removal", "sticker", None)]),
+        ("brighten it, it looks underexposed", [("photo_adjustment", None, None)]),
+        ("crop it to 4:5 so it fits on instagram", [("crop", None, None)]),
+        ("I need it square for my profile picture, crop it", [("crop", None, None)]),
+        ("make it feel cosy, like candlelight", [("photo_adjustment", None, None)]),
+    ],
+)
+def test_complaints_and_reasons_are_context_not_edits(
+    instruction: str, expected: list[tuple[str, str | None, str | None]]
+) -> None:
+    plan = plan_offline(instruction)
+    assert chain(instruction) == expected and not plan.warnings
+
+
+def test_a_colour_with_a_modifier_is_that_colour_darker_lighter_or_richer() -> None:
+    from layerpath.tools.imaging import color_lab, parse_color
+
+    blue, deep, pale = (color_lab(parse_color(c)) for c in ("blue", "deep blue", "pale blue"))
+    assert deep[0] < blue[0] - 5 and pale[0] > blue[0] + 10  # lightness
+    assert np.hypot(*pale[1:]) < np.hypot(*blue[1:])  # paler: less colour
+    r, g, b = parse_color("pale blue")  # still blue, not the lilac CIELAB's scaling gives
+    assert b > g > r
+    assert parse_color("dark red") == (139, 0, 0)  # a colour's own name first

@@ -1,0 +1,58 @@
+"""What people say beside an edit: a complaint ('the sky looks dull'), a reason ('it's
+distracting', 'the client doesn't want it') or a purpose ('so it fits on instagram').
+They are not edits. A complaint names what the next edit's 'it' is ('the sky looks
+dull, make it bluer': the sky), and a purpose may carry what the edit needs ('I need it
+square for my profile picture, crop it': square); neither becomes a subtask of its own.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: a clause that says how things are, not what to do: its subject, then a verb of
+#: being, seeming or wanting ('the face is too dark', "it's too warm", 'there's a blue
+#: cast', 'the client doesn't want it', 'I need it square')
+_STATEMENT = re.compile(
+    r"^(?:(?P<subject>it|this|that|they|these|those|everything|i|we|there|"
+    r"(?:the|my|our|your|his|her|their)\s+[a-z][a-z' -]*?)\s+"
+    r"(?:is|are|was|were|looks?|seems?|feels?|appears?|has|have|had|got|came out|"
+    r"turned out|doesn'?t|don'?t|isn'?t|aren'?t|wasn'?t|need|needs|want|wants|hate|"
+    r"hates)\b|(?:it|that|there|this|everything)'s\b)",
+    re.I,
+)
+#: a clause that gives a reason or a purpose ('because it's distracting')
+_REASON = re.compile(r"^(?:because|since|so that|so it|so the|as it|as the|in order to)\b", re.I)
+#: a purpose or reason at the end of an edit's clause ('crop it to 4:5 so it fits on
+#: instagram', 'remove the bin because it's ugly')
+_TAIL = re.compile(
+    r"\s+(?:so that|so|because|since|in order to)\s+(?:it|the|my|our|i|we|they|you|this|"
+    r"that|there|people|everyone)\b.*$|\s+for\s+(?:my|our|your|his|her|their)\s+[a-z' -]+$",
+    re.I,
+)
+#: subjects that are the whole picture (their 'it' is the picture)
+_WHOLE = {"photo", "picture", "image", "shot", "pic", "photograph", "frame", "whole thing"}
+
+
+def statement_subject(text: str) -> str | None:
+    """The thing a statement or reason clause is about ('sky' for 'the sky looks dull',
+    '' for "it's too warm" or a reason), None when the clause is not one."""
+    if _REASON.match(text):
+        return ""
+    found = _STATEMENT.match(text)
+    if found is None:
+        return None
+    subject = found.group("subject") or ""
+    named = re.sub(r"^(?:the|my|our|your|his|her|their)\s+", "", subject.lower()).strip()
+    if named in {"it", "this", "that", "they", "these", "those", "everything", "i", "we", "there"}:
+        return ""
+    return named
+
+
+def without_purpose(text: str) -> str:
+    """An edit's clause without the purpose or reason said at its end."""
+    return _TAIL.sub("", text)
+
+
+def naming(subject: str) -> str:
+    """How a complaint's subject stands in for the next edit's 'it'."""
+    return "the photo" if subject in _WHOLE else f"the {subject}"
