@@ -122,11 +122,22 @@ def debian_photos(cache: Path) -> list[Photo]:
     ]
 
 
-def all_photos(cache: Path | None, debian: bool = True) -> list[Photo]:
-    """scikit-image's photos, and Debian's when `debian` (fetched into `cache`)."""
-    found = skimage_photos()
+def all_photos(cache: Path | None, debian: bool = True, split: str = "tuning") -> list[Photo]:
+    """The photos of a split (benchmarks/sources.py). Tuning: scikit-image's photos, and
+    with `debian` the nature photographs of mate-backgrounds and lomiri's (fetched into
+    `cache`). Held out: plasma-workspace-wallpapers' photographs (none without
+    `debian`, or where they cannot be fetched)."""
+    from layerpath.benchmarks.sources import PHOTO_SOURCES, TUNING, photo_files, photo_name
+
+    found = skimage_photos() if split == TUNING else []
     if debian and cache is not None:
-        found += debian_photos(cache)
+        if split == TUNING:
+            found += debian_photos(cache)  # (mate-backgrounds, where it always was)
+        others = [s for s in PHOTO_SOURCES if s.package != DEBIAN_PACKAGE]
+        found += [
+            Photo(photo_name(path), np.asarray(Image.open(path).convert("RGB")))
+            for path in photo_files(cache, split, others)
+        ]
     return found
 
 

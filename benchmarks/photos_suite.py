@@ -32,6 +32,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from layerpath.benchmarks import region_tasks as regions
 from layerpath.benchmarks.checkset import COLOURS, _draw_word, _hue, fill_distance, judged_fill
 from layerpath.benchmarks.photos import (
     SIGN_FONTS,
@@ -45,8 +46,11 @@ from layerpath.benchmarks.photos import (
     place_in_perspective,
     texture_sources,
 )
+from layerpath.benchmarks.region_tasks import RegionTruth
+from layerpath.benchmarks.sources import GROUNDS, TUNING, Cutout
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import CostBasis, EditRequest, Mode, RunResult, Snapshot, SubtaskKind
+from layerpath.errors import BadInput, LayerpathError
 from layerpath.tools.imaging import dilate, erode, parse_color, to_lab
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
@@ -68,6 +72,8 @@ class PhotoTruth:
     colour: str | None = None
     old: str | None = None
     new: str | None = None
+    #: a region task's truth: where it must change and where not (region_tasks.py)
+    where: RegionTruth | None = None
 
 
 @dataclass
@@ -79,6 +85,7 @@ class PhotoTask:
     image: np.ndarray  # RGBA
     masks: dict[str, np.ndarray]
     truths: list[PhotoTruth] = field(default_factory=list)
+    references: dict[str, np.ndarray] = field(default_factory=dict)  # name -> RGB
 
 
 def edit_task(photo: Photo, rng: np.random.Generator, number: int) -> PhotoTask | None:
@@ -173,9 +180,23 @@ def _far_colour(rng: np.random.Generator, image: np.ndarray, region: np.ndarray)
     return str(rng.choice(far or COLOURS))
 
 
-def photo_tasks(photos: Sequence[Photo], seed: int) -> Iterator[PhotoTask]:
+@dataclass(frozen=True)
+class Assets:
+    """What the region tasks put into photos: skies (name, RGB band) and photographed
+    things with their alpha, of one split; `split` names it."""
+
+    skies: Sequence[tuple[str, np.ndarray]] = ()
+    things: Sequence[Cutout] = ()
+    split: str = TUNING
+
+
+def photo_tasks(
+    photos: Sequence[Photo], seed: int, assets: Assets | None = None
+) -> Iterator[PhotoTask]:
     """Per photo: an edit task, and a cut-out task on the photos whose own content does
-    not compete with a subject put in (texture and landscape photos)."""
+    not compete with a subject put in (texture and landscape photos); with `assets`,
+    the region tasks too: a sky above the photos without one, a background edit around
+    a thing put in, a thing recoloured through a loose mask."""
     for photo in photos:
         rng = np.random.default_rng([seed, zlib.crc32(photo.name.encode())])
         task = edit_task(photo, rng, 1)
@@ -185,6 +206,74 @@ def photo_tasks(photos: Sequence[Photo], seed: int) -> Iterator[PhotoTask]:
             task = cutout_task(photo, rng, 2)
             if task is not None:
                 yield task
+        if assets is None:
+            continue
+        if assets.skies and photo.name in GROUNDS[assets.split]:
+            yield sky_task(photo, rng, assets, 3)
+        if assets.things:
+            yield background_task(photo, rng, assets, 4)
+            yield recolour_task(photo, rng, assets, 5)
+
+
+def sky_task(photo: Photo, rng: np.random.Generator, assets: Assets, number: int) -> PhotoTask:
+    """A sky of the split above a ridge cut into the photo, edited in everyday words."""
+    name, band = assets.skies[int(rng.integers(len(assets.skies)))]
+    picture, coverage = regions.sky_over(rng, photo.rgb, band)
+    instruction, asked = regions.SKY_EDITS[int(rng.integers(len(regions.SKY_EDITS)))]
+    image = np.dstack([picture, np.full(picture.shape[:2], 255, np.uint8)])
+    references = {}
+    if asked == "replaced":  # another sky of the split, as the reference
+        others = [b for n, b in assets.skies if n != name] or [band]
+        references["ref"] = others[int(rng.integers(len(others)))]
+    truth = PhotoTruth(
+        "region", coverage > 0.5, where=regions.sky_truth(coverage, asked), colour=name
+    )
+    return PhotoTask(
+        f"{photo.name}-{number}",
+        photo.name,
+        photo.megapixels,
+        instruction,
+        image,
+        {},
+        [truth],
+        references,
+    )
+
+
+def background_task(
+    photo: Photo, rng: np.random.Generator, assets: Assets, number: int
+) -> PhotoTask:
+    """A photographed thing put on the photo, its background edited in everyday words."""
+    thing = assets.things[int(rng.integers(len(assets.things)))]
+    picture, alpha = regions.pasted(rng, photo.rgb, thing, (0.35, 0.6))
+    instruction = regions.BACKGROUND_EDITS[int(rng.integers(len(regions.BACKGROUND_EDITS)))]
+    image = np.dstack([picture, np.full(picture.shape[:2], 255, np.uint8)])
+    truth = PhotoTruth(
+        "region", alpha > 0.5, alpha=alpha, where=regions.background_truth(alpha), colour=thing.name
+    )
+    return PhotoTask(
+        f"{photo.name}-{number}", photo.name, photo.megapixels, instruction, image, {}, [truth]
+    )
+
+
+def recolour_task(photo: Photo, rng: np.random.Generator, assets: Assets, number: int) -> PhotoTask:
+    """A photographed thing with a soft edge put on the photo and recoloured through a
+    mask drawn 2 px loose."""
+    thing = assets.things[int(rng.integers(len(assets.things)))]
+    picture, alpha = regions.pasted(rng, photo.rgb, thing, (0.2, 0.35))
+    colour = regions.RECOLOURS[int(rng.integers(len(regions.RECOLOURS)))]
+    mask = regions.loose_mask(alpha)
+    image = np.dstack([picture, np.full(picture.shape[:2], 255, np.uint8)])
+    truth = PhotoTruth("object_recoloration", alpha > 0.5, alpha=alpha, mask=mask, colour=colour)
+    return PhotoTask(
+        f"{photo.name}-{number}",
+        photo.name,
+        photo.megapixels,
+        f"recolor the object to {colour}",
+        image,
+        {"object": mask},
+        [truth],
+    )
 
 
 # --- scoring against the truth ------------------------------------------------------------
@@ -199,6 +288,18 @@ def score_removal(truth: PhotoTruth, final: np.ndarray) -> tuple[float, str]:
 
 
 def score_recolour(truth: PhotoTruth, before: np.ndarray, final: np.ndarray) -> tuple[float, str]:
+    value, reason = _recolour(truth, before, final)
+    if truth.alpha is None or truth.mask is None:
+        return value, reason
+    # the ground a loose mask took in: it keeps its colour
+    ground = regions.ground_recoloured(truth.alpha, truth.mask, before, final)
+    reason = f"{reason}, {ground:.0%} of the ground inside the mask recoloured"
+    if ground > 0.3:
+        return 0.0, reason
+    return (min(value, 0.5) if ground > 0.1 else value), reason
+
+
+def _recolour(truth: PhotoTruth, before: np.ndarray, final: np.ndarray) -> tuple[float, str]:
     assert truth.colour is not None
     core = erode(truth.region, 2)
     target = to_lab(np.array([[parse_color(truth.colour)]], np.uint8))[0, 0]
@@ -302,8 +403,27 @@ def save_crops(folder: Path, task: PhotoTask, truth: PhotoTruth, final: np.ndarr
 
 
 def run_task(engine: Engine, task: PhotoTask, crops: Path | None = None) -> list[Scored]:
-    request = EditRequest(task.instruction, Snapshot(task.image, task.masks), mode=Mode.FAST_SLOW)
-    return score_photo_task(task, engine.run(request), crops)
+    from layerpath.engine.references import Reference, ReferenceKind
+
+    references = {
+        name: Reference(name, ReferenceKind.PICTURE, f"{name}.png", pixels=pixels)
+        for name, pixels in task.references.items()
+    }
+    request = EditRequest(
+        task.instruction,
+        Snapshot(task.image, task.masks),
+        mode=Mode.FAST_SLOW,
+        references=references,
+    )
+    try:
+        result = engine.run(request)
+    except LayerpathError as exc:  # refused before any tool ran: every subtask failed
+        return [
+            Scored(task.id, task.photo, task.megapixels, t.kind, "failed", "refused", [], 0.0,
+                   f"refused: {exc}", 0.0)
+            for t in task.truths
+        ]  # fmt: skip
+    return score_photo_task(task, result, crops)
 
 
 def score_photo_task(task: PhotoTask, result: RunResult, crops: Path | None = None) -> list[Scored]:
@@ -311,7 +431,8 @@ def score_photo_task(task: PhotoTask, result: RunResult, crops: Path | None = No
     by_kind = {o.subtask.kind.value: o for o in result.outcomes}
     scored = []
     for truth in task.truths:
-        outcome = by_kind.get(truth.kind)
+        # (a region task is the instruction's one subtask, whatever its kind)
+        outcome = result.outcomes[0] if truth.where is not None else by_kind.get(truth.kind)
         if outcome is None:
             scored.append(
                 Scored(
@@ -335,6 +456,8 @@ def score_photo_task(task: PhotoTask, result: RunResult, crops: Path | None = No
             value, reason = score_recolour(truth, task.image, final)
         elif truth.kind == K.TEXT_REPLACEMENT.value:
             value, reason = score_text(truth, task.image, final)
+        elif truth.where is not None:
+            value, reason = regions.score_region(truth.where, task.image, final)
         else:
             value, reason = score_cutout(truth, final)
         if not outcome.ok:
@@ -384,7 +507,8 @@ def markdown(data: dict[str, Any]) -> str:
     from layerpath.benchmarks.bench import table
 
     lines = [
-        f"Suite `photos`, seed {data['seed']}: {data['tasks']} tasks on {data['photos']} photos "
+        f"Suite `photos` ({data.get('split', TUNING)} photos), seed {data['seed']}: "
+        f"{data['tasks']} tasks on {data['photos']} photos "
         f"at their native size ({data['megapixels']}); fast-slow, alpha 1; {data['machine']}; "
         f"{data['date']}.",
         "",
@@ -413,14 +537,30 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 def bench_photos(
-    out: Path, seed: int = 0, debian: bool = True, limit: int | None = None
+    out: Path,
+    seed: int = 0,
+    debian: bool = True,
+    limit: int | None = None,
+    split: str = TUNING,
 ) -> dict[str, Any]:
-    """Every task; the tables on stdout, every subtask's score and reason in the JSON."""
+    """Every task of a split's photos; the tables on stdout, every subtask's score and
+    reason in the JSON."""
     from layerpath.benchmarks.bench import machine
+    from layerpath.benchmarks.sources import load_cutout, sky_bands, stamp_files
 
-    photos = all_photos(out / "photos-cache", debian=debian)
+    cache = out / "photos-cache"
+    photos = all_photos(cache, debian=debian, split=split)
+    if not photos:
+        raise BadInput(
+            f"No {split} photos could be had here: the held-out photos are Debian's "
+            "plasma-workspace-wallpapers, fetched with apt-get."
+        )
+    assets = None
+    if debian:
+        things = [load_cutout(p) for p in stamp_files(cache, split)]
+        assets = Assets(sky_bands(cache, split), things, split)
     engine = Engine(Registry.from_catalogue(), costs=CostBasis.TABLE)
-    tasks = list(photo_tasks(photos, seed))[:limit]
+    tasks = list(photo_tasks(photos, seed, assets))[:limit]
     scored: list[Scored] = []
     started = time.perf_counter()
     for number, task in enumerate(tasks, start=1):
@@ -433,6 +573,7 @@ def bench_photos(
     sizes = [p.megapixels for p in photos]
     data = {
         "suite": "photos",
+        "split": split,
         "seed": seed,
         "tasks": len(tasks),
         "photos": len(photos),
@@ -444,6 +585,7 @@ def bench_photos(
         "wall_seconds": time.perf_counter() - started,
     }
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench-photos.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    name = "bench-photos.json" if split == TUNING else f"bench-photos-{split}.json"
+    (out / name).write_text(json.dumps(data, indent=1), encoding="utf-8")
     print(markdown(data))
     return data

@@ -60,7 +60,7 @@ from layerpath.engine.types import (
     TextBox,
     ToolContext,
 )
-from layerpath.errors import BadInput, Cancelled, ToolUnavailable
+from layerpath.errors import BadInput, Cancelled, ToolUnavailable, UnsupportedInstruction, shown
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import colours_in
 from layerpath.tools.masks import user_region
@@ -155,6 +155,7 @@ class Engine:
         run_id = uuid.uuid4().hex[:12]
 
         plan = self.plan(request, emit)
+        self._refuse_undoable(request, plan.subtasks)
         for warning in plan.warnings:
             emit(events.PlanWarning(warning))
         emit(events.PlanReady(plan.subtasks, plan.planner))
@@ -191,6 +192,21 @@ class Engine:
         if not was_cancelled:
             emit(events.RunDone(result))
         return result
+
+    def _refuse_undoable(self, request: EditRequest, subtasks: Sequence[Subtask]) -> None:
+        """Refuse, before any tool runs, a request none of whose subtasks any tool here
+        will take on (every tool that could finish it declines, saying why: 'straighten'
+        with no angle). A request with some doable subtasks runs; the others fail."""
+        reasons = []
+        for subtask in subtasks:
+            finishers = [t for t in self.registry.available() if subtask.kind in t.spec.subtasks]
+            ctx = self._runner(request, subtask, RunLedger(), lambda e: None, lambda: False).ctx
+            said = [t.declines(ctx) for t in finishers]
+            if not finishers or not all(said):
+                return
+            reasons.append(f"{subtask.describe()}: {said[0]}")
+        if reasons:
+            raise UnsupportedInstruction("; ".join(reasons) + ".")
 
     def solve(
         self,
@@ -247,7 +263,7 @@ class Engine:
 
         concluded = self._conclude(
             request, subtask, attempts, fallback_reason, features, ledger, emit, run_id, image,
-            runner.best_rejected, track, runner.ctx,
+            runner.best_rejected or runner.doubted, track, runner.ctx,
         )  # fmt: skip
         ledger.memo.clear()  # a later subtask's calls differ by its words: none would match
         accepted = next((a for a in attempts if a.path), None)
@@ -297,7 +313,7 @@ class Engine:
             attempt = _Attempt("failed", [], str(exc))
         outcome, _ = self._conclude(
             request, subtask, [attempt], None, {}, ledger, emit, uuid.uuid4().hex[:12], start,
-            runner.best_rejected,
+            runner.best_rejected or runner.doubted,
         )  # fmt: skip
         return outcome
 
@@ -375,7 +391,7 @@ class Engine:
             },
         )
         critic = self.critic
-        finders = [t for t in self.registry.available() if finds_regions(t)]
+        finders = [t for t in self.registry.available() if t.finds_regions or t.reads_user_region]
         return StepRunner(
             subtask,
             ctx,
@@ -557,7 +573,7 @@ class Engine:
                 sum(c.seconds for c in own_calls),
                 0.0,
                 fallback_reason=fallback_reason,
-                error=_failure(failures, rejected, kept=bool(steps)),
+                error=_failure(failures, rejected, bool(steps), subtask),
                 features=features,
                 start_image=image.value,
                 opinions=rejected.result.opinions if rejected is not None else (),
@@ -582,27 +598,36 @@ class Engine:
         return outcome, new_image
 
 
-def finds_regions(tool: Tool) -> bool:
-    """A finder: it looks for the target in the picture alone (a mask, boxes)."""
-    return set(tool.spec.inputs) == {ArtifactKind.IMAGE} and bool(
-        {ArtifactKind.BOXES, ArtifactKind.MASK} & set(tool.spec.outputs)
-    )
-
-
 def declines(tool: Tool, ctx: ToolContext, given: str | None) -> str | None:
     """Why a tool is not tried for a subtask: its own reason, or, where the user gave the
     region (`given`: their mask's name or 'selection'), that a finder would replace it.
     The user's region is the region on every path: a finder runs only where there is none."""
-    if given is not None and finds_regions(tool) and not tool.reads_user_region:
+    if given is not None and tool.finds_regions:
         shown_as = "selection" if given == "selection" else f"mask '{given}'"
         return f"your {shown_as} is the region; no finder replaces it"
     return tool.declines(ctx)
 
 
-def _failure(failures: Sequence[str], rejected: Rejected | None, kept: bool) -> str:
+def _failure(
+    failures: Sequence[str], rejected: Rejected | None, kept: bool, subtask: Subtask
+) -> str:
     """Why a subtask failed, in plain words: the last attempt's reason and, when the
     checks turned results down, what they found wrong with the best one, and that it is
-    `kept` as a hidden layer."""
+    `kept` as a hidden layer. A region a finder found that the checks doubted is said
+    as such, with what to do instead."""
+    produced = rejected.result.produced if rejected is not None else {}
+    if (
+        rejected is not None
+        and rejected.tool.finds_regions
+        and ArtifactKind.MASK in produced
+        and ArtifactKind.IMAGE not in produced
+    ):
+        named = shown(subtask.target or "region")
+        message = (
+            f"The {named} found in the photo may be the wrong region ({rejected.result.reason}): "
+            f"select the {named} (a rough box is enough) or name a mask '{named}'"
+        )
+        return message + ("; the region it found is kept as a hidden layer" if kept else "")
     message = failures[-1] if failures else "failed"
     if rejected is not None and rejected.result.reason:
         found = rejected.result.reason

@@ -130,7 +130,9 @@ def rejected_layer(subtask: Subtask, rejected: Rejected) -> StepLayer | None:
     before = rejected.state[ArtifactKind.IMAGE].value
     produced = rejected.result.produced
     after = produced[ArtifactKind.IMAGE].value if ArtifactKind.IMAGE in produced else before
-    name = f"{step_name(1, rejected.tool.name, subtask)} (failed the check: best attempt)"
+    region = ArtifactKind.IMAGE not in produced and ArtifactKind.MASK in produced
+    said = "the region found, not vouched for" if region else "failed the check: best attempt"
+    name = f"{step_name(1, rejected.tool.name, subtask)} ({said})"
     common = dict(
         name=name,
         tool=rejected.tool.name,
@@ -141,6 +143,9 @@ def rejected_layer(subtask: Subtask, rejected: Rejected) -> StepLayer | None:
         visible=False,
         opinions=rejected.result.opinions,
     )
+    if region:  # a finder's region the checks doubted: shown as the mask it is
+        pixels, offset = mask_overlay(produced[ArtifactKind.MASK].value)
+        return StepLayer(kind=LayerKind.MASK, pixels=pixels, offset=offset, **common)
     if after.shape != before.shape:
         return None
     cut = cutout(before, after, rejected.result.window)

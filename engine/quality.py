@@ -19,6 +19,7 @@ from layerpath.engine.checks.adjust import check_adjustment
 from layerpath.engine.checks.cutout import check_cutout
 from layerpath.engine.checks.geometry import check_cropped, check_rotated
 from layerpath.engine.checks.recolour import check_recolour
+from layerpath.engine.checks.region import check_found_region
 from layerpath.engine.checks.removal import check_removal, untouched_outside
 from layerpath.engine.checks.sky import check_sky_replaced
 from layerpath.engine.checks.text import (
@@ -30,6 +31,7 @@ from layerpath.engine.checks.text import (
 from layerpath.engine.checks.verdict import Expert, Verdict
 from layerpath.engine.experts import Earlier, aesthetics, aggregate, checker_opinions, consistency
 from layerpath.engine.types import ArtifactKind, Box, Subtask, SubtaskKind, TextBox
+from layerpath.tools.finders import finder_for
 from layerpath.tools.imaging import (
     ColourNames,
     boxes_mask,
@@ -162,6 +164,15 @@ def check_depth(depth: np.ndarray) -> float:
     return 0.9 if float(depth.std()) > 0.01 else 0.0
 
 
+def check_boxes(boxes: Sequence[Box]) -> float:
+    """A detector's boxes, each past the detector's own threshold: vouched for by how
+    sure it is of them (0.55 for the least sure it gives, 0.95 for a sure one); none
+    found, nothing to vouch for."""
+    if not boxes:
+        return 0.0
+    return float(np.clip(0.55 + 0.4 * max(b.score for b in boxes), 0.0, 0.95))
+
+
 def check_text_boxes(boxes: list[TextBox]) -> float:
     return float(np.mean([b.score for b in boxes])) if boxes else 0.0
 
@@ -175,6 +186,9 @@ WHOLE_PICTURE = {
     K.CROP,
     K.ROTATION,
 }
+#: the found regions whose outline is the thing's own (checks/region.py); a face's
+#: region is an ellipse over the detector's box, drawn to be feathered
+REGIONS = ("sky", "background", "subject")
 #: context kept around what a step changed: the checks' rings and tolerances reach this far
 MARGIN = 64
 
@@ -206,6 +220,7 @@ def judge(
     before: np.ndarray,
     as_kind: SubtaskKind | None = None,
     window: Box | None = None,
+    found: bool = False,
     critic: Critic | None = None,
     colours: ColourNames = parse_color,
     selection: np.ndarray | None = None,
@@ -217,10 +232,16 @@ def judge(
     `before` the image the step started from.
     `as_kind` judges a helper step by its own job (an erase inside a text replacement
     is checked as a text removal). `window`: where the image may have changed; the
-    checks look there and around it only, never at the rest of a large photo. A
+    checks look there and around it only, never at the rest of a large photo. A region
+    a finder `found` (not the user's mask) is judged for being the right one. A
     finishing step is also judged for the tones it clipped, for undoing an `earlier`
     subtask of the run, and by the `critic` (CLIP, a VLM) when there is one."""
     kind = as_kind or subtask.kind
+    what = finder_for(subtask.target)
+    if found and what in REGIONS and isinstance(produced.get(ArtifactKind.MASK), np.ndarray):
+        # a region a finder found, not one the user gave: the picture must vouch for it
+        region = produced[ArtifactKind.MASK]
+        return check_found_region(what, before, region.astype(bool))
     if ArtifactKind.IMAGE not in produced:
         return Verdict(_score_artifact(subtask, produced))
     full_after = produced[ArtifactKind.IMAGE]
@@ -264,8 +285,8 @@ def judge(
         ),
     }
     check = checkers.get(kind, lambda: check_generated(subtask, start, after, mask))
-    found = check()
-    verdict = found if isinstance(found, Verdict) else Verdict(found)
+    made = check()
+    verdict = made if isinstance(made, Verdict) else Verdict(made)
     verdict = replace(verdict, score=float(np.clip(verdict.score, 0.0, 1.0)))
     said = critic.opinions(subtask, before, full_after) if critic and as_kind is None else ()
     if verdict.critic_decides and any(o.expert == Expert.MEANING for o in said):
@@ -309,4 +330,6 @@ def _score_artifact(subtask: Subtask, produced: Values) -> float:
         return check_text_boxes(
             select_text_boxes(produced[ArtifactKind.TEXT_BOXES], subtask.params)
         )
+    if ArtifactKind.BOXES in produced:
+        return check_boxes(produced[ArtifactKind.BOXES])
     return 0.0  # nothing a check knows how to read: not vouched for

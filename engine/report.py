@@ -71,3 +71,20 @@ def build_report(result: RunResult, planner: str = "offline") -> dict[str, Any]:
     # no API key in a report, even one a server echoed into an error message
     hidden: dict[str, Any] = json.loads(redact(json.dumps(report)))
     return hidden
+
+
+def refusal_report(prompt: str, error: Exception) -> dict[str, Any]:
+    """The report of a request refused before any tool ran (nothing in it layerpath can
+    do, a bad input): the words, and why, as the command line said it."""
+    report = {
+        "version": REPORT_VERSION,
+        "prompt": prompt,
+        "plan": [],
+        "subtasks": [],
+        "tool_calls": [],
+        "refused": str(error),
+        "error_kind": type(error).__name__,
+        "ok": False,
+    }
+    hidden: dict[str, Any] = json.loads(redact(json.dumps(report)))
+    return hidden

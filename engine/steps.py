@@ -38,7 +38,8 @@ log = logging.getLogger(__name__)
 
 State = Mapping[ArtifactKind, Artifact]
 #: Judges a step: (subtask, produced values, state values, image before, judge-as kind,
-#: the window outside which the image did not change) -> q and what is wrong
+#: the window outside which the image did not change, whether a finder found its region
+#: rather than the user giving it) -> q and what is wrong
 Scorer = Callable[
     [
         Subtask,
@@ -47,6 +48,7 @@ Scorer = Callable[
         np.ndarray,
         SubtaskKind | None,
         Box | None,
+        bool,
     ],
     Verdict,
 ]
@@ -156,6 +158,9 @@ class StepRunner:
         self.executed = 0  # tool executions for this subtask (memo hits excluded)
         # the best finishing step the checks turned down: kept to show, hidden, on failure
         self.best_rejected: Rejected | None = None
+        # the best region a finder found that the checks could not vouch for: shown,
+        # hidden, when no path passed, so the user sees what was found
+        self.doubted: Rejected | None = None
         # the cost the search is charged for a call that took these seconds
         self.charge = charge or (lambda tool, seconds: seconds)
         # how long a call may take (a model tool MODEL_TIMES as long) before it is given up
@@ -301,6 +306,7 @@ class StepRunner:
                     before,
                     judge_as,
                     window,
+                    tool.finds_regions,
                 )
                 quality, reason, final = verdict.score, verdict.reason, verdict.final
                 opinions = verdict.opinions
@@ -322,6 +328,10 @@ class StepRunner:
             best = self.best_rejected
             if best is None or quality > best.result.quality:
                 self.best_rejected = Rejected(tool, state, result)
+        elif error is None and not passed and tool.finds_regions:
+            doubted = self.doubted
+            if doubted is None or quality > doubted.result.quality:
+                self.doubted = Rejected(tool, state, result)
         self.ledger.calls.append(
             ToolCall(
                 tool.name,

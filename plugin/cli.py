@@ -25,7 +25,7 @@ from layerpath.engine.learning import learn_in_background
 from layerpath.engine.llm_planner import planner_for
 from layerpath.engine.planner import Plan
 from layerpath.engine.references import parse_refs
-from layerpath.engine.report import build_report
+from layerpath.engine.report import build_report, refusal_report
 from layerpath.engine.session import RunSession
 from layerpath.engine.types import EditRequest, Mode, Snapshot, SubtaskKind
 from layerpath.errors import BadInput, LayerpathError, printable, shown
@@ -119,6 +119,13 @@ def _parser() -> argparse.ArgumentParser:
         default="all",
         help="checks and photos suites: scikit-image's photos and Debian's mate-backgrounds "
         "(fetched with apt-get into --out), or scikit-image's only",
+    )
+    bench.add_argument(
+        "--held-out",
+        action="store_true",
+        help="photos and checks suites: the held-out photos, skies and things (never "
+        "tuned on: KDE's plasma-workspace-wallpapers and Tux Paint's food, flowers and "
+        "mammals) instead of the tuning ones",
     )
     bench.add_argument(
         "--rounds", type=int, default=2, help="checks suite: placements per photo (default 2)"
@@ -316,6 +323,11 @@ def _save(document: LayeredDocument, output: Path) -> Path:
         return saved
 
 
+def _write_report(path: Path, report: dict[str, object]) -> None:
+    text = json.dumps(report, indent=2)
+    write_atomically(path, lambda file: file.write(text.encode("utf-8")))
+
+
 def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     """Run the instruction (or replay `action`) on the image and write the result."""
     if not 0.0 <= args.alpha <= 2.0:
@@ -362,17 +374,21 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
             result = session.run(request, on_event, cancel=lambda: interrupts.asked)
         except KeyboardInterrupt:
             pass
+        except LayerpathError as exc:  # refused before any tool ran: said in the report too
+            if args.report:
+                _write_report(args.report, refusal_report(args.instruction, exc))
+            raise
+        if args.report and result is not None:
+            _write_report(args.report, build_report(result, session.planner_name))
         kept = session.layers()  # the step layers in the document, as they came
         if not kept:  # nothing to keep: no file with an empty group
             if result is None or result.cancelled:
                 print("cancelled before any step finished; nothing was written", file=sys.stderr)
                 return 130
-            print("no step made a layer; nothing was written", file=sys.stderr)
+            said = f" (the report: {args.report})" if args.report else ""
+            print(f"no step made a layer; no picture was written{said}", file=sys.stderr)
             return 1
         written = _save(document, args.output)
-        if args.report and result is not None:
-            report = json.dumps(build_report(result, session.planner_name), indent=2)
-            write_atomically(args.report, lambda file: file.write(report.encode("utf-8")))
     if result is None or result.cancelled:
         print(
             f"cancelled: the {len(kept)} finished steps are saved in {written}",
@@ -431,7 +447,11 @@ def cmd_bench(args: argparse.Namespace) -> int:
         from layerpath.benchmarks import photos_suite
 
         photos_suite.bench_photos(
-            args.out, args.seed, args.photos == "all", args.tasks if args.tasks != 120 else None
+            args.out,
+            args.seed,
+            args.photos == "all",
+            args.tasks if args.tasks != 120 else None,
+            "held-out" if args.held_out else "tuning",
         )
         return 0
     if suite == "batch":

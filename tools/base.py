@@ -19,8 +19,21 @@ from layerpath.tools.types import ArtifactKind, Availability, ToolContext, ToolR
 class Tool(ABC):
     """One tool. Its description (`spec`) is data; `run` is the only code."""
 
-    #: the tool hands on the user's own mask or selection (no finder: nothing is guessed)
-    reads_user_region = False
+    @property
+    def reads_user_region(self) -> bool:
+        """It hands on the user's own mask or selection (no finder: nothing is guessed)."""
+        return self.spec.user_region
+
+    @property
+    def finds_regions(self) -> bool:
+        """A finder: it looks for the target in the picture alone (a mask, boxes); the
+        user's own region, handed on, is not a found one."""
+        spec = self.spec
+        return (
+            not self.reads_user_region
+            and set(spec.inputs) == {ArtifactKind.IMAGE}
+            and bool({ArtifactKind.BOXES, ArtifactKind.MASK} & set(spec.outputs))
+        )
 
     def __init__(self, spec: ToolSpec, models: ModelManager | None = None) -> None:
         self.spec = spec

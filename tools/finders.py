@@ -23,8 +23,9 @@ import numpy as np
 from layerpath.errors import TargetNotFound, shown
 from layerpath.tools.background import salient_subject, small_copy
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import component_boxes, main_pieces, rgb
+from layerpath.tools.imaging import component_boxes, guided_mask, main_pieces, rgb
 from layerpath.tools.regions import overlap
+from layerpath.tools.sky_region import find_sky
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
 WORK_SIDE = 1024
@@ -267,58 +268,6 @@ def object_at(image_rgb: np.ndarray, point: tuple[int, int]) -> np.ndarray:
     return full_size_mask(piece, image_rgb.shape)
 
 
-def find_sky(small: np.ndarray) -> np.ndarray:
-    """The sky: smooth pixels, blue (day, dusk) or white-grey (overcast), in the regions
-    that reach the top edge, on a small RGB copy; False everywhere when there is none.
-    Looked for at 512 pixels across, softened first, so a dusk sky's sensor noise does
-    not read as texture."""
-    h, w = small.shape[:2]
-    scale = min(1.0, 512 / max(h, w))
-    work = cv2.resize(
-        small, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA
-    )
-    v = cv2.GaussianBlur(work.astype(np.float32) / 255.0, (0, 0), 1.2)
-    grey = v @ np.array([0.299, 0.587, 0.114], np.float32)
-    texture = cv2.GaussianBlur(np.abs(cv2.Laplacian(grey, cv2.CV_32F)), (0, 0), 3)
-    smooth = texture < max(0.012, float(np.percentile(texture, 40)))
-    bluish = (v[..., 2] > v[..., 0] + 0.03) & (v[..., 2] >= v[..., 1]) & (grey > 0.06)
-    overcast = (grey > 0.6) & (np.ptp(v, axis=2) < 0.12)
-    candidate = (smooth & (bluish | overcast)).astype(np.uint8)
-    candidate = cv2.morphologyEx(candidate, cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
-    count, parts, stats, _ = cv2.connectedComponentsWithStats(candidate)
-    top = set(np.unique(parts[0])) - {0}
-    keep = [k for k in top if stats[k, cv2.CC_STAT_AREA] >= 0.02 * parts.size]
-    sky = np.isin(parts, keep).astype(np.uint8)
-    sky[below_horizon(v, sky > 0)] = 0
-    # clouds, birds and stars inside the sky belong to it: fill what it encloses
-    contours, _ = cv2.findContours(sky, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    cv2.drawContours(sky, contours, -1, 1, thickness=-1)
-    return cv2.resize(sky, (w, h), interpolation=cv2.INTER_NEAREST).astype(bool)
-
-
-def below_horizon(v: np.ndarray, sky: np.ndarray) -> np.ndarray:
-    """Where smooth water or haze of the sky's colour carries on below a horizon: the
-    rows under a sharp change of colour that runs across most of the sky's width (a
-    cloud's edge is short and ragged; a horizon spans the frame). False everywhere
-    when there is no such line. `v`: the small RGB copy (0..1, softened)."""
-    lab = cv2.cvtColor(v.astype(np.float32), cv2.COLOR_RGB2LAB)
-    step = np.zeros(sky.shape, np.float32)
-    step[2:-2] = np.linalg.norm(lab[4:] - lab[:-4], axis=2)
-    across = (step > HORIZON_STEP) & sky
-    width = np.maximum(sky.sum(axis=1), 1)
-    share = cv2.blur(across.astype(np.float32), (1, 5)).sum(axis=1) * 5 / width
-    share[sky.sum(axis=1) < 0.5 * sky.shape[1]] = 0.0
-    row = int(np.argmax(share))
-    below = np.zeros(sky.shape, bool)
-    if share[row] >= 0.5 and sky[row + 3 :].sum() > 0.05 * sky.sum():
-        below[row + 3 :] = True
-    return below
-
-
-#: a change of colour (CIELAB, across four rows) sharp enough to be a horizon
-HORIZON_STEP = 10.0
-
-
 def full_size_mask(mask: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """A mask found on a small copy, at the picture's size."""
     h, w = shape[:2]
@@ -389,7 +338,9 @@ class OfflineFinder(Tool):
             mask = ~subject if what == "background" else subject
             if not mask.any() or mask.all():
                 raise not_found(ctx.target, "subject")
-        full = full_size_mask(mask, image.shape)
+        # a face's ellipse is drawn to be feathered; a found outline is moved onto the
+        # photo's own edges at its size
+        full = full_size_mask(mask, image.shape) if what == "face" else guided_mask(mask, image)
         boxes = component_boxes(full, what)
         if not boxes:
             raise not_found(ctx.target, what)

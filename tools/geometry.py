@@ -183,6 +183,18 @@ def rotated(image: np.ndarray, degrees: float) -> tuple[np.ndarray, tuple[int, i
 class RotateFrame(AnyDepth):
     """Rotate by the asked degrees, or flip."""
 
+    def declines(self, ctx: ToolContext) -> str | None:
+        asked = ctx.subtask_params
+        if asked.get("flip") or asked.get("degrees") is not None:
+            return None
+        # (a horizon finder from edges and Hough lines or projection profiles was tried
+        # on real photos: it levels a guard rail's perspective, not the sea's line, so it
+        # would tilt a level photo and call it done)
+        return (
+            "layerpath cannot yet tell which line in a photo should be level; say the "
+            "angle: 'rotate by 2 degrees clockwise'"
+        )
+
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
@@ -192,14 +204,9 @@ class RotateFrame(AnyDepth):
             flipped = image[:, ::-1] if asked["flip"] == "horizontal" else image[::-1]
             out = np.ascontiguousarray(flipped)
             return ToolResult({ArtifactKind.IMAGE: out, ArtifactKind.PLACEMENT: (0, 0)})
-        if asked.get("degrees") is None:
-            # (a horizon finder from edges and Hough lines or projection profiles was
-            # tried on real photos: it levels a guard rail's perspective, not the sea's
-            # line, so it would tilt a level photo and call it done)
-            raise ToolFailed(
-                "layerpath cannot yet tell which line in a photo should be level; say the "
-                "angle: 'rotate by 2 degrees clockwise'."
-            )
+        reason = self.declines(ctx)
+        if reason is not None:
+            raise ToolFailed(reason[0].upper() + reason[1:] + ".")
         degrees = float(asked["degrees"])
         if not -360 <= degrees <= 360 or degrees == 0:
             raise BadInput(f"Rotate by an angle between -360 and 360 degrees, not {degrees:g}.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -122,9 +123,47 @@ def boxes_mask(shape: tuple[int, int], boxes: tuple[Box, ...] | list[Box]) -> np
 _HUES = {"blue", "green", "red", "yellow", "orange", "purple", "pink", "brown", "grey", "gray"}
 
 
+#: what a word before a colour does to it (OKLab): lightness added (L* points), chroma
+#: scaled.
+#: 'deep blue' is darker and richer than blue, 'pale blue' much lighter and greyer
+COLOUR_MODIFIERS = {
+    "deep": (-18.0, 1.1), "dark": (-22.0, 1.0), "rich": (-8.0, 1.15),
+    "light": (18.0, 0.7), "pale": (26.0, 0.45), "pastel": (22.0, 0.5),
+    "bright": (0.0, 1.2), "vivid": (0.0, 1.25), "vibrant": (0.0, 1.25),
+    "muted": (0.0, 0.6), "dusty": (4.0, 0.5), "soft": (10.0, 0.7), "dull": (-4.0, 0.55),
+}  # fmt: skip
+
+
 def parse_color(name: str) -> tuple[int, int, int]:
-    """'yellow', 'light blue', '#ffcc00' -> RGB; a clear error for unknown names."""
-    cleaned = name.strip().lower()
+    """'yellow', 'light blue', 'deep blue', '#ffcc00' -> RGB; a clear error for unknown
+    names. A colour's own name first ('dark red', 'light grey' are CSS colours), then a
+    modifier (COLOUR_MODIFIERS) applied to the colour after it ('deep blue', 'pale
+    yellow')."""
+    cleaned = " ".join(name.strip().lower().replace("-", " ").split())
+    cleaned = re.sub(r"(?<=\w)ish$", "", cleaned)  # 'bluish', 'reddish' (a shade of it)
+    known = _named_colour(cleaned)
+    if known is not None:
+        return known
+    words = cleaned.split()
+    if len(words) > 1 and words[0] in COLOUR_MODIFIERS:
+        base = _named_colour(" ".join(words[1:])) or _modified(" ".join(words[1:]))
+        if base is not None:
+            return _shifted(base, *COLOUR_MODIFIERS[words[0]])
+    raise BadInput(
+        f"'{name}' is not a colour layerpath knows. Use a colour name such as "
+        "'yellow', 'navy' or 'deep blue', or a hex value such as '#ffcc00'."
+    )
+
+
+def _modified(name: str) -> tuple[int, int, int] | None:
+    try:
+        return parse_color(name)
+    except BadInput:
+        return None
+
+
+def _named_colour(cleaned: str) -> tuple[int, int, int] | None:
+    """A colour's own name (CSS, X11), None when it is none."""
     words = cleaned.split()
     shade = (" ".join(words[:-1]),) if len(words) > 1 and words[-1] in _HUES else ()
     # 'navy blue', 'forest green': the shade names the colour, the hue confirms it
@@ -134,10 +173,53 @@ def parse_color(name: str) -> tuple[int, int, int]:
             return int(r), int(g), int(b)
         except ValueError:
             continue
-    raise BadInput(
-        f"'{name}' is not a colour layerpath knows. Use a colour name such as "
-        "'yellow' or 'navy', or a hex value such as '#ffcc00'."
-    )
+    return None
+
+
+def _shifted(colour: tuple[int, int, int], lightness: float, chroma: float) -> tuple[int, int, int]:
+    """The colour with `lightness` (in L* points) added and its chroma scaled by
+    `chroma`, in OKLab (where a blue made paler stays blue, as it does not in CIELAB),
+    brought back into sRGB's gamut by lowering the chroma (the hue kept)."""
+    lab = oklab(srgb_decoded(np.array(colour, np.float64) / 255.0))
+    target = np.array([np.clip(lab[0] + lightness / 100.0, 0.05, 0.98), *(lab[1:] * chroma)])
+    for _ in range(60):
+        back = from_oklab(target)
+        if (back >= -1e-4).all() and (back <= 1 + 1e-4).all():
+            break
+        target[1:] *= 0.95
+    r, g, b = (int(round(float(v) * 255)) for v in srgb_encoded(back))
+    return r, g, b
+
+
+def srgb_decoded(srgb: np.ndarray) -> np.ndarray:
+    """sRGB values (0..1) as linear light."""
+    return np.where(srgb <= 0.04045, srgb / 12.92, ((srgb + 0.055) / 1.055) ** 2.4)
+
+
+def srgb_encoded(linear: np.ndarray) -> np.ndarray:
+    """Linear light (0..1) as sRGB values."""
+    linear = np.clip(linear, 0.0, 1.0)
+    return np.where(linear <= 0.0031308, linear * 12.92, 1.055 * linear ** (1 / 2.4) - 0.055)
+
+
+#: Björn Ottosson's OKLab: linear sRGB to LMS, and LMS (cube-rooted) to Lab
+_OK_LMS = np.array([[0.4122214708, 0.5363325363, 0.0514459929],
+                    [0.2119034982, 0.6806995451, 0.1073969566],
+                    [0.0883024619, 0.2817188376, 0.6299787005]])  # fmt: skip
+_OK_LAB = np.array([[0.2104542553, 0.7936177850, -0.0040720468],
+                    [1.9779984951, -2.4285922050, 0.4505937099],
+                    [0.0259040371, 0.7827717662, -0.8086757660]])  # fmt: skip
+
+
+def oklab(linear: np.ndarray) -> np.ndarray:
+    """Linear sRGB (..., 3) to OKLab (L 0..1): a space where a hue keeps its look as its
+    lightness and chroma change (a paler blue stays blue)."""
+    return np.cbrt(linear @ _OK_LMS.T) @ _OK_LAB.T
+
+
+def from_oklab(lab: np.ndarray) -> np.ndarray:
+    """OKLab (..., 3) to linear sRGB, unclipped (outside 0..1 when out of gamut)."""
+    return ((lab @ np.linalg.inv(_OK_LAB).T) ** 3) @ np.linalg.inv(_OK_LMS).T
 
 
 #: what parses a colour's name into the picture's own RGB values
@@ -291,3 +373,42 @@ def sector_energy(
         if len(chosen) >= 8:
             found.append(chosen.mean() if statistic is None else np.percentile(chosen, statistic))
     return np.array(found or [0.0], np.float32)
+
+
+def guided_filter(guide: np.ndarray, values: np.ndarray, radius: int, eps: float) -> np.ndarray:
+    """He, Sun and Tang's guided filter: `values` (float32, H x W) smoothed where the
+    grey `guide` (float32 0..1, same size) is smooth and kept sharp along its edges."""
+    size = (2 * radius + 1, 2 * radius + 1)
+    box = lambda a: cv2.boxFilter(a, cv2.CV_32F, size, borderType=cv2.BORDER_REFLECT)  # noqa: E731
+    mean_guide, mean_values = box(guide), box(values)
+    variance = box(guide * guide) - mean_guide * mean_guide
+    slope = (box(guide * values) - mean_guide * mean_values) / (variance + eps)
+    offset = mean_values - slope * mean_guide
+    return box(slope) * guide + box(offset)
+
+
+def guided_mask(mask: np.ndarray, picture: np.ndarray) -> np.ndarray:
+    """A mask found on a small copy (bool), at the picture's size with its outline moved
+    onto the picture's own edges: scaled up smoothly, then snapped by a guided filter on
+    the picture's grey values within a few small-copy pixels of the outline (a sky's
+    edge along a ridge, not a band of the old sky above it; no stair steps). Only the
+    band around the outline is worked on, so a camera file costs what its outline does."""
+    h, w = picture.shape[:2]
+    if mask.shape == (h, w):
+        return mask.astype(bool)
+    scale = max(h / mask.shape[0], w / mask.shape[1])
+    soft = cv2.resize(mask.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
+    radius = max(2, round(1.5 * scale))
+    unsure = (soft > 0.02) & (soft < 0.98)
+    band = mask_box(unsure, pad=3 * radius)
+    if band is None:
+        return soft > 0.5
+    y0, y1, x0, x1 = band.y0, min(h, band.y1), band.x0, min(w, band.x1)
+    part = np.ascontiguousarray(rgb(picture[y0:y1, x0:x1]))
+    top = 65535.0 if part.dtype == np.uint16 else 255.0
+    grey = (part.astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32)) / top
+    snapped = guided_filter(grey, soft[y0:y1, x0:x1], radius, 1e-3)
+    near = cv2.dilate(unsure[y0:y1, x0:x1].astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    out = soft > 0.5
+    out[y0:y1, x0:x1] = np.where(near, snapped > 0.5, out[y0:y1, x0:x1])
+    return out

@@ -79,8 +79,6 @@ def user_region(
 class NamedMaskSource(Tool):
     """Segmentation/detection from the request's own masks (no model)."""
 
-    reads_user_region = True
-
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:

@@ -1,4 +1,18 @@
-"""Texture-keeping recolouring inside a mask (Lab and HSV variants), on the mask's window."""
+"""Recolouring inside a mask as a retoucher does it (Lab and HSV variants), on the mask's
+window.
+
+- The object's coverage, not the mask: a mask drawn a little loose takes in some of the
+  ground along its edge; GrabCut (the mask's core sure object, the ground around it sure
+  not) trims the mask to the object, and a guided filter on the photo gives its edge the
+  object's own softness. The new colour is laid on by that coverage, so the ground the
+  mask took in keeps its colour and a soft edge blends. Nothing outside the mask changes.
+- The object's shading and material kept: the colour is changed in OKLab, where the hue
+  and the chroma move and the lightness keeps its structure (shifted part-way towards
+  the new colour's own lightness, 'lightness'), and is brought into sRGB's gamut pixel
+  by pixel by lowering its chroma, never by clipping a channel (which flattens a lit
+  side to one value). 'deep blue', 'pale green' arrive as darker or lighter colours
+  (tools/imaging.py), so the lightness shift honours them.
+"""
 
 from __future__ import annotations
 
@@ -11,16 +25,26 @@ import numpy as np
 from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import AnyDepth
 from layerpath.tools.imaging import (
-    color_lab,
-    from_lab,
-    lab_exact,
+    from_oklab,
+    guided_filter,
     mask_box,
+    oklab,
     rgb,
-    rgb_exact,
-    to_lab,
+    srgb_decoded,
+    srgb_encoded,
 )
 from layerpath.tools.regions import crop, paste
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
+
+#: how much of the object's own colour variation (around its mean, in OKLab a/b) the new
+#: colour keeps: the material's hue changes (wood grain, a printed pattern) stay visible
+VARIATION = 0.35
+#: the pixels the object's coverage is worked out on (GrabCut on a copy; the edge is
+#: then settled at full size)
+COVERAGE_PIXELS = 1_000_000
+#: the share of the mask GrabCut may trim away as ground; past it the mask is taken as
+#: drawn (a trim that large is GrabCut losing the object, not a loose mask)
+MOST_TRIMMED = 0.35
 
 
 def _target_color(ctx: ToolContext) -> tuple[int, int, int]:
@@ -30,50 +54,132 @@ def _target_color(ctx: ToolContext) -> tuple[int, int, int]:
 
 
 def _mask_window(image: np.ndarray, mask: np.ndarray) -> Box:
-    """The mask's bounds with the few pixels of context the feathered edge reads."""
-    window = mask_box(mask, pad=3)
-    if window is None:
+    """The mask's bounds with the context the coverage's ground model reads."""
+    bounds = mask_box(mask)
+    if bounds is None:
         raise ToolFailed("The mask to recolour is empty; select the object first.")
+    pad = max(4, round(0.08 * max(bounds.width, bounds.height)))
+    window = mask_box(mask, pad=pad)
+    assert window is not None
     return window
 
 
-def _blend_inside(
-    image: np.ndarray, mask: np.ndarray, new_rgb: np.ndarray, window: Box
-) -> np.ndarray:
-    """Paste new colours (of the window) inside the mask only; the edge is feathered
-    inwards. Only the window is worked on; the photo is copied once. 8- or 16-bit."""
-    top = 65535 if image.dtype == np.uint16 else 255
-    inside = crop(mask, window)
-    soft = cv2.GaussianBlur(inside.astype(np.float32), (5, 5), 0) * inside
-    weight = soft[..., None]
-    old = crop(image, window)[..., :3].astype(np.float32)
-    mixed = old * (1 - weight) + new_rgb.astype(np.float32) * weight
-    return paste(image, window, np.clip(np.rint(mixed), 0, top).astype(image.dtype))
+def _eight_bit(pixels: np.ndarray) -> np.ndarray:
+    """RGB at 8 bits (a 16-bit picture rounded as the run's 8-bit copy is), so both
+    depths get the same coverage."""
+    if pixels.dtype == np.uint16:
+        return ((rgb(pixels).astype(np.uint32) + 128) // 257).astype(np.uint8)
+    return np.ascontiguousarray(rgb(pixels))
 
 
-def _recoloured_lab(
-    lab: np.ndarray, mask: np.ndarray, color: tuple[int, int, int], lightness: float
+def coverage(pixels: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """How much of each pixel of the window is the object (float32 0..1): 1 in the
+    mask's core, 0 outside the mask, and along its edge what GrabCut keeps of the mask
+    (the ground the mask took in goes), softened onto the photo's own edge by a guided
+    filter."""
+    h, w = mask.shape
+    if not mask.any():
+        return np.zeros((h, w), np.float32)
+    # the core: deeper than a loose mask's margin, and no deeper than a third of how
+    # thick the object is (a pole, a thin frame keep a core)
+    inside = cv2.distanceTransform(mask.astype(np.uint8), cv2.DIST_L2, 3)
+    thickness = 2.0 * float(np.percentile(inside[mask], 95))
+    core = inside > min(max(2.0, 0.04 * float(np.sqrt(mask.sum()))), thickness / 3.0)
+    if core.sum() < 16 or (mask & ~core).sum() < 16:
+        return mask.astype(np.float32)
+    scale = min(1.0, float(np.sqrt(COVERAGE_PIXELS / (h * w))))
+    size = (max(8, round(w * scale)), max(8, round(h * scale)))
+    small = cv2.resize(_eight_bit(pixels), size, interpolation=cv2.INTER_AREA)
+    shrink = lambda m: cv2.resize(m.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0  # noqa: E731
+    labels = np.full((size[1], size[0]), cv2.GC_BGD, np.uint8)
+    labels[shrink(mask)] = cv2.GC_PR_FGD
+    labels[shrink(core)] = cv2.GC_FGD
+    background, foreground = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
+    cv2.setRNGSeed(0)  # (the same photo, the same edge)
+    try:
+        cv2.grabCut(
+            np.ascontiguousarray(small[..., ::-1]),
+            labels,
+            (0, 0, 0, 0),
+            background,
+            foreground,
+            3,
+            cv2.GC_INIT_WITH_MASK,
+        )
+    except cv2.error:  # (a window of one colour: nothing to tell apart)
+        return mask.astype(np.float32)
+    found = np.isin(labels, (cv2.GC_FGD, cv2.GC_PR_FGD)).astype(np.float32)
+    kept = np.asarray(cv2.resize(found, (w, h), interpolation=cv2.INTER_LINEAR), np.float32)
+    if float((kept > 0.5)[mask].mean()) < 1.0 - MOST_TRIMMED:
+        kept = mask.astype(np.float32)
+    grey = cv2.cvtColor(_eight_bit(pixels), cv2.COLOR_RGB2GRAY).astype(np.float32) / 255.0
+    radius = max(1, round(1.0 / scale))
+    soft = np.clip(guided_filter(grey, kept, radius, 1e-3), 0.0, 1.0)
+    soft[core] = 1.0
+    return (soft * mask).astype(np.float32)
+
+
+def recoloured_oklab(
+    lab: np.ndarray, weight: np.ndarray, color: tuple[int, int, int], lightness: float
 ) -> np.ndarray:
-    """Chroma moved to the target's and lightness shifted part-way, the local variation
-    (texture, shading) kept around the new mean colour (Lab: L 0..100, a/b centred)."""
-    target = color_lab(color)
-    mean = lab[mask].mean(axis=0)
+    """The object's new OKLab values: a/b moved to the target's (VARIATION of its own
+    variation kept), L shifted by `lightness` of the way from its mean to the target's
+    (its structure kept), softly held inside 0..1 so no tone reaches the clip.
+    `weight`: the object's coverage, for its means."""
+    target = oklab(srgb_decoded(np.array(color, np.float64) / 255.0))
+    share = weight / max(float(weight.sum()), 1e-6)
+    mean = (lab * share[..., None]).reshape(-1, 3).sum(axis=0)
     new = lab.copy()
-    new[..., 1:] = target[1:] + (lab[..., 1:] - mean[1:]) * 0.35
-    new[..., 0] = lab[..., 0] + lightness * (target[0] - mean[0])
+    new[..., 1:] = target[1:] + (lab[..., 1:] - mean[1:]) * VARIATION
+    shifted = lab[..., 0] + lightness * (target[0] - mean[0])
+    # (compressed about the new mean when the shift would take tones past black or white)
+    centre = mean[0] + lightness * (target[0] - mean[0])
+    inside = weight > 0.5
+    low = float(np.percentile(shifted[inside], 0.5)) if inside.any() else centre
+    high = float(np.percentile(shifted[inside], 99.5)) if inside.any() else centre
+    room = min(
+        1.0,
+        (0.97 - centre) / max(high - centre, 1e-6),
+        (centre - 0.03) / max(centre - low, 1e-6),
+    )
+    new[..., 0] = np.clip(centre + (shifted - centre) * max(room, 0.1), 0.0, 1.0)
     return new
 
 
+def in_gamut(lab: np.ndarray) -> np.ndarray:
+    """OKLab values brought into sRGB's gamut by lowering their chroma (hue and
+    lightness kept), as linear sRGB (0..1)."""
+    linear = from_oklab(lab)
+    outside = ((linear < -1e-4) | (linear > 1 + 1e-4)).any(axis=-1)
+    if outside.any():
+        low, high = np.zeros(outside.sum()), np.ones(outside.sum())
+        picked = lab[outside]
+        for _ in range(12):  # bisect the chroma's scale
+            middle = (low + high) / 2
+            trial = from_oklab(np.concatenate([picked[:, :1], picked[:, 1:] * middle[:, None]], 1))
+            fits = ((trial >= -1e-4) & (trial <= 1 + 1e-4)).all(axis=-1)
+            low, high = np.where(fits, middle, low), np.where(fits, high, middle)
+        picked = np.concatenate([picked[:, :1], picked[:, 1:] * low[:, None]], 1)
+        linear[outside] = from_oklab(picked)
+    return np.clip(linear, 0.0, 1.0)
+
+
 def recolor_lab(
-    pixels: np.ndarray, mask: np.ndarray, color: tuple[int, int, int], lightness: float
+    pixels: np.ndarray,
+    mask: np.ndarray,
+    color: tuple[int, int, int],
+    lightness: float,
+    weight: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Move chroma to the target's and shift lightness part-way, keeping the texture:
-    RGB of 8-bit pixels, or of 16-bit ones computed in float at their depth."""
-    if pixels.dtype == np.uint16:
-        lab = lab_exact(pixels[..., :3].astype(np.float64) / 65535.0)
-        new = rgb_exact(_recoloured_lab(lab, mask, color, lightness))
-        return np.clip(np.rint(new * 65535.0), 0, 65535).astype(np.uint16)
-    return from_lab(_recoloured_lab(to_lab(rgb(pixels)), mask, color, lightness))
+    """The window's RGB recoloured everywhere (the caller lays it on by the object's
+    coverage `weight`, the mask when none is given): OKLab, texture kept, in gamut.
+    8- or 16-bit pixels, computed in float at their depth."""
+    top = 65535.0 if pixels.dtype == np.uint16 else 255.0
+    linear = srgb_decoded(rgb(pixels).astype(np.float64) / top)
+    lab = oklab(linear)
+    share = mask.astype(np.float64) if weight is None else weight.astype(np.float64)
+    new = srgb_encoded(in_gamut(recoloured_oklab(lab, share, color, lightness)))
+    return np.clip(np.rint(new * top), 0, top).astype(pixels.dtype)
 
 
 def recolor_hsv(pixels: np.ndarray, color: tuple[int, int, int], saturation: float) -> np.ndarray:
@@ -93,25 +199,41 @@ def recolor_hsv(pixels: np.ndarray, color: tuple[int, int, int], saturation: flo
     return cv2.cvtColor(np.clip(hsv, 0, 255).astype(np.uint8), cv2.COLOR_HSV2RGB)
 
 
+def laid_on(image: np.ndarray, weight: np.ndarray, new_rgb: np.ndarray, window: Box) -> np.ndarray:
+    """New colours (of the window) laid on by the object's coverage; only the window is
+    worked on, the photo copied once. 8- or 16-bit."""
+    top = 65535 if image.dtype == np.uint16 else 255
+    old = crop(image, window)[..., :3].astype(np.float32)
+    share = weight[..., None]
+    mixed = old * (1 - share) + new_rgb.astype(np.float32) * share
+    return paste(image, window, np.clip(np.rint(mixed), 0, top).astype(image.dtype))
+
+
 class _Recolour(AnyDepth):
     """A recolour computes in float: on a 16-bit photo its accepted step is worked out
     again at 16 bits (the same inputs with the 16-bit picture)."""
 
+    def _prepared(
+        self, inputs: Mapping[ArtifactKind, Any]
+    ) -> tuple[np.ndarray, Box, np.ndarray, np.ndarray]:
+        """The picture, the window, the window's mask and the object's coverage there."""
+        image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK].astype(bool)
+        window = _mask_window(image, mask)
+        inside = crop(mask, window)
+        return image, window, inside, coverage(crop(image, window), inside)
+
 
 class LabRecolor(_Recolour):
-    """Recolour in Lab: best for any target colour, including greys and pastels."""
+    """Recolour in OKLab: best for any target colour, including greys and pastels."""
 
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
-        image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
-        window = _mask_window(image, mask)
+        image, window, inside, weight = self._prepared(inputs)
         new = recolor_lab(
-            crop(image, window), crop(mask, window), _target_color(ctx), float(params["lightness"])
+            crop(image, window), inside, _target_color(ctx), float(params["lightness"]), weight
         )
-        return ToolResult(
-            {ArtifactKind.IMAGE: _blend_inside(image, mask, new, window)}, window=window
-        )
+        return ToolResult({ArtifactKind.IMAGE: laid_on(image, weight, new, window)}, window=window)
 
 
 class HsvRecolor(_Recolour):
@@ -121,9 +243,6 @@ class HsvRecolor(_Recolour):
     def run(
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
-        image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
-        window = _mask_window(image, mask)
+        image, window, _, weight = self._prepared(inputs)
         new = recolor_hsv(crop(image, window), _target_color(ctx), float(params["saturation"]))
-        return ToolResult(
-            {ArtifactKind.IMAGE: _blend_inside(image, mask, new, window)}, window=window
-        )
+        return ToolResult({ArtifactKind.IMAGE: laid_on(image, weight, new, window)}, window=window)

@@ -48,6 +48,7 @@ def spec_from_record(record: dict[str, Any]) -> ToolSpec:
         extra=record.get("extra"),
         install=record.get("install"),
         needs_gpu=bool(record.get("needs_gpu", False)),
+        user_region=bool(record.get("user_region", False)),
         label=str(record.get("label") or record["name"]),
     )
 

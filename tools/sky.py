@@ -1,7 +1,7 @@
 """A sky from a reference photo put in place of the photo's own (offline, no model).
 
 Where the sky ends is settled on a copy of about two megapixels: the found sky (tools/
-finders.py: smooth, blue or overcast, reaching the top edge, cut at a horizon) is
+sky_region.py: its border where the gradients best split sky and ground colours) is
 certain well inside, what lies well outside it is not sky, and between the two the
 watershed of the picture's edges decides (Meyer's flooding, OpenCV), so the line
 follows blades, branches, roofs and the horizon rather than the finder's coarse
@@ -21,17 +21,22 @@ import cv2
 import numpy as np
 
 from layerpath.errors import BadInput, ToolFailed
+from layerpath.tools.adjust import follows_edges
 from layerpath.tools.background import small_copy
 from layerpath.tools.base import Tool
-from layerpath.tools.finders import find_sky, full_size_mask
+from layerpath.tools.finders import full_size_mask
 from layerpath.tools.imaging import mask_box, rgb, with_rgb
 from layerpath.tools.regions import crop, grow_box, paste
+from layerpath.tools.sky_region import FOREIGN, find_sky, sky_coloured, sky_model
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 #: the share of a row a reference's sky must fill for the row to count as sky
 ROW_SKY = 0.85
 #: the least share of the reference's height its sky must have to be used
 LEAST_SKY = 0.12
+#: how far from a found sky's outline, which lies on the photo's edges, its edge may
+#: lie (a share of the longer side: 7 px at 2 MP)
+ON_EDGES_REACH = 0.004
 #: pixels the sky's edge is settled at
 EDGE_PIXELS = 2_000_000
 #: how far from the found sky's outline its true edge may lie, as a share of the
@@ -40,9 +45,6 @@ REACH = 0.03
 #: how far (CIELAB) a pixel past the sky's edge may lie from the old sky's colour
 #: there and still be all sky, and from how far it is none
 SKY_LIKE, SKY_UNLIKE = 4.0, 8.0
-#: how far (CIELAB) from the sky's colour there a pixel in a found sky is something
-#: else standing in it (a cloud stays within it)
-FOREIGN = 25.0
 #: how many times a found sky's typical fine detail marks what stands in it (measured
 #: on a launch pad's masts against a sky, and a storm's clouds: 12 % and none of
 #: the sky above that at 5)
@@ -79,49 +81,30 @@ def things_in(picture: np.ndarray, sky: np.ndarray) -> np.ndarray:
     return (detail > max(DETAILED * float(np.median(detail[sky])), 3.0)) & sky
 
 
-def sky_model(lab: np.ndarray, sky: np.ndarray) -> np.ndarray:
-    """The sky's colour everywhere (CIELAB), as a smooth surface over the rows and
-    columns fitted to the sky's own pixels (a sky darkens or pales towards the horizon
-    smoothly): least squares on a sample, fitted again without the pixels it misses
-    by more than FOREIGN (what stands in the sky); below the sky's lowest row it stays
-    as it is there."""
-    h, w = sky.shape
-    ys, xs = np.nonzero(sky)
-    step = max(1, len(ys) // 20_000)
-    ys, xs = ys[::step].astype(np.float64), xs[::step].astype(np.float64)
-    values = lab[ys.astype(int), xs.astype(int)]
-
-    def terms(y: np.ndarray, x: np.ndarray) -> np.ndarray:
-        y, x = y / h, x / w
-        return np.stack([np.ones_like(y), y, x, y * y, x * y, x * x], axis=-1)
-
-    kept = np.ones(len(ys), bool)
-    for _ in range(2):
-        fit, *_ = np.linalg.lstsq(terms(ys[kept], xs[kept]), values[kept], rcond=None)
-        kept = np.linalg.norm(terms(ys, xs) @ fit - values, axis=1) < FOREIGN
-        if kept.sum() < 16:
-            break
-    grid_y, grid_x = np.mgrid[:h, :w].astype(np.float64)
-    return (terms(np.minimum(grid_y, float(ys.max())), grid_x) @ fit).astype(np.float32)
-
-
 def sky_edge(
-    picture: np.ndarray, found: np.ndarray, objects: bool = False, foreign: float = FOREIGN
+    picture: np.ndarray,
+    found: np.ndarray,
+    objects: bool = False,
+    foreign: float = FOREIGN,
+    within: float = REACH,
 ) -> np.ndarray:
     """The sky (bool) with its edge settled by the watershed of the picture's edges
     between the sky certain well inside `found` and what lies well outside it. With
     `objects`, what stands in the found sky (a mast, a rocket, a wire, a blade: fine
-    detail, or a colour `foreign` or further from the sky's there, which a softened
-    finder may take for sky) is not sky either."""
-    reach = max(3, round(REACH * max(found.shape)))
+    detail, or a colour `foreign` or further from the sky's there and no sky's colour,
+    which a softened finder may take for sky) is not sky either; a cloud is. `within`:
+    how far from the found outline (a share of the longer side) the edge may lie."""
+    reach = max(3, round(within * max(found.shape)))
     kernel = np.ones((3, 3), np.uint8)
     inside = cv2.erode(found.astype(np.uint8), kernel, iterations=max(1, reach // 3)) > 0
     outside = cv2.dilate(found.astype(np.uint8), kernel, iterations=reach) == 0
     if objects:
         standing = things_in(picture, found)
-        if found.sum() >= 64:  # and what is of another colour than the sky around it
+        if found.sum() >= 64:  # and what is of another colour than the sky around it,
+            # and of no sky's (a cloud, white against the blue, is of the sky)
             lab = cv2.cvtColor(picture.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
-            standing |= np.linalg.norm(lab - sky_model(lab, found), axis=2) > foreign
+            foreign_colour = np.linalg.norm(lab - sky_model(lab, found), axis=2) > foreign
+            standing |= foreign_colour & ~sky_coloured(picture)
         standing = cv2.dilate(standing.astype(np.uint8), kernel) > 0
         outside |= standing
         inside &= ~cv2.dilate(standing.astype(np.uint8), kernel, iterations=2).astype(bool)
@@ -220,14 +203,18 @@ def blur_within(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarr
     return spread / np.maximum(weight, 1e-4)[..., None]
 
 
-def replaced(picture: np.ndarray, mask: np.ndarray, new: np.ndarray) -> np.ndarray:
+def replaced(
+    picture: np.ndarray, mask: np.ndarray, new: np.ndarray, within: float = REACH
+) -> np.ndarray:
     """The picture (RGB) with its sky (found in `mask`) replaced by `new` (RGB, same
     size): the sky's edge settled on a working copy (sky_edge) and softened by a pixel
     there; each pixel moves by its share of sky times the difference between the new
     sky and the old sky behind it (the sky's colour carried in from around it), so a
-    blade's soft edge keeps the blade's colour; in the sky itself, the new sky."""
+    blade's soft edge keeps the blade's colour; in the sky itself, the new sky. `within`:
+    how far from the mask's outline its true edge may lie (a share of the longer side:
+    a rough mask's far, a found sky's, already on the photo's edges, a few pixels)."""
     work, coarse = _working(picture, mask)
-    sky = sky_edge(work, coarse, objects=True)
+    sky = sky_edge(work, coarse, objects=True, within=within)
     if sky.sum() < 64:
         raise ToolFailed("No sky was left to replace once its edge was settled.")
     values = work.astype(np.float32)
@@ -288,7 +275,8 @@ class SkyReplace(Tool):
             sky_of(ctx.references[(ctx.to or "").lstrip("@")]), window.width, window.height
         )
         part = crop(image, window)
-        changed = replaced(rgb(part), crop(mask, window), new)
+        within = ON_EDGES_REACH if follows_edges(ctx) else REACH
+        changed = replaced(rgb(part), crop(mask, window), new, within)
         return ToolResult(
             {ArtifactKind.IMAGE: paste(image, window, with_rgb(part, changed))}, window=window
         )

@@ -173,6 +173,8 @@ class ToolSpec:
     extra: str | None = None  # the pip extra that installs them
     install: str | None = None  # the command that installs them, when not an extra
     needs_gpu: bool = False  # too slow on a CPU to offer there
+    # it hands on the user's own mask or selection: no finder, nothing guessed
+    user_region: bool = False
     label: str = ""  # what the step does, in a photographer's words ('Fill in (texture)')
 
     def param_schedule(self) -> tuple[Mapping[str, Any], ...]:

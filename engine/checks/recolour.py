@@ -4,15 +4,17 @@ Measured inside the mask (its core, a few pixels in from the edge) on a copy of 
 window scaled to at most ANALYSIS_PIXELS: the colour reached (the mean's hue and chroma,
 or greyness for a neutral colour), how much of the object reached it (half an object
 recoloured fails), whether its shading and texture survived (flat paint fails), and how
-much of the photo's background the mask took in along its edge (colour leaking past the
-object onto the wall behind it)."""
+much of the photo's background the mask took in along its edge took the colour (leaking
+past the object onto the wall behind it; a loose mask whose ground was left as it was is
+no leak)."""
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from layerpath.engine.checks.removal import untouched_outside
-from layerpath.engine.checks.texture import bands, energy, grain, grey, lab_of, palette
+from layerpath.engine.checks.texture import bands, energy, grain, grey, lab_of
 from layerpath.engine.checks.verdict import Verdict, verdict
 from layerpath.tools.imaging import (
     ColourNames,
@@ -59,23 +61,40 @@ def reached(lab_pixels: np.ndarray, target_rgb: tuple[int, int, int]) -> np.ndar
     return (np.abs(angle) < 40) & (chroma > max(6.0, 0.25 * target_chroma))
 
 
-def background_inside(before_lab: np.ndarray, mask: np.ndarray, width: int) -> float:
-    """How deep (in pixels, on average along the mask's edge) the mask reaches into what
-    looks like the background around it: edge pixels nearer the colours just outside the
-    mask than the object's own (its core's)."""
-    core = erode(mask, 2 * width)
-    outside = bands(mask, 2, 2 + width)
-    edge = mask & ~core
-    if core.sum() < 16 or outside.sum() < 16 or not edge.any():
+#: a colour change (CIELAB) past which a pixel was recoloured
+RECOLOURED = 6.0
+
+
+def background_recoloured(before_lab: np.ndarray, after_lab: np.ndarray, mask: np.ndarray) -> float:
+    """How deep (in pixels, on average along the mask's edge) the new colour reaches
+    into ground the mask took in: pixels of the mask's outer band (as deep as a loose
+    mask or a leak reaches) that look like the ground just outside them more than the
+    object just inside them, and that changed colour. A loose mask whose ground the
+    tool left as it was is no leak; an object's own shaded rim is the object's."""
+    side = float(np.sqrt(mask.sum()))
+    depth = max(4, round(0.08 * side))
+    band = mask & ~erode(mask, depth)
+    inner = erode(mask, depth) & ~erode(mask, 3 * depth)
+    outer = bands(mask, 1, 1 + depth)
+    if inner.sum() < 16 or outer.sum() < 16 or not band.any():
         return 0.0
-    object_colours, _ = palette(before_lab[core], 6)
-    ground_colours, _ = palette(before_lab[outside], 6)
-    pixels = before_lab[edge]
-    to_object = np.sqrt(((pixels[:, None] - object_colours[None]) ** 2).sum(axis=2)).min(axis=1)
-    to_ground = np.sqrt(((pixels[:, None] - ground_colours[None]) ** 2).sum(axis=2)).min(axis=1)
-    ground_like = float((to_ground < 0.6 * to_object).sum())
+    sigma = float(2 * depth)
+    ground, thing = _mean_near(before_lab, outer, sigma), _mean_near(before_lab, inner, sigma)
+    pixels = before_lab[band]
+    to_ground = np.linalg.norm(pixels - ground[band], axis=1)
+    to_thing = np.linalg.norm(pixels - thing[band], axis=1)
+    apart = np.linalg.norm(ground[band] - thing[band], axis=1) > RECOLOURED
+    moved = np.linalg.norm(after_lab[band] - pixels, axis=1) > RECOLOURED
+    ground_like = float(((to_ground < 0.5 * to_thing) & apart & moved).sum())
     perimeter = float((mask & ~erode(mask, 1)).sum())
     return ground_like / max(1.0, perimeter)
+
+
+def _mean_near(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
+    """Each pixel's mean of the nearby `where` pixels' values (normalised convolution)."""
+    weight = cv2.GaussianBlur(where.astype(np.float32), (0, 0), sigma)
+    spread = cv2.GaussianBlur((values * where[..., None]).astype(np.float32), (0, 0), sigma)
+    return spread / np.maximum(weight, 1e-4)[..., None]
 
 
 def check_recolour(
@@ -98,7 +117,6 @@ def check_recolour(
     start, scale = analysis_copy(crop(before, window), ANALYSIS_PIXELS)
     end, _ = analysis_copy(crop(after, window), ANALYSIS_PIXELS)
     region, _ = analysis_copy(crop(mask, window), ANALYSIS_PIXELS)
-    width = max(3, round(0.15 * float(np.sqrt(region.sum()))))  # (at any photo size)
     core = erode(region, 2) if erode(region, 2).any() else region
     if not core.any():
         return Verdict(0.0, "no region to recolour")
@@ -116,6 +134,6 @@ def check_recolour(
     grainy = float(np.clip((fine - 1.5) / 1.5, 0.0, 1.0))
     defects["grain lost"] = grainy * max(0.0, 0.5 - grain(luma_after, core) / (fine + 1e-3)) / 0.15
     defects["colour leaking onto the background"] = (
-        max(0.0, background_inside(lab_before, region, width) - 3.0) / 2.0
+        max(0.0, background_recoloured(lab_before, lab_after, region) - 3.0) / 2.0
     )
     return verdict(defects, untouched)

@@ -153,7 +153,7 @@ def test_a_run_that_makes_no_layer_writes_no_file(
     image, _ = scene.save(tmp_path / "in")
     out = tmp_path / "out.ora"
     assert main(["edit", str(image), "remove the giraffe", "-o", str(out)]) == 1
-    assert "nothing was written" in capsys.readouterr().err and not out.exists()
+    assert "no picture was written" in capsys.readouterr().err and not out.exists()
 
 
 @pytest.mark.parametrize(

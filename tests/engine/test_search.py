@@ -78,6 +78,7 @@ def make_runner(qualities: Mapping[str, float]) -> tuple[StepRunner, RunLedger]:
         before: Any,
         as_kind: Any,
         window: Any,
+        found: bool,
     ) -> Verdict:
         name = next(iter(produced.values())).split(":")[0]
         return Verdict(qualities[name])

@@ -18,7 +18,7 @@ from layerpath.engine.executor import Engine
 from layerpath.engine.quality import judge
 from layerpath.engine.types import ArtifactKind, EditRequest, Snapshot, Subtask, SubtaskKind
 from layerpath.settings import LlmSettings
-from layerpath.tools.imaging import dilate
+from layerpath.tools.imaging import dilate, erode
 from layerpath.tools.registry import Registry
 from tests.openai_server import ScriptedServer
 
@@ -77,13 +77,13 @@ def test_the_users_mask_stays_the_region_when_its_fill_is_refused(target: str) -
 
 
 def test_the_users_region_declines_every_finder_but_the_users_own() -> None:
-    from layerpath.engine.executor import declines, finds_regions
+    from layerpath.engine.executor import declines
     from layerpath.engine.types import ToolContext
 
     registry = Registry.from_catalogue()
     mask = np.ones((8, 8), bool)
     given = ToolContext(K.OBJECT_REMOVAL, "cat", None, {}, {"cat": mask}, None, lambda: False)
-    finders = [t for t in registry if finds_regions(t)]
+    finders = [t for t in registry if t.finds_regions or t.reads_user_region]
     assert {t.name for t in finders} >= {"named_masks", "offline_finder", "yolo_detector"}
     for tool in finders:
         reason = declines(tool, given, "cat")
@@ -208,3 +208,113 @@ def test_an_empty_or_tiny_region_is_a_clear_failure() -> None:
         warnings.simplefilter("error")
         found = check_adjustment({"op": "blur", "amount": 0.5}, picture, picture.copy(), tiny)
     assert found.score < 0.5 and found.reason == "the region is too small to judge"
+
+
+# --- found skies -------------------------------------------------------------------------
+
+
+def sky_over_ridge(
+    width: int = 3000, height: int = 2000, clouds: bool = True, seed: int = 5
+) -> tuple[np.ndarray, np.ndarray]:
+    """A blue sky with soft white clouds (low ones too) above a ridge of scikit-image's
+    gravel, tinted as rock, cut along a random line; and the sky's truth (bool)."""
+    from skimage import data
+
+    rng = np.random.default_rng(seed)
+    xs = np.arange(width) / width
+    line = 0.55 * height + sum(
+        height * rng.uniform(0, 0.05 / k) * np.sin(2 * np.pi * (k * xs + rng.uniform()))
+        for k in range(1, 6)
+    )
+    ys = np.arange(height)[:, None]
+    sky = ys < line[None, :]
+    y = ys[..., None] / height
+    picture = (np.array([55, 105, 185]) * (1 - y) + np.array([165, 195, 230]) * y) * np.ones(
+        (1, width, 1)
+    )
+    if clouds:  # soft clouds, down to just above the ridge
+        noise = cv2.GaussianBlur(rng.normal(0, 1, (height // 8, width // 8)), (0, 0), 6)
+        cover = np.clip((noise / noise.std() - 0.6) * 0.8, 0, 1)
+        cover = cv2.resize(cover, (width, height), interpolation=cv2.INTER_CUBIC)[..., None]
+        picture = picture * (1 - 0.8 * cover) + 240 * 0.8 * cover
+    gravel = data.gravel()  # at its own scale, tiled
+    rock = np.tile(gravel, (height // gravel.shape[0] + 1, width // gravel.shape[1] + 1))
+    rock = rock[:height, :width].astype(np.float32)[..., None]
+    ground = rock * np.array([0.55, 0.5, 0.42]) + np.array([40, 35, 30])
+    picture = np.where(sky[..., None], picture, ground)
+    rgb = np.clip(picture, 0, 255).astype(np.uint8)
+    return np.dstack([rgb, np.full((height, width), 255, np.uint8)]), sky
+
+
+def _edit(picture: np.ndarray, instruction: str) -> tuple[np.ndarray, object]:
+    result = Engine(Registry.from_catalogue()).run(EditRequest(instruction, Snapshot(picture)))
+    return result.image, result.outcomes[0]
+
+
+def test_a_graduated_sky_is_darkened_up_to_the_ridge() -> None:
+    """'darken the sky with a graduated filter' on a 6 MP photo: the sky just above the
+    ridge darkens as the sky a little higher does (a band of undarkened sky along the
+    whole ridge, with stair-stepped edges, was left before), the rock below is kept."""
+    picture, sky = sky_over_ridge(clouds=False)
+    after, outcome = _edit(picture, "darken the sky with a graduated filter")
+    assert outcome.ok, outcome.error
+    grey = lambda p: p[..., :3].astype(np.float32).mean(axis=2)  # noqa: E731
+    darker = grey(picture) - grey(after)
+    near = sky & ~erode(sky, 2) ^ (sky & ~erode(sky, 12))  # 2..12 px above the ridge
+    above = (sky & ~erode(sky, 40)) & erode(sky, 30)  # 30..40 px above it
+    assert np.median(darker[near]) >= 0.7 * np.median(darker[above]) > 2
+    assert np.percentile(np.abs(darker[~dilate(sky, 2)]), 99) <= 1
+
+
+def test_a_kept_sky_is_kept_down_to_its_low_clouds() -> None:
+    """'make it dramatic but don't touch the sky': all of the sky keeps its pixels, its
+    low clouds too (the finder had stopped at a row, and the look changed the rest)."""
+    picture, sky = sky_over_ridge()
+    after, outcome = _edit(picture, "give it a dramatic look but don't touch the sky")
+    assert outcome.ok, outcome.error
+    changed = np.abs(after[..., :3].astype(int) - picture[..., :3]).max(axis=2) > 2
+    assert changed[erode(sky, 4)].mean() < 0.01
+    assert changed[erode(~sky, 4)].mean() > 0.9
+
+
+def test_a_sky_the_picture_cannot_vouch_for_is_refused_and_shown() -> None:
+    """A soft backdrop, pale blue above, warm bokeh below, and no horizon: whatever
+    'sky' a finder takes there ends in smooth colour, so 'darken the sky' fails, says
+    to select the sky, keeps the picture, and shows the region found as a hidden layer
+    (it was darkened and reported done)."""
+    h, w = 900, 1350
+    rng = np.random.default_rng(1)
+    y = np.linspace(0, 1, h)[:, None, None]
+    backdrop = (np.array([150, 185, 225]) * (1 - y) + np.array([120, 110, 100]) * y) * np.ones(
+        (1, w, 1)
+    )
+    for _ in range(12):
+        blob = np.zeros((h, w), np.float32)
+        centre = (int(rng.integers(0, w)), int(rng.integers(h // 3, h)))
+        cv2.circle(blob, centre, int(rng.integers(40, 120)), 1.0, -1)
+        light = cv2.GaussianBlur(blob, (0, 0), 25)[..., None]
+        backdrop = backdrop * (1 - 0.5 * light) + np.array([230, 200, 120]) * 0.5 * light
+    rgb = np.clip(backdrop, 0, 255).astype(np.uint8)
+    picture = np.dstack([rgb, np.full((h, w), 255, np.uint8)])
+    result = Engine(Registry.from_catalogue()).run(EditRequest("darken the sky", Snapshot(picture)))
+    (outcome,) = result.outcomes
+    assert not outcome.ok
+    assert "select the sky" in (outcome.error or "")
+    assert np.array_equal(result.image, picture)
+    (shown,) = outcome.steps
+    assert not shown.visible and shown.kind.value == "mask"
+
+
+def test_a_found_region_is_vouched_for_by_the_picture() -> None:
+    """The check of a found sky, on its own: the true sky passes; a sky cut by a straight
+    row (as the finder stopped at row 567) and one that leaves the low clouds out fail."""
+    from layerpath.engine.checks.region import check_found_region
+
+    picture, sky = sky_over_ridge(1500, 1000)
+    assert check_found_region("sky", picture, sky).score >= 0.5
+    stopped = sky.copy()
+    stopped[400:] = False
+    assert check_found_region("sky", picture, stopped).score < 0.5
+    lab = cv2.cvtColor(picture[..., :3], cv2.COLOR_RGB2LAB)
+    no_clouds = sky & (lab[..., 2].astype(int) - 128 < -12)  # the blue only
+    assert check_found_region("sky", picture, no_clouds).score < 0.5

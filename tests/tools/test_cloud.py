@@ -14,10 +14,11 @@ import pytest
 from keyrings.alt.file import PlaintextKeyring
 from PIL import Image
 
+from layerpath.engine.critics import VlmCritic
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest
 from layerpath.errors import ToolFailed
-from layerpath.settings import CloudSettings, Settings, save_settings
+from layerpath.settings import CloudSettings, LlmSettings, Settings, save_settings
 from layerpath.settings.secrets import set_api_key
 from layerpath.settings.store import settings_path
 from layerpath.tools.registry import Registry
@@ -115,13 +116,27 @@ def test_a_refused_key_and_a_failing_service_are_clear_errors(
 def test_replace_the_ball_runs_in_the_cloud_when_it_is_the_only_way(
     server: ScriptedServer, scene: Scene, file_keyring: PlaintextKeyring
 ) -> None:
+    """Only the cloud can paint a cube; whether a cube shows, only a vision critic can
+    say (here the same server's vision model): with it the subtask is done, without
+    it the cloud's result is kept hidden and the subtask fails, saying so (issue 25)."""
     turn_on(server.url)
     snapshot = scene.snapshot()
     result = Engine(Registry.from_catalogue()).run(
         EditRequest("replace the ball with a cube", snapshot)
     )
+    (outcome,) = result.outcomes
+    assert not outcome.ok and "choose a critic in Settings" in (outcome.error or "")
+    assert [c.tool for c in result.calls][:2] == ["named_masks", "cloud_inpaint"]
+    assert not outcome.steps[0].visible  # the cloud's fill, to look at
+    server.requests.clear()
+    judged = '{"meaning": 9, "quality": 8, "aesthetics": 8, "problem": ""}'
+    server.script = [(200, ""), (200, judged)]  # the image edit, then the critic's answer
+    critic = VlmCritic(LlmSettings(base_url=server.url, model="vision-test"), None)
+    result = Engine(Registry.from_catalogue(), critic=critic).run(
+        EditRequest("replace the ball with a cube", snapshot)
+    )
     assert result.ok, result.outcomes[0].error
     assert [c.tool for c in result.calls] == ["named_masks", "cloud_inpaint"]
     assert np.array_equal(snapshot.image, scene.image)  # the user's pixels untouched
-    (fields,) = server.requests
+    fields = server.requests[0]
     assert b"cube" in fields["prompt"] and b"CLOSED" not in fields["prompt"]

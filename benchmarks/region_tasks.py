@@ -1,0 +1,162 @@
+"""Tasks of the photos suite whose truth is a region (issue 25): a sky from one photo put
+above another photo's horizon (the sky's truth), a photographed thing with its own alpha
+put on a photo (the subject's and the background's truth), and a thing with a soft edge
+to recolour through a mask drawn a little loose. Each is asked in everyday words, and
+scored by what changed where: inside the region that should change, and outside it.
+
+Everything put in comes from benchmarks/sources.py, by split: the tuning photos, skies
+and things, or the held-out ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from layerpath.benchmarks.sources import Cutout
+from layerpath.tools.imaging import dilate, erode
+
+#: what a sky task asks, and whether the sky is what changes ('kept': all but the sky)
+SKY_EDITS = (
+    ("darken the sky", "sky"),
+    ("darken the sky with a graduated filter", "graduated"),
+    ("make the sky bluer", "sky"),
+    ("give it a dramatic look but don't touch the sky", "kept"),
+    ("replace the sky with the one in ref", "replaced"),
+)
+#: what a subject task asks of the background
+BACKGROUND_EDITS = (
+    "blur the background",
+    "darken the background",
+    "make the background black and white",
+)
+RECOLOURS = ("red", "deep blue", "green", "pale yellow", "purple", "orange", "navy", "pink")
+#: a pixel changed by more than this (grey levels, any channel) counts as changed
+CHANGED = 3
+
+
+@dataclass(frozen=True)
+class RegionTruth:
+    """Where a region task's result must change and where it must not."""
+
+    change: np.ndarray  # bool
+    keep: np.ndarray  # bool
+    #: the share of `change` that must change (a graduated filter fades out: its top half)
+    enough: float = 0.85
+
+
+def horizon_line(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
+    """A ridge's height in each column: a level between 0.3 and 0.6 of the frame, a few
+    slow waves and a little roughness."""
+    xs = np.arange(w) / w
+    line = np.full(w, rng.uniform(0.3, 0.6) * h)
+    for k in range(1, 6):
+        line += h * rng.uniform(0, 0.06 / k) * np.sin(2 * np.pi * (k * xs + rng.uniform()))
+    rough = cv2.GaussianBlur(rng.normal(0, 1, (1, w)).astype(np.float32), (0, 0), max(1, w / 400))
+    return line + rough[0] / (rough[0].std() + 1e-6) * h * 0.004
+
+
+def sky_over(
+    rng: np.random.Generator, ground: np.ndarray, sky: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """A sky (RGB) scaled to cover the frame above a ridge cut into `ground` (RGB, a photo
+    without sky of its own): the picture, and the sky's coverage (float 0..1, the ridge
+    anti-aliased)."""
+    h, w = ground.shape[:2]
+    line = horizon_line(rng, w, h)
+    top = int(line.max()) + 8
+    sh, sw = sky.shape[:2]
+    scale = max(w / sw, top / sh)
+    size = (int(np.ceil(sw * scale)), int(np.ceil(sh * scale)))
+    grown = cv2.resize(sky, size, interpolation=cv2.INTER_CUBIC if scale > 1 else cv2.INTER_AREA)
+    left = (grown.shape[1] - w) // 2
+    band = grown[grown.shape[0] - top :, left : left + w].astype(np.float32)
+    share = np.clip(line[None, :] - np.arange(h)[:, None] + 0.5, 0.0, 1.0)
+    picture = ground.astype(np.float32).copy()
+    picture[:top] = band * share[:top, :, None] + picture[:top] * (1 - share[:top, :, None])
+    return np.clip(np.rint(picture), 0, 255).astype(np.uint8), share.astype(np.float32)
+
+
+def pasted(
+    rng: np.random.Generator, photo: np.ndarray, thing: Cutout, share: tuple[float, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """A thing put on a photo at a random place, its long side `share` (a range) of the
+    photo's shorter side, its edge softened by a pixel: the picture and its alpha there."""
+    h, w = photo.shape[:2]
+    side = rng.uniform(*share) * min(h, w)
+    scale = side / max(thing.alpha.shape)
+    size = (
+        max(8, round(thing.alpha.shape[1] * scale)),
+        max(8, round(thing.alpha.shape[0] * scale)),
+    )
+    colour = cv2.resize(thing.rgb, size, interpolation=cv2.INTER_CUBIC).astype(np.float32)
+    alpha = cv2.resize(thing.alpha, size, interpolation=cv2.INTER_LINEAR)
+    alpha = np.clip(cv2.GaussianBlur(alpha, (0, 0), 1.0), 0.0, 1.0)
+    x = int(rng.integers(0, max(1, w - size[0])))
+    y = int(rng.integers(0, max(1, h - size[1])))
+    out = photo.astype(np.float32).copy()
+    spot = out[y : y + size[1], x : x + size[0]]
+    a = alpha[: spot.shape[0], : spot.shape[1], None]
+    spot[:] = colour[: spot.shape[0], : spot.shape[1]] * a + spot * (1 - a)
+    full = np.zeros((h, w), np.float32)
+    full[y : y + spot.shape[0], x : x + spot.shape[1]] = a[..., 0]
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8), full
+
+
+def sky_truth(coverage: np.ndarray, asked: str) -> RegionTruth:
+    """Where a sky edit must change the picture and where not: the sky and the ground
+    away from the ridge (three pixels either side are left to the edge's softness)."""
+    sky, ground = erode(coverage > 0.5, 3), erode(coverage <= 0.5, 3)
+    if asked == "kept":
+        return RegionTruth(change=ground, keep=sky, enough=0.8)
+    if asked == "graduated":  # whole at the top, fading across the sky: its upper half
+        rows = np.nonzero(sky.any(axis=1))[0]
+        upper = sky.copy()
+        upper[int(np.median(rows)) :] = False
+        return RegionTruth(change=upper, keep=ground)
+    return RegionTruth(change=sky, keep=ground)
+
+
+def background_truth(alpha: np.ndarray) -> RegionTruth:
+    """A background edit: all but the thing changes, the thing stays (its soft edge
+    and a few pixels around it left to the region's edge)."""
+    side = float(np.sqrt((alpha > 0.5).sum()))
+    margin = max(3, round(0.03 * side))
+    return RegionTruth(change=erode(alpha < 0.02, margin), keep=erode(alpha > 0.98, 2), enough=0.8)
+
+
+def score_region(truth: RegionTruth, before: np.ndarray, after: np.ndarray) -> tuple[float, str]:
+    """1 when enough of where it should change changed and (almost) nothing where it
+    should not; 0 when little changed or much of what should stay changed; else 1/2."""
+    moved = np.abs(after[..., :3].astype(np.int16) - before[..., :3].astype(np.int16)).max(axis=2)
+    changed = moved > CHANGED
+    reached = float(changed[truth.change].mean()) if truth.change.any() else 0.0
+    spilled = float(changed[truth.keep].mean()) if truth.keep.any() else 0.0
+    reason = f"{reached:.0%} of where it should changed, {spilled:.1%} of what should stay"
+    good = reached >= truth.enough and spilled <= 0.02
+    poor = reached < 0.5 * truth.enough or spilled > 0.1
+    return (1.0 if good else 0.0 if poor else 0.5), reason
+
+
+def ground_recoloured(
+    alpha: np.ndarray, mask: np.ndarray, before: np.ndarray, after: np.ndarray
+) -> float:
+    """The share of the ground a loose mask took in (inside the mask, none of the thing)
+    that took a new colour."""
+    ground = mask & (alpha < 0.02)
+    if not ground.any():
+        return 0.0
+    moved = np.abs(after[..., :3].astype(np.int16) - before[..., :3].astype(np.int16)).max(axis=2)
+    return float((moved[ground] > 20).mean())
+
+
+def loose_mask(alpha: np.ndarray, grow: int = 2) -> np.ndarray:
+    """The mask a photographer draws a little loose: the thing, grown by `grow` px."""
+    return dilate(alpha > 0.05, grow)
+
+
+def pick(rng: np.random.Generator, things: Sequence[object]) -> object:
+    return things[int(rng.integers(len(things)))]

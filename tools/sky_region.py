@@ -1,0 +1,311 @@
+"""Where the sky is, offline (no model): its border found column by column where the
+picture's gradients best split the sky's colours from the ground's (Shen and Wang's
+sky border, "Sky region detection in a single image for autonomous ground robot
+navigation", 2013), grown across the soft edges of clouds and the columns a wire or a
+blade stopped short, and settled by GrabCut on the sky's and the ground's colours.
+
+The border search picks, among gradient thresholds, the one whose sky (each column's
+pixels above its first gradient past the threshold) and ground have the tightest
+colours: a hazy blue mountain under a pale sky, or a cloud's edge, is not where the sky
+ends; a ridge against it is. What the search took is then grown into the neighbouring
+sky-coloured, smooth pixels no edge as strong as the border separates (clouds, the gap
+a pole left) and cut by GrabCut, whose colour models follow the border's blades and
+branches. A photo without sky (a forest, a ceiling's lamps, a bokeh of flowers) may
+still yield a region: `sky_doubts` says how far the found one is to be trusted.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+#: the long side the sky is looked for at
+WORK_SIDE = 512
+#: gradient thresholds the border search tries
+THRESHOLDS = 48
+#: Shen and Wang's weight of the sky's colour spread against the ground's
+SKY_WEIGHT = 2.0
+#: the least share of the picture a found sky's seed must hold
+LEAST_SEED = 0.005
+#: fine detail (texture(), at WORK_SIDE, averaged over 9 pixels) past which a patch is
+#: ground, not sky: a cloud's soft puffs stay under it (0.009-0.012 on a tuning photo's
+#: cumulus; lower, the rim of detail along a ridge or a cloud's edge is cut off the
+#: sky), a crag's does not (0.02 and more; a pale rock face's 0.014 is not caught)
+DETAILED = 0.02
+
+
+def _work_copy(picture: np.ndarray) -> np.ndarray:
+    h, w = picture.shape[:2]
+    scale = min(1.0, WORK_SIDE / max(h, w))
+    size = (max(8, round(w * scale)), max(8, round(h * scale)))
+    return cv2.resize(picture, size, interpolation=cv2.INTER_AREA) if scale < 1 else picture
+
+
+def gradient(picture: np.ndarray) -> np.ndarray:
+    """The grey picture's gradient magnitude, softened by a pixel (0..255 grey levels)."""
+    grey = cv2.cvtColor(np.ascontiguousarray(picture), cv2.COLOR_RGB2GRAY).astype(np.float32)
+    grey = cv2.GaussianBlur(grey, (0, 0), 1.0).astype(np.float32)
+    return np.hypot(cv2.Sobel(grey, cv2.CV_32F, 1, 0), cv2.Sobel(grey, cv2.CV_32F, 0, 1))
+
+
+def texture(picture: np.ndarray) -> np.ndarray:
+    """Fine detail per pixel (the softened grey picture's Laplacian, averaged): a sky's
+    clouds have little, leaves and rocks much."""
+    soft = cv2.GaussianBlur(picture.astype(np.float32) / 255.0, (0, 0), 1.2)
+    grey = soft @ np.array([0.299, 0.587, 0.114], np.float32)
+    return cv2.GaussianBlur(np.abs(cv2.Laplacian(grey, cv2.CV_32F)), (0, 0), 3)
+
+
+def sky_coloured(picture: np.ndarray) -> np.ndarray:
+    """Pixels a sky could have (CIELAB): blue (a dusk's deep blue too), near grey and
+    light (overcast, clouds), or light and warm in the upper part of the frame
+    (sunrise, sunset)."""
+    lab = cv2.cvtColor(picture.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
+    lightness, a, b = lab[..., 0], lab[..., 1], lab[..., 2]
+    upper = np.arange(picture.shape[0])[:, None] < 0.6 * picture.shape[0]
+    blue = ((b < -4) & (lightness > 20) | (b < -10) & (lightness > 5)) & (a < 15)
+    neutral = (np.hypot(a, b) < 14) & (lightness > 50)
+    warm = (lightness > 55) & (b > 5) & upper
+    return blue | neutral | warm
+
+
+def border(picture: np.ndarray, grad: np.ndarray) -> tuple[np.ndarray, float] | None:
+    """Each column's sky border (the first row whose gradient passes the threshold) for
+    the threshold whose sky and ground colours spread least (Shen and Wang's energy:
+    1 / (g|S_s| + |S_g| + g l_s + l_g), S the colours' covariances, l their largest
+    eigenvalues), and that threshold; None when no threshold leaves both."""
+    h, w = grad.shape
+    step = max(1, int(np.sqrt(h * w / 40_000)))
+    colours = picture[::step, ::step].reshape(-1, 3).astype(np.float64)
+    rows = np.arange(h)[::step, None]
+    best: tuple[float, np.ndarray, float] | None = None
+    low, high = np.percentile(grad, 50), np.percentile(grad, 99.5)
+    for threshold in np.linspace(low, high, THRESHOLDS):
+        above = grad > threshold
+        edge = np.where(above.any(axis=0), above.argmax(axis=0), h)
+        sky = (rows < edge[None, ::step]).reshape(-1)
+        if sky.sum() < 50 or (~sky).sum() < 50:
+            continue
+        spread_sky, spread_ground = np.cov(colours[sky].T), np.cov(colours[~sky].T)
+        energy = 1.0 / (
+            SKY_WEIGHT * abs(np.linalg.det(spread_sky))
+            + abs(np.linalg.det(spread_ground))
+            + SKY_WEIGHT * np.linalg.eigvalsh(spread_sky)[-1]
+            + np.linalg.eigvalsh(spread_ground)[-1]
+            + 1e-6
+        )
+        if best is None or energy > best[0]:
+            best = (energy, edge, float(threshold))
+    return None if best is None else (best[1], best[2])
+
+
+def find_sky(small: np.ndarray) -> np.ndarray:
+    """The sky (bool, the size of `small`, an RGB copy of the photo); False everywhere
+    when there is none."""
+    h, w = small.shape[:2]
+    work = _work_copy(small)
+    found = _sky(work)
+    return cv2.resize(found.astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST) > 0
+
+
+def _sky(work: np.ndarray) -> np.ndarray:
+    h, w = work.shape[:2]
+    none = np.zeros((h, w), bool)
+    grad = gradient(work)
+    found = border(work, grad)
+    if found is None:
+        return none
+    edge, threshold = found
+    above = np.arange(h)[:, None] < edge[None, :]
+    detail = texture(work)
+    colour = sky_coloured(work)
+    kernel = np.ones((5, 5), np.uint8)
+    seed = cv2.erode((above & colour).astype(np.uint8), kernel) > 0
+    if seed.sum() < LEAST_SEED * h * w:
+        return none
+    plain = float(np.median(detail[above & colour]))
+    smooth = detail < max(0.012, 3 * plain)
+    # grown across what no edge as strong as the border's separates: clouds, the gap a
+    # blade or a wire stopped a column short
+    candidate = (colour & smooth & (grad < threshold)).astype(np.uint8)
+    _, parts = cv2.connectedComponents(candidate, connectivity=4)
+    reached = np.unique(parts[seed & (candidate > 0)])
+    grown = np.isin(parts, reached[reached > 0]) | (above & colour)
+    # settled by GrabCut: sure inside the grown sky's smooth core, sure ground far from
+    # it where it is detailed or of no sky's colour, the rest decided by the colours
+    labels = np.full((h, w), cv2.GC_PR_BGD, np.uint8)
+    labels[grown] = cv2.GC_PR_FGD
+    labels[(cv2.erode(grown.astype(np.uint8), kernel) > 0) & smooth] = cv2.GC_FGD
+    far = cv2.dilate(grown.astype(np.uint8), np.ones((15, 15), np.uint8)) == 0
+    labels[far & ((detail > max(0.03, 6 * plain)) | ~colour)] = cv2.GC_BGD
+    background, foreground = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
+    cv2.setRNGSeed(0)  # (the same photo, the same sky)
+    bgr = np.ascontiguousarray(work[..., ::-1])
+    cv2.grabCut(bgr, labels, (0, 0, 0, 0), background, foreground, 4, cv2.GC_INIT_WITH_MASK)
+    sky = np.isin(labels, (cv2.GC_FGD, cv2.GC_PR_FGD))
+    # what GrabCut's colours took but is detailed around (a crag, snow fields between
+    # crags) is ground: a sky's clouds are smooth
+    sky &= cv2.blur(detail, (5, 5)) < max(DETAILED, 4 * plain)
+    _, parts, stats, _ = cv2.connectedComponentsWithStats(sky.astype(np.uint8))
+    keep = [
+        k
+        for k in np.unique(parts[seed])
+        if k > 0 and stats[k, cv2.CC_STAT_AREA] >= LEAST_SEED * parts.size
+    ]
+    sky = regrown(work, with_small_holes_filled(np.isin(parts, keep), SMALL_HOLE * h * w))
+    sky |= clouds_in(sky, colour & smooth)
+    sky &= ~below_horizon(work, sky)
+    return sky | sky_elsewhere(work, sky, colour & smooth)
+
+
+#: how far (CIELAB) from the sky's colour there a pixel in a found sky is something
+#: else standing in it (a cloud stays within it)
+FOREIGN = 25.0
+#: how near (CIELAB) the sky's colour there a patch apart from the found sky must be to
+#: be sky too (seen between leaves, past a wire)
+SKY_NEAR = 6.0
+
+
+def sky_model(lab: np.ndarray, sky: np.ndarray) -> np.ndarray:
+    """The sky's colour everywhere (CIELAB), as a smooth surface over the rows and
+    columns fitted to the sky's own pixels (a sky darkens or pales towards the horizon
+    smoothly): least squares on a sample, fitted again without the pixels it misses
+    by more than FOREIGN (what stands in the sky); below the sky's lowest row it stays
+    as it is there."""
+    h, w = sky.shape
+    ys, xs = np.nonzero(sky)
+    step = max(1, len(ys) // 20_000)
+    ys, xs = ys[::step].astype(np.float64), xs[::step].astype(np.float64)
+    values = lab[ys.astype(int), xs.astype(int)]
+
+    def terms(y: np.ndarray, x: np.ndarray) -> np.ndarray:
+        y, x = y / h, x / w
+        return np.stack([np.ones_like(y), y, x, y * y, x * y, x * x], axis=-1)
+
+    kept = np.ones(len(ys), bool)
+    for _ in range(2):
+        fit, *_ = np.linalg.lstsq(terms(ys[kept], xs[kept]), values[kept], rcond=None)
+        kept = np.linalg.norm(terms(ys, xs) @ fit - values, axis=1) < FOREIGN
+        if kept.sum() < 16:
+            break
+    grid_y, grid_x = np.mgrid[:h, :w].astype(np.float64)
+    return (terms(np.minimum(grid_y, float(ys.max())), grid_x) @ fit).astype(np.float32)
+
+
+def sky_elsewhere(work: np.ndarray, sky: np.ndarray, plain: np.ndarray) -> np.ndarray:
+    """Patches of sky apart from the found one (between leaves, on the far side of a
+    wire or a cable): smooth pixels of a sky's colour, within SKY_NEAR of the found
+    sky's colour where they are, no lower than the found sky reaches."""
+    h, w = sky.shape
+    if sky.sum() < 64:
+        return np.zeros((h, w), bool)
+    lab = cv2.cvtColor(work.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
+    near = np.linalg.norm(lab - sky_model(lab, sky), axis=2) < SKY_NEAR
+    lowest = int(np.nonzero(sky.any(axis=1))[0].max())
+    patches = near & plain & ~sky
+    patches[lowest + 1 :] = False
+    count, parts, stats, _ = cv2.connectedComponentsWithStats(patches.astype(np.uint8))
+    big = [k for k in range(1, count) if stats[k, cv2.CC_STAT_AREA] >= 0.0005 * h * w]
+    return np.isin(parts, big)
+
+
+#: a change of colour (CIELAB, across four rows) sharp enough to be a horizon
+HORIZON_STEP = 10.0
+#: the share of the frame's width a horizon runs across, inside the sky
+HORIZON_SPAN = 0.8
+
+
+def below_horizon(work: np.ndarray, sky: np.ndarray) -> np.ndarray:
+    """Where water or haze of the sky's colour carries on below a horizon: the rows
+    under a straight line of sharp colour change across the frame inside the sky (a
+    cloud's edge is short and ragged, a mountain breaks the sky's span), when what lies
+    below it is of another colour than what lies above. False everywhere when there is
+    no such line."""
+    h, w = sky.shape
+    lab = cv2.cvtColor(cv2.GaussianBlur(work, (0, 0), 1.0).astype(np.float32) / 255.0,
+                       cv2.COLOR_RGB2LAB)  # fmt: skip
+    step = np.zeros((h, w), np.float32)
+    step[2:-2] = np.linalg.norm(lab[4:] - lab[:-4], axis=2)
+    across = (step > HORIZON_STEP) & sky
+    # a straight line one pixel either way: the share of the frame's width it crosses
+    span = cv2.dilate(across.astype(np.uint8), np.ones((3, 1), np.uint8)).sum(axis=1) / w
+    span[sky.sum(axis=1) < HORIZON_SPAN * w] = 0.0
+    below = np.zeros((h, w), bool)
+    row = int(np.argmax(span))
+    if span[row] < 0.6 or row + 4 >= h:
+        return below
+    above_part, below_part = sky[: row - 2], sky[row + 3 :]
+    if below_part.sum() < 0.03 * sky.sum() or above_part.sum() < 0.03 * sky.sum():
+        return below
+    upper = lab[: row - 2][above_part].mean(axis=0)
+    lower = lab[row + 3 :][below_part].mean(axis=0)
+    if float(np.linalg.norm(upper - lower)) < HORIZON_STEP:
+        return below
+    below[row + 1 :] = True
+    return below
+
+
+#: the largest share of the picture a hole in the sky may have and still be of it (a
+#: bird, a star, a speck of cloud GrabCut left out)
+SMALL_HOLE = 0.002
+
+
+#: how far (pixels at WORK_SIDE) the sky is grown back to the edge of what stands in it
+REGROW = 6
+#: how near (CIELAB) the sky's colour beside it a pixel must be to be grown back
+REGROW_NEAR = 6.0
+
+
+def regrown(work: np.ndarray, sky: np.ndarray) -> np.ndarray:
+    """The sky grown back, a pixel at a time for up to REGROW pixels, over the pixels
+    beside it of the sky's own colour there (within REGROW_NEAR): the measures of
+    detail the finder reads spread a few pixels past a pole or a blade, and the sky's
+    edge belongs on theirs."""
+    if sky.sum() < 64:
+        return sky
+    lab = cv2.cvtColor(work.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
+    weight = cv2.GaussianBlur(sky.astype(np.float32), (0, 0), 3.0)
+    beside = (
+        cv2.GaussianBlur(lab * sky[..., None], (0, 0), 3.0) / np.maximum(weight, 1e-4)[..., None]
+    )
+    alike = np.linalg.norm(lab - beside, axis=2) < REGROW_NEAR
+    grown = sky.copy()
+    kernel = np.ones((3, 3), np.uint8)
+    for _ in range(REGROW):
+        edge = (cv2.dilate(grown.astype(np.uint8), kernel) > 0) & ~grown & alike
+        if not edge.any():
+            break
+        grown |= edge
+    return grown
+
+
+def clouds_in(sky: np.ndarray, plain: np.ndarray) -> np.ndarray:
+    """Clouds the found sky left out (white and grey, which GrabCut may give to the
+    ground against a blue sky): smooth pieces of a sky's colour outside it whose outline
+    runs mostly (CLOUD_BORDER of it) along the sky, low clouds resting on a ridge too;
+    a snow field or a pale wall below a ridge is bordered by the ground instead."""
+    pieces = (~sky & plain).astype(np.uint8)
+    count, parts, stats, _ = cv2.connectedComponentsWithStats(pieces, connectivity=4)
+    if count <= 1:
+        return np.zeros(sky.shape, bool)
+    kernel = np.ones((3, 3), np.uint8)
+    around = (cv2.dilate(pieces, kernel) > 0) & ~(pieces > 0)  # each piece's outline
+    owner = cv2.dilate(parts.astype(np.float32), kernel).astype(np.int32)  # (whose)
+    outline = np.bincount(owner[around], minlength=count).astype(np.float64)
+    on_sky = np.bincount(owner[around & sky], minlength=count)
+    share = on_sky / np.maximum(outline, 1.0)
+    clouds = [k for k in range(1, count) if share[k] >= CLOUD_BORDER]
+    return np.isin(parts, clouds)
+
+
+#: the share of a left-out piece's outline that must run along the sky for it to be a cloud
+CLOUD_BORDER = 0.5
+
+
+def with_small_holes_filled(region: np.ndarray, largest: float) -> np.ndarray:
+    """The region with the holes it encloses of at most `largest` pixels filled."""
+    holes = (~region).astype(np.uint8)
+    count, parts, stats, _ = cv2.connectedComponentsWithStats(holes, connectivity=4)
+    edge = set(np.unique(np.concatenate([parts[0], parts[-1], parts[:, 0], parts[:, -1]])))
+    small = [k for k in range(1, count) if k not in edge and stats[k, cv2.CC_STAT_AREA] <= largest]
+    return region | np.isin(parts, small)
