@@ -14,18 +14,21 @@ import json
 import sys
 import time
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import date
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from layerpath.benchmarks.checkset import CHECKERS, CheckCase, check_cases
-from layerpath.benchmarks.photos import all_photos
+from layerpath.benchmarks.checkset import CHECKERS, CheckCase, check_cases, rgba
+from layerpath.benchmarks.photos import Photo, all_photos
+from layerpath.benchmarks.sources import TUNING
 from layerpath.engine.quality import judge as judge_step
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
+from layerpath.errors import BadInput
 from layerpath.tools.ocr import read_text
 from layerpath.tools.regions import changed_window
 
@@ -50,8 +53,23 @@ class Judged:
     seconds: float
 
 
+#: the found-region checkers and what they are asked to vouch for
+REGION_CHECKERS = {"found sky": "sky", "found background": "background"}
+
+
 def judge(case: CheckCase) -> Judged:
-    """The case through the engine's scoring, as a run would score the step."""
+    """The case through the engine's scoring, as a run would score the step (a region a
+    finder found: as the run judges a finder's mask)."""
+    if case.checker in REGION_CHECKERS:
+        assert case.mask is not None
+        started = time.perf_counter()
+        subtask = Subtask(K.REGION_ADJUSTMENT, REGION_CHECKERS[case.checker], id="c1")
+        produced = {ArtifactKind.MASK: case.mask}
+        found = judge_step(subtask, produced, produced, case.before, None, None, True)
+        return Judged(
+            case.checker, case.photo, case.family, case.good, found.score,
+            time.perf_counter() - started,
+        )  # fmt: skip
     kind = KINDS[case.checker]
     subtask = Subtask(kind, "object", case.to, id="c1")
     state: dict[ArtifactKind, Any] = {ArtifactKind.IMAGE: case.after}
@@ -83,7 +101,7 @@ def summary(judged: Sequence[Judged], threshold: float = THRESHOLD) -> dict[str,
     for j in judged:
         by_checker[j.checker].append(j)
     rows = []
-    for checker in CHECKERS:
+    for checker in (*CHECKERS, *REGION_CHECKERS):
         group = by_checker.get(checker, [])
         if not group:
             continue
@@ -128,7 +146,8 @@ def markdown(data: dict[str, Any]) -> str:
     from layerpath.benchmarks.bench import table
 
     lines = [
-        f"Labelled check set: {data['cases']} results on {data['photos']} photos "
+        f"Labelled check set ({data.get('split', TUNING)} photos): {data['cases']} results on "
+        f"{data['photos']} photos "
         f"(seed {data['seed']}); {data['machine']}; {data['date']}. "
         f"Threshold {data['summary']['threshold']}.",
         "",
@@ -178,14 +197,68 @@ def judge_all(cases: Iterable[CheckCase], progress: bool = True) -> list[Judged]
     return judged
 
 
-def bench_checks(out: Path, seed: int = 0, debian: bool = True, rounds: int = 1) -> dict[str, Any]:
-    """Judge the whole check set; the tables on stdout, every judgement in the JSON."""
+def region_cases(
+    photos: Sequence[Photo], cache: Path, split: str, seed: int = 0
+) -> Iterator[CheckCase]:
+    """The found-region checks' cases: skies put above the split's photos without one,
+    things put on its photos without a subject, each with its truth and the regions a
+    finder could wrongly return (benchmarks/region_tasks.py)."""
+    from layerpath.benchmarks import region_tasks as regions
+    from layerpath.benchmarks.sources import (
+        BACKDROPS,
+        GROUNDS,
+        load_cutout,
+        sky_bands,
+        stamp_files,
+    )  # fmt: skip
+
+    skies = sky_bands(cache, split)
+    things = [load_cutout(p) for p in stamp_files(cache, split)]
+    for index, photo in enumerate(photos):
+        rng = np.random.default_rng([seed, index, 17])
+        if skies and photo.name in GROUNDS[split]:
+            _, band = skies[int(rng.integers(len(skies)))]
+            picture, coverage = regions.sky_over(rng, photo.rgb, band)
+            for family, good, region in regions.sky_regions(rng, coverage):
+                yield CheckCase(
+                    "found sky", photo.name, family, good, rgba(picture), rgba(picture), region
+                )
+        if things and photo.name in BACKDROPS[split]:
+            thing = things[int(rng.integers(len(things)))]
+            picture, alpha = regions.pasted(rng, photo.rgb, thing, (0.35, 0.6))
+            for family, good, region in regions.background_regions(rng, alpha):
+                yield CheckCase(
+                    "found background",
+                    photo.name,
+                    family,
+                    good,
+                    rgba(picture),
+                    rgba(picture),
+                    region,
+                )
+
+
+def bench_checks(
+    out: Path, seed: int = 0, debian: bool = True, rounds: int = 1, split: str = TUNING
+) -> dict[str, Any]:
+    """Judge the whole check set of a split's photos; the tables on stdout, every
+    judgement in the JSON."""
     from layerpath.benchmarks.bench import machine
 
-    photos = all_photos(out / "photos-cache", debian=debian)
-    judged = judge_all(check_cases(photos, seed, rounds))
+    cache = out / "photos-cache"
+    photos = all_photos(cache, debian=debian, split=split)
+    if not photos:
+        raise BadInput(
+            f"No {split} photos could be had here: the held-out photos are Debian's "
+            "plasma-workspace-wallpapers, fetched with apt-get."
+        )
+    cases = check_cases(photos, seed, rounds)
+    if debian:
+        cases = chain(cases, region_cases(photos, cache, split, seed))
+    judged = judge_all(cases)
     data = {
         "suite": "checks",
+        "split": split,
         "seed": seed,
         "photos": len(photos),
         "cases": len(judged),
@@ -195,6 +268,7 @@ def bench_checks(out: Path, seed: int = 0, debian: bool = True, rounds: int = 1)
         "judged": [asdict(j) for j in judged],
     }
     out.mkdir(parents=True, exist_ok=True)
-    (out / "bench-checks.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    name = "bench-checks.json" if split == TUNING else f"bench-checks-{split}.json"
+    (out / name).write_text(json.dumps(data, indent=1), encoding="utf-8")
     print(markdown(data))
     return data

@@ -47,7 +47,7 @@ from layerpath.benchmarks.photos import (
     texture_sources,
 )
 from layerpath.benchmarks.region_tasks import RegionTruth
-from layerpath.benchmarks.sources import GROUNDS, TUNING, Cutout
+from layerpath.benchmarks.sources import BACKDROPS, GROUNDS, TUNING, Cutout
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import CostBasis, EditRequest, Mode, RunResult, Snapshot, SubtaskKind
 from layerpath.errors import BadInput, LayerpathError
@@ -196,7 +196,8 @@ def photo_tasks(
     """Per photo: an edit task, and a cut-out task on the photos whose own content does
     not compete with a subject put in (texture and landscape photos); with `assets`,
     the region tasks too: a sky above the photos without one, a background edit around
-    a thing put in, a thing recoloured through a loose mask."""
+    a thing put in on the photos without a subject of their own, a thing recoloured
+    through a loose mask on every photo."""
     for photo in photos:
         rng = np.random.default_rng([seed, zlib.crc32(photo.name.encode())])
         task = edit_task(photo, rng, 1)
@@ -210,8 +211,9 @@ def photo_tasks(
             continue
         if assets.skies and photo.name in GROUNDS[assets.split]:
             yield sky_task(photo, rng, assets, 3)
-        if assets.things:
+        if assets.things and photo.name in BACKDROPS[assets.split]:
             yield background_task(photo, rng, assets, 4)
+        if assets.things:
             yield recolour_task(photo, rng, assets, 5)
 
 
@@ -248,9 +250,8 @@ def background_task(
     picture, alpha = regions.pasted(rng, photo.rgb, thing, (0.35, 0.6))
     instruction = regions.BACKGROUND_EDITS[int(rng.integers(len(regions.BACKGROUND_EDITS)))]
     image = np.dstack([picture, np.full(picture.shape[:2], 255, np.uint8)])
-    truth = PhotoTruth(
-        "region", alpha > 0.5, alpha=alpha, where=regions.background_truth(alpha), colour=thing.name
-    )
+    where = regions.background_truth(alpha, picture, instruction)
+    truth = PhotoTruth("region", alpha > 0.5, alpha=alpha, where=where, colour=thing.name)
     return PhotoTask(
         f"{photo.name}-{number}", photo.name, photo.megapixels, instruction, image, {}, [truth]
     )

@@ -111,6 +111,12 @@ GROUNDS = {
              "RainDrops", "grass", "gravel", "brick", "Blinds"),
     HELD_OUT: ("Path", "FallenLeaf", "OneStandsOut", "ColorfulCups", "Grey"),
 }  # fmt: skip
+#: photos without a subject of their own, on which a thing put in is the subject (by eye)
+BACKDROPS = {
+    TUNING: ("life_by_Aitzol_Berasategi", "GreenMeadow", "Wood", "RainDrops", "grass",
+             "gravel", "brick", "Blinds"),
+    HELD_OUT: ("Path", "OneStandsOut", "ColorfulCups", "Grey"),
+}  # fmt: skip
 #: plasma's sky photo used for its sky only (not a photo of the held-out set itself)
 SKY_ONLY = PhotoSource(
     "plasma-workspace-wallpapers",

@@ -20,6 +20,15 @@ class PlanWarning:
 
 
 @dataclass(frozen=True)
+class LearntRuleUsed:
+    """A rule learnt from the user's runs serves a subtask: said, never silent."""
+
+    subtask: Subtask
+    rule_id: str
+    message: str
+
+
+@dataclass(frozen=True)
 class SubtaskStarted:
     subtask: Subtask
     index: int
@@ -90,6 +99,7 @@ class RunFailed:
 Event = (
     PlanReady
     | PlanWarning
+    | LearntRuleUsed
     | SubtaskStarted
     | ToolStarted
     | Retry

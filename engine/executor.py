@@ -241,6 +241,8 @@ class Engine:
             )
             fallback = "no rule"
             if rule is not None:
+                if rule.source == "mined":  # a learnt rule never changes results silently
+                    emit(events.LearntRuleUsed(subtask, rule.id, learnt_rule_words(rule)))
                 emit(events.SubtaskStarted(subtask, index, len(plan), rule.route))
                 attempts.append(self._run_rule(rule, runner, start))
                 fallback = attempts[-1].failure
@@ -581,6 +583,7 @@ class Engine:
             return outcome, image
         final = accepted.path[-1]
         quality = math.prod(final.qualities)
+        served = next((r for r in self.rules.rules if r.route == accepted.route), None)
         outcome = SubtaskOutcome(
             subtask,
             accepted.route,
@@ -593,6 +596,7 @@ class Engine:
             start_image=image.value,
             params=tuple(dict(n.result.params) for n in accepted.path if n.result),
             opinions=final.result.opinions if final.result is not None else (),
+            origin=rule_origin(served) if served is not None else "",
         )
         new_image = final.state.get(ArtifactKind.IMAGE, image)
         return outcome, new_image
@@ -606,6 +610,26 @@ def declines(tool: Tool, ctx: ToolContext, given: str | None) -> str | None:
         shown_as = "selection" if given == "selection" else f"mask '{given}'"
         return f"your {shown_as} is the region; no finder replaces it"
     return tool.declines(ctx)
+
+
+def rule_origin(rule: Rule) -> str:
+    """Where a rule comes from, in words: shipped, learnt from the user's runs (when,
+    from how many), or the user's action."""
+    if rule.source == "mined":
+        when = f", accepted {rule.accepted}" if rule.accepted else ""
+        return f"rule {rule.id}, learnt from your runs ({rule.support} traces{when})"
+    if rule.source == "user":
+        return f"your action's rule {rule.id}"
+    return f"shipped rule {rule.id}"
+
+
+def learnt_rule_words(rule: Rule) -> str:
+    """What a run says when a learnt rule serves a subtask, and how to go back."""
+    return (
+        f"{rule_origin(rule)[0].upper()}{rule_origin(rule)[1:]} does this "
+        f"{rule.subtask.label}: {' → '.join(rule.tools)}. `layerpath rules undo {rule.id}` "
+        "goes back to the rules it had; `--rules shipped` leaves learnt rules out."
+    )
 
 
 def _failure(

@@ -38,11 +38,14 @@ def engine_for(
     )
     chosen, name = planner_for(settings, planner)
     registry = Registry.from_catalogue(models=models)
-    try:
-        rules = RuleBook(registry).table()  # shipped, mined and the user's actions
-    except BadInput as exc:  # a damaged rules or actions file stops no edit
-        log.warning("%s The shipped rules are used meanwhile.", exc)
+    if settings.rules == "shipped":  # reproducible: no rule learnt here, no disabling
         rules = RuleTable.load(registry)
+    else:
+        try:
+            rules = RuleBook(registry).table()  # shipped, mined and the user's actions
+        except BadInput as exc:  # a damaged rules or actions file stops no edit
+            log.warning("%s The shipped rules are used meanwhile.", exc)
+            rules = RuleTable.load(registry)
     engine = Engine(
         registry,
         rules=rules,

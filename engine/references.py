@@ -210,14 +210,36 @@ def swatch_colour(pixels: np.ndarray) -> tuple[int, int, int]:
 
 def colour_stats(pixels: np.ndarray) -> dict[str, list[float]]:
     """A picture's colours as a colour transfer needs them: the mean and spread of its
-    CIELAB L*, a* and b*."""
+    CIELAB L*, a* and b*, and of its sky's and its ground's apart where it has a sky
+    (so a golden ground under a blue sky is not averaged into a neutral grey)."""
     from layerpath.tools.imaging import lab_exact
 
-    lab = lab_exact(_small(pixels, 512).astype(np.float64) / 255.0).reshape(-1, 3)
+    small = _small(pixels, 512)
+    lab = lab_exact(small.astype(np.float64) / 255.0)
+    stats: dict[str, Any] = _stats(lab.reshape(-1, 3))
+    sky = reference_sky(small)
+    if sky is not None:  # (a colour match pairs skies with skies, ground with ground)
+        stats["parts"] = {"sky": _stats(lab[sky]), "ground": _stats(lab[~sky])}
+    return stats
+
+
+def _stats(lab: np.ndarray) -> dict[str, list[float]]:
     return {
         "mean": [round(float(v), 3) for v in lab.mean(axis=0)],
         "std": [round(float(v), 3) for v in lab.std(axis=0)],
     }
+
+
+def reference_sky(small: np.ndarray) -> np.ndarray | None:
+    """A reference picture's sky (bool, its size), when it has one that fills a share
+    of it and is sure (tools/sky_region.py's sure_sky); None otherwise."""
+    from layerpath.tools.adjust import SKY_SHARE
+    from layerpath.tools.sky_region import find_sky, sure_sky
+
+    sky = find_sky(small)
+    if not SKY_SHARE[0] <= float(sky.mean()) <= SKY_SHARE[1]:
+        return None
+    return sky if sure_sky(small, sky) else None
 
 
 def _small(pixels: np.ndarray, side: int) -> np.ndarray:

@@ -39,6 +39,8 @@ def build_report(result: RunResult, planner: str = "offline") -> dict[str, Any]:
             # each expert's verdict on its last step (failed: on the best attempt)
             "experts": [opinion.to_json() for opinion in outcome.opinions],
         }
+        if outcome.origin:  # which rule served it, and where that rule comes from
+            entry["rule_origin"] = outcome.origin
         if outcome.fallback_reason:
             entry["fallback_reason"] = outcome.fallback_reason
         if outcome.error:

@@ -90,6 +90,9 @@ class RuleBook:
     def disabled(self) -> set[str]:
         return {str(i) for i in self._read(self.rules_path).get("disabled", [])}
 
+    def pinned(self) -> set[str]:
+        return {str(i) for i in self._read(self.rules_path).get("pinned", [])}
+
     def actions(self) -> dict[str, Action]:
         data = self._read(self.actions_path)
         items = data.get("actions", [])
@@ -125,8 +128,9 @@ class RuleBook:
         raise BadInput(f"No rule '{shown(rule_id, 80)}'; `layerpath rules list` shows them.")
 
     def table(self) -> RuleTable:
-        """The rules a run may use: every enabled one."""
-        return RuleTable((e.rule for e in self.entries() if e.enabled), self.registry)
+        """The rules a run may use: every enabled one, the pinned ones first for their kind."""
+        enabled = [e.rule for e in self.entries() if e.enabled]
+        return RuleTable(enabled, self.registry, self.pinned())
 
     # --- changing --------------------------------------------------------------------
 
@@ -142,6 +146,31 @@ class RuleBook:
         off = off - {rule_id} if enabled else off | {rule_id}
         self._write(self.rules_path, {**data, "version": RULES_VERSION, "disabled": sorted(off)})
         return Entry(entry.rule, enabled, entry.unavailable, entry.action)
+
+    def set_pinned(self, rule_id: str, pinned: bool) -> Entry:
+        """Pin a rule (it serves its kind wherever it applies, whatever is learnt later)
+        or unpin it."""
+        entry = self.find(rule_id)
+        data = self._read(self.rules_path)
+        kept = {str(i) for i in data.get("pinned", [])}
+        if pinned:  # one pinned rule a kind
+            same = {e.rule.id for e in self.entries() if e.rule.subtask == entry.rule.subtask}
+            kept = (kept - same) | {rule_id}
+        else:
+            kept.discard(rule_id)
+        self._write(self.rules_path, {**data, "version": RULES_VERSION, "pinned": sorted(kept)})
+        return entry
+
+    def undo(self, rule_id: str) -> Entry:
+        """Turn off a rule learnt from the user's runs (the kind goes back to the rules it
+        had); a shipped rule or an action's part is not undone but disabled."""
+        entry = self.find(rule_id)
+        if entry.rule.source != "mined":
+            raise BadInput(
+                f"Rule {rule_id} was not learnt from your runs; `layerpath rules disable "
+                f"{rule_id}` turns it off."
+            )
+        return self.set_enabled(rule_id, False)
 
     def add_mined(self, rules: Iterable[Rule], learned_at_runs: int | None = None) -> None:
         """Keep mined rules (and, after an induction, how many runs it had seen)."""

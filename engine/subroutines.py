@@ -93,9 +93,14 @@ class Rule(BaseModel):
 class RuleTable:
     """The rules, with availability resolved against this install's registry."""
 
-    def __init__(self, rules: Iterable[Rule], registry: Registry) -> None:
+    def __init__(
+        self, rules: Iterable[Rule], registry: Registry, pinned: Iterable[str] = ()
+    ) -> None:
         self.rules = list(rules)
         self.registry = registry
+        # rules the user pinned: each serves its kind wherever it applies, whatever rule
+        # is learnt later (`layerpath rules pin`)
+        self.pinned = set(pinned)
 
     @classmethod
     def load(cls, registry: Registry, path: Path | None = None) -> RuleTable:
@@ -122,14 +127,15 @@ class RuleTable:
     def select(
         self, kind: SubtaskKind, features: Mapping[str, Any], table: BenchmarkTable, alpha: float
     ) -> Rule | None:
-        """The user's own rule (a saved action) whose conditions hold, else the cheapest
-        available rule whose conditions hold, or None."""
+        """The user's own rule (a saved action) whose conditions hold, else a rule they
+        pinned, else the cheapest available rule whose conditions hold, or None."""
         candidates = [
             r
             for r in self.rules
             if r.subtask == kind and r.active(features) and self.unavailable_reason(r) is None
         ]
         candidates = [r for r in candidates if r.source == "user"] or candidates
+        candidates = [r for r in candidates if r.id in self.pinned] or candidates
         if not candidates:
             return None
 

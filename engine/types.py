@@ -262,6 +262,8 @@ class SubtaskOutcome:
     # each expert's verdict on the last step of the accepted path (on failure: of the
     # best attempt the checks turned down)
     opinions: tuple[Opinion, ...] = ()
+    # where the rule that served it comes from, in words ('' for the search)
+    origin: str = ""
 
     @property
     def ok(self) -> bool:

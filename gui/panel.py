@@ -469,7 +469,7 @@ class Panel(QtWidgets.QWidget):
     def _on_event(self, event: object) -> None:
         if isinstance(event, events.PlanReady):
             self._show_plan(event.plan)
-        elif isinstance(event, events.PlanWarning):
+        elif isinstance(event, (events.PlanWarning, events.LearntRuleUsed)):
             self._show_note(event.message)
         elif isinstance(event, events.SubtaskStarted):
             self._log(f"{event.subtask.id}: {event.route}")

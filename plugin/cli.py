@@ -81,6 +81,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="retry a tool along its fixed schedule instead of answering what the checks found",
     )
+    edit.add_argument(
+        "--rules",
+        choices=["all", "shipped"],
+        default=None,
+        help="the rules the fast path may use: all enabled ones (default), or the shipped "
+        "ones alone (no rule learnt from your runs: the run is as anyone's would be)",
+    )
 
     tools = sub.add_parser("tools", help="list the tools (the Model Description Table)")
     tools.add_argument("action", nargs="?", choices=["list"], default="list")
@@ -192,6 +199,8 @@ class _Progress:
         say = lambda text: print(redact(text), file=sys.stderr, flush=True)  # noqa: E731
         if isinstance(event, events.PlanWarning):
             say(f"warning: {printable(event.message)}")
+        elif isinstance(event, events.LearntRuleUsed):
+            say(f"note: {printable(event.message)}")
         elif isinstance(event, events.PlanReady):
             say(
                 f"plan ({event.planner}): "
@@ -338,6 +347,8 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     settings = load_settings()
     if getattr(args, "no_reflection", False):
         settings = settings.model_copy(update={"reflection": False})
+    if getattr(args, "rules", None):
+        settings = settings.model_copy(update={"rules": args.rules})
     document = LayeredDocument.open(args.image, mask_files, int(settings.max_megapixels * 1e6))
     size = (document.image.width, document.image.height)
     # where the results go is checked before any tool runs: a problem found after the
@@ -480,7 +491,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
         if args.rounds < 1:
             raise BadInput("--rounds must be at least 1.")
-        checks.bench_checks(args.out, args.seed, args.photos == "all", args.rounds)
+        checks.bench_checks(
+            args.out,
+            args.seed,
+            args.photos == "all",
+            args.rounds,
+            "held-out" if args.held_out else "tuning",
+        )
         return 0
     bench.bench(
         suite,

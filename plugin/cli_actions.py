@@ -29,7 +29,13 @@ def add_parsers(sub: Any) -> None:
     show = command.add_parser("show", help="one rule whole")
     show.add_argument("id")
     show.add_argument("--json", action="store_true")
-    for name, text in (("disable", "stop the fast path using a rule"), ("enable", "use it again")):
+    for name, text in (
+        ("disable", "stop the fast path using a rule"),
+        ("enable", "use it again"),
+        ("pin", "let this rule serve its kind whatever rule is learnt later"),
+        ("unpin", "let the cheapest rule serve its kind again"),
+        ("undo", "turn off a rule learnt from your runs: its kind goes back to what it had"),
+    ):
         command.add_parser(name, help=text).add_argument("id")
 
     learn = sub.add_parser(
@@ -85,9 +91,9 @@ def rule_book() -> RuleBook:
     return RuleBook(Registry.from_catalogue(models=ModelManager.from_settings(load_settings())))
 
 
-def _line(entry: Entry) -> str:
+def _line(entry: Entry, pinned: bool = False) -> str:
     rule = entry.rule
-    state = "on" if entry.enabled else "off"
+    state = ("on" if entry.enabled else "off") + (", pinned" if pinned else "")
     if entry.unavailable:
         state += f", cannot run here: {entry.unavailable}"
     label = SubtaskKind(rule.subtask).label
@@ -101,8 +107,9 @@ def cmd_rules(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"rules": [e.to_json() for e in entries]}, indent=2))
         else:
+            pinned = book.pinned()
             for entry in entries:
-                print(_line(entry))
+                print(_line(entry, entry.rule.id in pinned))
         return 0
     if args.rules_command == "show":
         entry = book.find(args.id)
@@ -117,6 +124,18 @@ def cmd_rules(args: argparse.Namespace) -> int:
             print(f"  {rule.note}")
         if entry.action:
             print(f"  part of your action '{entry.action}'")
+        return 0
+    if args.rules_command in ("pin", "unpin"):
+        entry = book.set_pinned(args.id, args.rules_command == "pin")
+        said = (
+            "pinned: it serves"
+            if args.rules_command == "pin"
+            else "unpinned: the cheapest rule serves"
+        )
+        print(f"{_line(entry)}\n  {said} {entry.rule.subtask.label} from now on")
+        return 0
+    if args.rules_command == "undo":
+        print(_line(book.undo(args.id)))
         return 0
     entry = book.set_enabled(args.id, args.rules_command == "enable")
     print(_line(entry))

@@ -61,6 +61,13 @@ def add_parser(sub: Any) -> None:
     )
     batch.add_argument("--alpha", type=float, default=1.0, help="0 = best quality .. 2 = fastest")
     batch.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FAST_SLOW.value)
+    batch.add_argument(
+        "--rules",
+        choices=["all", "shipped"],
+        default=None,
+        help="the rules the fast path may use: all enabled ones (default), or the shipped "
+        "ones alone (every photo edited as anyone's would be)",
+    )
 
 
 def _bar(total: int) -> Any:
@@ -83,6 +90,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     if not 0.0 <= args.alpha <= 2.0:
         raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
     settings = load_settings()
+    if args.rules:
+        settings = settings.model_copy(update={"rules": args.rules})
     action = None
     if args.action is not None:
         from layerpath.engine.rulebook import RuleBook

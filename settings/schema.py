@@ -48,6 +48,9 @@ class Settings(BaseModel):
     # a retry's parameters answer what the experts found wrong with the try before
     # (reflection); off: each tool's fixed retry schedule
     reflection: bool = True
+    # the rules a run may use: every enabled one (shipped, learnt from your runs, your
+    # actions), or the shipped ones alone (a run as anyone else's would be)
+    rules: Literal["all", "shipped"] = "all"
     # the plan is shown (each step, its tools, about how long) and runs when confirmed
     preview_plan: bool = True
     device: Literal["auto", "cuda", "mps", "cpu"] = "auto"

@@ -171,17 +171,20 @@ def _gained(linear: np.ndarray, gain: Any, protect: bool) -> np.ndarray:
     """Linear light times `gain` (a number, or one per pixel or channel). With `protect`
     the tones a gain above 1 would push past white roll off into it instead: below a
     knee nothing changes; above it the range up to the gain's white is eased into what
-    is left, so a bright sky keeps its gradation rather than turning flat white. The
-    knee sits where the curve's slope stays within 5 % of 1 (lower for larger gains)."""
+    is left by a shoulder still rising at white, so a bright sky or snow keeps its
+    gradation rather than turning flat white (lower knees for larger gains)."""
     lifted = linear * gain
     if not protect:
         return lifted
     g = np.maximum(np.asarray(gain, np.float32), 1.0)
-    knee = np.clip((3.0 - g) / 2.0, 0.5, 0.95)
-    span = 1.0 - knee
-    eased = knee + span * (1.0 - np.exp(-(lifted - knee) / span)) / (
-        1.0 - np.exp(-(g - knee) / span)
-    )
+    knee = np.clip((2.2 - g) / 2.0, 0.35, 0.9)
+    span, top = 1.0 - knee, np.maximum(g - knee, 1e-6)
+    # a shoulder t / (t + c) from the knee, as steep there as the gain's line and
+    # reaching white exactly at the old white, still rising there (snow keeps its shading;
+    # an exponential's tail had flattened it into the last levels)
+    c = span * top / np.maximum(top - span, 1e-6)
+    t = np.maximum(lifted - knee, 0.0)
+    eased = knee + span * t / (t + c) * (top + c) / top
     return np.where((g > 1.0) & (lifted > knee), np.minimum(eased, 1.0), lifted).astype(np.float32)
 
 
@@ -302,10 +305,16 @@ def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np
     if op == "look":
         return render(look_named(str(extra.get("look"))), amount, v, extra)
     if op == "match":
-        return (
-            amount * matched(v, extra["source_stats"], extra["ref_stats"], protect)
-            + (1.0 - amount) * v
-        )
+        sky, parts = extra.get("sky_weight"), extra.get("source_parts")
+        reference = extra["ref_stats"]
+        if sky is not None and parts is not None:  # sky to sky, ground to ground
+            into_sky = matched(v, parts["sky"], reference["parts"]["sky"], protect)
+            into_ground = matched(v, parts["ground"], reference["parts"]["ground"], protect)
+            share = sky[..., None]
+            new = into_sky * share + into_ground * (1.0 - share)
+        else:
+            new = matched(v, extra["source_stats"], reference, protect)
+        return amount * new + (1.0 - amount) * v
     raise BadInput(f"'{op}' is not an adjustment layerpath knows.")
 
 
@@ -327,10 +336,7 @@ def matched(
     from layerpath.tools.imaging import lab_exact, rgb_exact
 
     lab = lab_exact(v.astype(np.float64))
-    mean0, spread0 = np.array(source["mean"]), np.maximum(np.array(source["std"]), 1e-3)
-    mean1, spread1 = np.array(reference["mean"]), np.array(reference["std"])
-    ratio = np.clip(spread1 / spread0, *np.array(SPREAD_LIMITS).T)
-    lab = (lab - mean0) * ratio + mean1
+    lab = _transferred(lab, source, reference)
     lab[..., 0] = np.clip(lab[..., 0], 0.0, 100.0)
     out = rgb_exact(lab)
     if protect:
@@ -341,6 +347,17 @@ def matched(
             lab[outside, 1:] *= 0.9
             out[outside] = rgb_exact(lab[outside][None])[0]
     return np.clip(out, 0.0, 1.0).astype(np.float32)
+
+
+def _transferred(
+    lab: np.ndarray, source: Mapping[str, Any], reference: Mapping[str, Any]
+) -> np.ndarray:
+    """Reinhard's transfer: each of L*, a*, b* shifted and scaled from the source's mean
+    and spread to the reference's."""
+    mean0, spread0 = np.array(source["mean"]), np.maximum(np.array(source["std"]), 1e-3)
+    mean1, spread1 = np.array(reference["mean"]), np.array(reference["std"])
+    ratio = np.clip(spread1 / spread0, *np.array(SPREAD_LIMITS).T)
+    return (lab - mean0) * ratio + mean1
 
 
 def tonal_ranges(op: str, grey: np.ndarray) -> tuple[np.ndarray, float]:
@@ -538,6 +555,20 @@ def follows_edges(ctx: ToolContext) -> bool:
     return found and finder_for(ctx.target) in ("sky", "background", "subject")
 
 
+#: ops whose brightening eases the highlights into white from the first try (a snow
+#: scene brightened kept its shading: 3.3 % of its pixels clipped stayed 3.3 %, not 7.7 %)
+BRIGHTENING = ("exposure", "highlights")
+
+
+def protected(op: str, amount: float, params: Mapping[str, Any]) -> bool:
+    """Whether the step eases tones into white and colours into the gamut: as its
+    parameters say, else by default when it brightens."""
+    asked = params.get("protect")
+    if asked is not None:
+        return bool(asked)
+    return op in BRIGHTENING and amount > 0
+
+
 def adjusted(
     image: np.ndarray,
     region: np.ndarray | None,
@@ -551,7 +582,7 @@ def adjusted(
     it (a graduated filter)."""
     op, amount = _op_and_amount(asked)
     look = look_named(str(asked["look"])) if op == "look" else None
-    extra: dict[str, Any] = {**asked, "protect": bool(params.get("protect"))}
+    extra: dict[str, Any] = {**asked, "protect": protected(op, amount, params)}
     if op == "match" and not isinstance(asked.get("ref_stats"), Mapping):
         raise BadInput("Matching colours needs a reference picture: --ref NAME=FILE.")
     top = 65535 if image.dtype == np.uint16 else 255
@@ -583,6 +614,7 @@ def adjusted(
     part = crop(image, window)
     if op == "match":  # the region's own colours, which the transfer moves
         extra["source_stats"] = _lab_stats(part, weight)
+        extra.update(_sky_parts(part, weight, asked["ref_stats"]))
     if op in SEPARABLE:
         values = _per_channel(op, amount, part, extra)
         if weight is not None:
@@ -601,6 +633,49 @@ def adjusted(
     patch = part.copy()
     patch[..., :3] = values
     return paste(image, window, patch), window
+
+
+def _sky_parts(
+    part: np.ndarray, weight: np.ndarray | None, reference: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Where a colour match pairs like with like: the picture's sky (a soft weight) and
+    its sky's and ground's own colours, when the reference has both parts and the
+    picture a sky too (none: the whole picture matches the whole reference)."""
+    if not isinstance(reference.get("parts"), Mapping):
+        return {}
+    sky = picture_sky(part)
+    if sky is None:
+        return {}
+    inside = weight if weight is not None else np.ones(sky.shape, np.float32)
+    try:
+        parts = {
+            "sky": _lab_stats(part, inside * (sky > 0.5)),
+            "ground": _lab_stats(part, inside * (sky <= 0.5)),
+        }
+    except ToolFailed:  # (the region holds one part only)
+        return {}
+    return {"sky_weight": sky, "source_parts": parts}
+
+
+#: the share of a picture its sky must fill (at least, at most) for a match to pair skies
+SKY_SHARE = (0.05, 0.9)
+
+
+def picture_sky(part: np.ndarray) -> np.ndarray | None:
+    """A picture's sky as a soft weight (float32 0..1, its size): the offline finder's,
+    snapped to the picture's edges, its edge softened by a few pixels; None when it
+    has no sky worth the name or one not sure enough (sure_sky)."""
+    from layerpath.tools.background import small_copy
+    from layerpath.tools.imaging import guided_mask, rgb
+    from layerpath.tools.sky_region import find_sky, sure_sky
+
+    eight = rgb(part) if part.dtype == np.uint8 else (rgb(part) // 257).astype(np.uint8)
+    small = small_copy(eight, 1024)
+    found = find_sky(small)
+    if not SKY_SHARE[0] <= float(found.mean()) <= SKY_SHARE[1] or not sure_sky(small, found):
+        return None
+    sky = guided_mask(found, eight).astype(np.float32)
+    return cv2.GaussianBlur(sky, (0, 0), max(1.0, 0.002 * max(sky.shape)))
 
 
 def _lab_stats(part: np.ndarray, weight: np.ndarray | None) -> dict[str, list[float]]:
@@ -660,6 +735,8 @@ def _in_bands(
         here = {**extra, "rows": (low, h, w)}
         if local is not None:
             here["local"] = (local[0][y : y + BAND_ROWS], local[1])
+        if extra.get("sky_weight") is not None:  # (a colour match's sky, the band's rows)
+            here["sky_weight"] = extra["sky_weight"][low:high]
         new = apply(op, amount, read, here)[y - low : y - low + BAND_ROWS]
         v = read[y - low : y - low + BAND_ROWS]
         if weight is not None:

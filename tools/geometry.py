@@ -9,8 +9,8 @@ a few degrees it is cut to the largest upright rectangle of the picture's own
 proportions that holds no empty corner). "Straighten" needs the angle said: no offline
 way tried here finds the line that should be level reliably enough.
 
-Crop frames: an aspect ratio ("16:9", "square", "4:5"), placed over the picture's
-subject (what stands apart from its border) as far as the frame allows; or a region (a
+Crop frames: an aspect ratio ("16:9", "square", "4:5"), placed to keep as much of the
+picture's subject (what stands apart from its border) as it can, whole where it fits; or a region (a
 mask a finder or the user gave: "crop to the face") with a margin around it.
 """
 
@@ -38,6 +38,9 @@ ASPECTS = {
 }
 #: the margin kept around a region a crop is made to, as a share of the region's size
 MARGIN = 0.25
+#: the share of the most of the subject any frame keeps that a frame nearer the middle
+#: may keep instead
+KEPT = 0.9
 
 
 def aspect_of(words: object) -> tuple[int, int] | None:
@@ -52,35 +55,47 @@ def aspect_of(words: object) -> tuple[int, int] | None:
     return next((ratio for word, ratio in ASPECTS.items() if word in text), None)
 
 
-def frame_for(shape: tuple[int, ...], ratio: tuple[int, int], centre: tuple[float, float]) -> Box:
-    """The largest frame of `ratio` (w:h) inside the picture, centred on `centre` as far
-    as the picture's edges allow."""
+def frame_for(shape: tuple[int, ...], ratio: tuple[int, int], weight: np.ndarray) -> Box:
+    """The largest frame of `ratio` (w:h) inside the picture, placed where it keeps the
+    subject (`weight`: how much each pixel of a small copy is subject): of the places
+    that keep nearly as much of it as any can (KEPT), the one nearest the picture's
+    middle. (Placed at the subject's weighted centre, the frame followed a large bright
+    bowl and cut off the fig in it; a photographer's crop is centred unless that cuts
+    the subject.)"""
     h, w = shape[:2]
     fw = min(w, round(h * ratio[0] / ratio[1]))
     fh = min(h, round(fw * ratio[1] / ratio[0]))
     fw = min(fw, round(fh * ratio[0] / ratio[1]))
-    x0 = int(np.clip(round(centre[0] - fw / 2), 0, w - fw))
-    y0 = int(np.clip(round(centre[1] - fh / 2), 0, h - fh))
+    x0 = _placed(weight.sum(axis=0), w, fw)
+    y0 = _placed(weight.sum(axis=1), h, fh)
     return Box(x0, y0, x0 + fw, y0 + fh)
 
 
-def _subject_centre(image: np.ndarray) -> tuple[float, float]:
-    """Where the picture's subject is: the weighted centre of what is unlike its border
-    (the offline saliency the cut-out uses), the picture's centre when nothing stands out."""
+def _placed(profile: np.ndarray, length: int, span: int) -> int:
+    """Where a span of `span` pixels along a side of `length` keeps the most of the
+    subject's profile (its weight along that side, on the small copy)."""
+    if span >= length:
+        return 0
+    scale = len(profile) / length
+    cells = max(1, round(span * scale))
+    total = np.concatenate([[0.0], np.cumsum(profile, dtype=np.float64)])
+    kept = total[cells:] - total[: len(total) - cells]
+    if kept.max() <= 1e-9:
+        return (length - span) // 2
+    good = np.nonzero(kept >= KEPT * kept.max())[0]
+    middle = (len(profile) - cells) / 2
+    best = int(good[np.argmin(np.abs(good - middle))])
+    return int(np.clip(round(best / scale), 0, length - span))
+
+
+def _subject_weight(image: np.ndarray) -> np.ndarray:
+    """How much each pixel of a small copy is the picture's subject: what is unlike its
+    border (the offline saliency the cut-out uses), above the middling."""
     from layerpath.tools.background import border_saliency, small_copy
     from layerpath.tools.imaging import rgb
 
     small = small_copy(rgb(image), 256)
-    saliency = border_saliency(small)
-    weight = np.clip(saliency - 0.5, 0, None) ** 2
-    h, w = image.shape[:2]
-    if weight.sum() < 1e-6:
-        return w / 2, h / 2
-    ys, xs = np.mgrid[: small.shape[0], : small.shape[1]]
-    scale = w / small.shape[1]
-    return float((xs * weight).sum() / weight.sum() * scale), float(
-        (ys * weight).sum() / weight.sum() * scale
-    )
+    return (np.clip(border_saliency(small) - 0.5, 0, None) ** 2).astype(np.float64)
 
 
 def cropped(image: np.ndarray, frame: Box) -> ToolResult:
@@ -113,7 +128,7 @@ class CropFrame(AnyDepth):
             if image.dtype == np.uint8
             else ((image.astype(np.uint32) + 128) // 257).astype(np.uint8)
         )
-        return cropped(image, frame_for(image.shape, ratio, _subject_centre(eight)))
+        return cropped(image, frame_for(image.shape, ratio, _subject_weight(eight)))
 
 
 class CropToRegion(AnyDepth):

@@ -117,7 +117,7 @@ def check_adjustment(
     lab0, lab1 = whole0[inside], whole1[inside]
     if not len(lab0):
         return Verdict(0.0, "the region is empty")
-    moved, needed, what = _tonal(op, amount, params, lab0, lab1, whole0, whole1)
+    moved, needed, what = _tonal(op, amount, params, lab0, lab1, whole0, whole1, inside)
     if what == "black and white":
         return _graded(needed - moved, 1.0, "colour left in a black and white picture", untouched)
     if what == "white balance":
@@ -129,6 +129,33 @@ def check_adjustment(
     elif op == "highlights" and np.percentile(lab0[:, 0], 90) < 55:
         reason = "the photo has hardly any highlights (its brightest tenth is dark)"
     return _graded(shortfall, 0.75, reason, untouched)
+
+
+def _parts(
+    whole: np.ndarray, inside: np.ndarray, reference: Mapping[str, Any]
+) -> np.ndarray | None:
+    """Which of the region's pixels (`inside` the bounds' Lab picture `whole`, in order)
+    are sky, when the reference was matched sky to sky; None when it was matched whole."""
+    if not isinstance(reference.get("parts"), Mapping):
+        return None
+    from layerpath.tools.adjust import picture_sky
+    from layerpath.tools.imaging import rgb_exact
+
+    picture = np.clip(np.rint(rgb_exact(whole) * 255.0), 0, 255).astype(np.uint8)
+    sky = picture_sky(picture)
+    return None if sky is None else (sky > 0.5)[inside]
+
+
+def match_distance(
+    lab: np.ndarray, reference: Mapping[str, Any], sky: np.ndarray | None = None
+) -> float:
+    """How far a picture's colours (N x 3 CIELAB) lie from a reference's: its sky's from
+    the reference's sky's and its ground's from the reference's ground's, where `sky`
+    tells them apart (like with like), else overall."""
+    if sky is None or not sky.any() or sky.all():
+        return sky_distance(lab, reference)
+    parts = reference["parts"]
+    return 0.5 * (sky_distance(lab[sky], parts["sky"]) + sky_distance(lab[~sky], parts["ground"]))
 
 
 def _side_band(shape: tuple[int, ...], side: str, share: float) -> np.ndarray:
@@ -286,10 +313,11 @@ def _tonal(
     lab1: np.ndarray,
     whole0: np.ndarray,
     whole1: np.ndarray,
+    inside: np.ndarray,
 ) -> tuple[float, float, str]:
     """(what moved, in the asked direction; what must move at least; what it is), from
     the region's Lab values before and after (`whole0`, `whole1`: its bounds' Lab
-    pictures, for where in the frame a change lies)."""
+    pictures, for where in the frame a change lies; `inside`: the region there)."""
     sign = 1.0 if amount >= 0 else -1.0
     l0, l1 = lab0[:, 0], lab1[:, 0]
     chroma0, chroma1 = np.hypot(lab0[:, 1], lab0[:, 2]), np.hypot(lab1[:, 1], lab1[:, 2])
@@ -298,7 +326,8 @@ def _tonal(
         return sign * float(l1.mean() - l0.mean()), need, "brightness"
     if op == "match":  # the colours' distance to the reference's, closed by enough
         reference = params.get("ref_stats") or {"mean": [0, 0, 0], "std": [0, 0, 0]}
-        was, now = sky_distance(lab0, reference), sky_distance(lab1, reference)
+        parts = _parts(whole0, inside, reference)
+        was, now = match_distance(lab0, reference, parts), match_distance(lab1, reference, parts)
         return was - now, 0.5 * amount * max(0.0, was - 1.0), "the colours (to the reference's)"
     if op in ("contrast", "curve") and not params.get("points"):
         if amount < 0 and op == "curve":  # a matte look: the blacks lifted

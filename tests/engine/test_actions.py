@@ -291,3 +291,46 @@ def test_an_action_runs_its_parts_in_the_order_they_were_saved(scene: Scene) -> 
             EditRequest("tidy", scene.snapshot(), action=Action("tidy", parts))
         )
         assert [o.solved_by for o in result.outcomes] == [p.route for p in parts]
+
+
+def test_a_learnt_rule_is_said_pinned_undone_and_left_out_with_rules_shipped(
+    tmp_path: Path, scene: Scene, capsys: pytest.CaptureFixture[str], isolated_dirs: Path
+) -> None:
+    """A rule learnt from the user's runs (recolour with HSV first) takes over recolours:
+    the run says so and how to go back, the report says which rule served and where it
+    was learnt; `--rules shipped` leaves it out (the shipped SR1 serves); a pinned
+    shipped rule serves whatever was learnt; `rules undo` turns the learnt one off
+    (issue 25: a background learner had changed later runs without a word)."""
+    book = RuleBook(Registry.from_catalogue())
+    learnt = Rule(
+        id="M7", subtask=SubtaskKind.OBJECT_RECOLORATION, tools=["named_masks", "hsv_recolor"],
+        source="mined", support=14, accepted="2026-11-25", cost=0.01, quality=0.99,
+    )  # fmt: skip
+    book.add_mined([learnt])
+    out, report = edit(tmp_path, scene, "recolor the wall to yellow", "learnt")
+    said = capsys.readouterr().err
+    assert "Rule M7, learnt from your runs (14 traces, accepted 2026-11-25)" in said
+    assert "layerpath rules undo M7" in said
+    (entry,) = json.loads(report.read_text())["subtasks"]
+    assert entry["solved_by"] == "rule:M7" and "learnt from your runs" in entry["rule_origin"]
+
+    image, masks = scene.save(tmp_path / "in2")
+    plain = tmp_path / "shipped.json"
+    args = [f"--mask={k}={v}" for k, v in masks.items()]
+    assert main(["edit", str(image), "recolor the wall to yellow", *args, "--rules",
+                 "shipped", "-o", str(tmp_path / "s.png"), "--report", str(plain)]) == 0  # fmt: skip
+    (entry,) = json.loads(plain.read_text())["subtasks"]
+    assert entry["solved_by"] == "rule:SR1" and entry["rule_origin"] == "shipped rule SR1"
+    assert "M7" not in capsys.readouterr().err
+
+    assert main(["rules", "pin", "SR1"]) == 0
+    assert "pinned" in capsys.readouterr().out
+    pinned = RuleBook(Registry.from_catalogue()).table()
+    features = {"has_mask": True}
+    chosen = pinned.select(
+        SubtaskKind.OBJECT_RECOLORATION, features, Engine(Registry.from_catalogue()).table, 1.0
+    )
+    assert chosen is not None and chosen.id == "SR1"
+    assert main(["rules", "undo", "SR1"]) == 2  # a shipped rule is disabled, not undone
+    assert main(["rules", "undo", "M7"]) == 0
+    assert "M7" not in {r.id for r in RuleBook(Registry.from_catalogue()).table().rules}

@@ -211,29 +211,33 @@ def test_a_step_that_undoes_an_earlier_step_is_turned_down_by_the_consistency_ex
     assert alone.ok
 
 
-def test_brightening_a_photo_clipped_by_the_plain_adjustment_is_eased_into_white(
+def test_saturating_a_photo_clipped_by_the_plain_adjustment_is_eased_into_the_gamut(
     tmp_path: Path,
 ) -> None:
-    """'brighten the photo' on the astronaut: the plain half stop pushes the suit's and
-    the background's bright tones into the clip, which the aesthetics expert turns down;
-    reflection eases them into white instead, and the photo is still brighter."""
+    """'boost the saturation' on the astronaut: the plain step pushes the suit's orange
+    and the flag's red into the gamut's edge, which the aesthetics expert turns down;
+    reflection eases them into it instead, and the photo is still more colourful.
+    (Brightening no longer clips at all: it eases its highlights from the first try.)"""
     pytest.importorskip("skimage")
     from skimage import data
 
+    from layerpath.tools.imaging import to_lab
+
     photo = np.dstack([data.astronaut(), np.full((512, 512), 255, np.uint8)])
     engine = Engine(Registry.from_catalogue())
-    result = engine.run(EditRequest("brighten the photo", Snapshot(photo)))
+    result = engine.run(EditRequest("boost the saturation", Snapshot(photo)))
     assert result.ok
     first, second = [c for c in result.calls if c.tool == "photo_adjust"]
     assert not first.passed and second.passed
     turned = [o for o in first.opinions if o.score < 0.5]
     assert [o.expert for o in turned] == [Expert.AESTHETICS]
-    assert second.params["protect"] is True and "ease the tones into white" in second.why
+    assert second.params["protect"] is True and "into the gamut" in second.why
+    asked = {"op": "saturation", "amount": result.plan[0].params["amount"]}
     plain = (
         Registry.from_catalogue()
         .get("photo_adjust")
         .run(
-            ToolContext(K.PHOTO_ADJUSTMENT, subtask_params={"op": "exposure", "amount": 0.5}),
+            ToolContext(K.PHOTO_ADJUSTMENT, subtask_params=asked),
             {ArtifactKind.IMAGE: photo},
             {"feather": 0},
         )
@@ -242,8 +246,8 @@ def test_brightening_a_photo_clipped_by_the_plain_adjustment_is_eased_into_white
     eased = sum(clipped_shares(photo, result.image, spared).values())
     clipped = sum(clipped_shares(photo, plain.outputs[ArtifactKind.IMAGE], spared).values())
     assert eased < clipped / 4
-    grey = lambda a: a[..., :3].astype(float).mean()  # noqa: E731
-    assert grey(result.image) > grey(photo) + 8  # brighter all the same
+    chroma = lambda a: np.hypot(*to_lab(a[..., :3])[..., 1:].T).mean()  # noqa: E731
+    assert chroma(result.image) > chroma(photo) + 2  # more colourful all the same
     step = result.outcomes[0].steps[0]
     assert {o.expert for o in step.opinions} == {Expert.MEANING, Expert.AESTHETICS}
     assert json.dumps([o.to_json() for o in step.opinions])  # the record can hold them

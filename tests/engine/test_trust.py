@@ -318,3 +318,93 @@ def test_a_found_region_is_vouched_for_by_the_picture() -> None:
     lab = cv2.cvtColor(picture[..., :3], cv2.COLOR_RGB2LAB)
     no_clouds = sky & (lab[..., 2].astype(int) - 128 < -12)  # the blue only
     assert check_found_region("sky", picture, no_clouds).score < 0.5
+
+
+def test_a_found_background_must_leave_out_the_subject_and_only_it() -> None:
+    """On scikit-image's grass, a red-brown disc: the background that leaves out the disc
+    passes; one that leaves out grass instead (the disc, which stands out most, left in
+    the background) and one whose 'subject' is scattered pieces of grass fail."""
+    from skimage import data
+
+    from layerpath.engine.checks.region import check_found_region
+
+    grass = cv2.resize(data.grass(), (900, 600))
+    picture = np.dstack([grass * 0.6 + 40, grass * 0.8 + 30, grass * 0.4 + 20]).astype(np.uint8)
+    disc = np.zeros(grass.shape, np.uint8)
+    cv2.circle(disc, (600, 330), 110, 1, -1)
+    picture[disc > 0] = (170, 60, 40)
+    rgba = np.dstack([picture, np.full(grass.shape, 255, np.uint8)])
+    assert check_found_region("background", rgba, disc == 0).score >= 0.5
+    wrong = np.zeros(grass.shape, np.uint8)
+    cv2.circle(wrong, (220, 250), 110, 1, -1)
+    assert check_found_region("background", rgba, wrong == 0).score < 0.5
+    scattered = np.ones(grass.shape, bool)
+    for x in (100, 350, 600, 800):
+        scattered[80:160, x - 40 : x + 40] = False
+    assert check_found_region("background", rgba, scattered).score < 0.5
+
+
+def test_brightening_a_snow_scene_keeps_the_snows_shading() -> None:
+    """'brighten it up' on snow (bright shaded tones with a few clipped ones): the first
+    try eases the highlights into white, so the clipped share hardly grows and the
+    snow's shading stays (the snow's clipped pixels had gone from 3.3 % to 7.7 %)."""
+    from skimage import data
+
+    h, w = 600, 900
+    shade = cv2.resize(data.gravel(), (w, h)).astype(np.float32)
+    y = np.linspace(0, 1, h)[:, None]
+    snow = np.clip(205 + 45 * y + (shade - shade.mean()) * 0.25, 0, 255)
+    picture = np.dstack([snow, snow, np.clip(snow + 6, 0, 255)]).astype(np.uint8)
+    rgba = np.dstack([picture, np.full((h, w), 255, np.uint8)])
+    result = Engine(Registry.from_catalogue()).run(EditRequest("brighten it up", Snapshot(rgba)))
+    (outcome,) = result.outcomes
+    assert outcome.ok, outcome.error
+    (call,) = [c for c in result.calls if c.tool == "photo_adjust"]  # the first try passed
+    clipped = lambda p: float((p[..., :3].min(axis=2) >= 254).mean())  # noqa: E731
+    assert clipped(result.image) <= clipped(rgba) + 0.01
+    bright = picture[..., 0] > 235
+    assert result.image[..., 0][bright].std() >= 0.5 * picture[..., 0][bright].std()
+
+
+def test_winter_reads_as_winter_not_only_as_greyer() -> None:
+    """'turn it into a winter scene' on scikit-image's astronaut: the look is cold (its
+    near-grey tones turn blue) and light; a result that only drains the colour, as the
+    look once did on photos with a blue sky, is not winter to its check."""
+    from skimage import data
+
+    from layerpath.engine.checks.adjust import _lab, look_changes
+    from layerpath.tools.adjust import adjusted
+
+    photo = np.dstack([data.astronaut(), np.full((512, 512), 255, np.uint8)])
+    asked = {"op": "look", "look": "winter", "amount": 0.8}
+    winter, _ = adjusted(photo, None, asked, {})
+    changes = look_changes(_lab(photo), _lab(winter), np.ones((512, 512), bool))
+    assert changes["warmth"] is not None and changes["warmth"] < -4
+    assert check_adjustment(asked, photo, winter, None).score >= 0.5
+    greyer, _ = adjusted(photo, None, {"op": "saturation", "amount": -0.5}, {})
+    lighter, _ = adjusted(greyer, None, {"op": "exposure", "amount": 0.35}, {})
+    assert check_adjustment(asked, photo, lighter, None).score < 0.5
+
+
+def test_a_colour_match_pairs_sky_with_sky_and_ground_with_ground() -> None:
+    """'match the colour grading of ref', a reference of blue sky over golden ground: the
+    photo's own sky takes the reference's sky's colours and its ground the ground's (a
+    match of the whole averaged them into grey: the photo came out duller)."""
+    from layerpath.engine.references import colour_stats
+    from layerpath.tools.adjust import adjusted
+    from layerpath.tools.imaging import lab_exact
+
+    h, w = 400, 600
+    y = np.linspace(0, 1, h // 2)[:, None, None]
+    top = (np.array([60, 120, 210]) * (1 - y) + np.array([150, 190, 235]) * y) * np.ones((1, w, 1))
+    ground = np.random.default_rng(0).normal(0, 12, (h // 2, w, 1)) + np.array([200, 150, 60])
+    reference = np.clip(np.concatenate([top, ground]), 0, 255).astype(np.uint8)
+    stats = colour_stats(reference)
+    assert "parts" in stats
+    picture, sky = sky_over_ridge(900, 600, clouds=False)
+    asked = {"op": "match", "amount": 1.0, "ref_stats": stats}
+    matched, _ = adjusted(picture, None, asked, {})
+    lab = lab_exact(matched[..., :3].astype(np.float64) / 255.0)
+    assert lab[erode(sky, 10)][:, 2].mean() < -15  # the sky blue, as the reference's
+    assert lab[erode(~sky, 10)][:, 2].mean() > 20  # the ground golden, as the reference's
+    assert check_adjustment(asked, picture, matched, None).score >= 0.5

@@ -180,15 +180,18 @@ def test_an_amount_outside_the_sliders_range_is_a_clear_error() -> None:
 def test_protect_keeps_tones_out_of_the_clip_and_the_effect_in(op: str, amount: float) -> None:
     """scikit-image's coffee (a glossy white cup, a red saucer): the plain adjustment
     pushes tones into the clip, the protected one does not (or a small share of it), and
-    the effect still shows as much to its check."""
+    the effect still shows as much to its check. (Brightening is protected unless told
+    not to be: `adjusted` with no parameters gives the protected one.)"""
     from layerpath.engine.experts import clipped_shares
 
     photo = np.dstack([data.coffee(), np.full(data.coffee().shape[:2], 255, np.uint8)])
     asked = {"op": op, "amount": amount}
-    plain, _ = adjusted(photo, None, asked, {})
+    plain, _ = adjusted(photo, None, asked, {"protect": False})
     protected, _ = adjusted(photo, None, asked, {"protect": True})
     spared = np.zeros((2, 3), bool)
     clipped = sum(clipped_shares(photo, plain, spared).values())
     eased = sum(clipped_shares(photo, protected, spared).values())
     assert clipped > 0.01 and eased < 0.25 * clipped, (clipped, eased)
     assert check_adjustment(asked, photo, protected, None).score >= 0.5
+    if op == "exposure":
+        assert np.array_equal(adjusted(photo, None, asked, {})[0], protected)

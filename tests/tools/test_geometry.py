@@ -49,6 +49,23 @@ def test_a_crop_keeps_the_photos_own_pixels_at_the_asked_proportions(
     assert check_cropped(image, image[:300, :300], (0, 0), {"aspect": "16:9"}, None).score < 0.5
 
 
+def test_a_crop_to_a_ratio_keeps_a_small_subject_beside_a_large_bright_thing_whole() -> None:
+    """A fig left of the middle in a large red bowl that runs off to the right (issue 25):
+    placed at the picture's weighted subject, the 4:5 frame followed the bowl and cut
+    the fig's stem off; a frame nearer the middle that keeps nearly as much keeps it."""
+    import cv2
+
+    rng = np.random.default_rng(2)
+    h, w = 600, 900
+    picture = np.clip(rng.normal(150, 12, (h, w, 3)), 0, 255).astype(np.uint8)  # concrete
+    cv2.ellipse(picture, (580, 300), (290, 220), -10, 0, 360, (220, 50, 20), -1)  # the bowl
+    cv2.circle(picture, (420, 300), 70, (235, 225, 205), -1)  # the fig
+    cv2.line(picture, (350, 300), (300, 290), (150, 190, 90), 12)  # its stem
+    out, placement = run("crop_frame", rgba(picture), SubtaskKind.CROP, aspect="4:5")
+    x0 = -placement[0]
+    assert x0 <= 292 and x0 + out.shape[1] >= 495  # the stem's tip and the fig's far side
+
+
 def test_ratios_are_read_and_nonsense_is_a_clear_error() -> None:
     assert aspect_of("16:9") == (1600, 900) and aspect_of("4x5") == (400, 500)
     assert aspect_of("square") == (1, 1) and aspect_of(None) is None
