@@ -281,11 +281,11 @@ def _with_direction(text: str) -> str:
     """A verb and its particle as the one word of that direction ('take the exposure
     down' -> 'lower the exposure')."""
     for particle, verb in (("down|back", "lower"), ("up", "raise")):
-        text = re.sub(rf"\b{_PARTICLE_VERB}\s+(?:{particle})\b", verb, text)
+        # ('bring back the shadows' recovers them: not a lowering)
+        verbs = _PARTICLE_VERB.replace("bring|", "") if "back" in particle else _PARTICLE_VERB
+        text = re.sub(rf"\b{verbs}\s+(?:{particle})\b", verb, text)
         text = re.sub(
-            rf"\b{_PARTICLE_VERB}\s+((?:the|its|my)\s+[a-z]+)\s+(?:{particle})\b",
-            rf"{verb} \1",
-            text,
+            rf"\b{verbs}\s+((?:the|its|my)\s+[a-z]+)\s+(?:{particle})\b", rf"{verb} \1", text
         )
     return text
 

@@ -15,7 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from layerpath.engine.adjust_words import parse_adjustment, region_of
-from layerpath.engine.statements import naming, statement_subject, without_purpose
+from layerpath.engine.statements import as_edit, naming, statement_subject, without_purpose
 from layerpath.engine.style_words import MODIFIER_CLAUSE, parse_look
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import BadInput, UnsupportedInstruction, shown
@@ -226,8 +226,10 @@ def _recolor_named(m: re.Match[str], c: _Clause) -> Subtask | None:
     or 'dark green' as an adjustment)."""
     thing = _clean_target(c.expand(m.group("thing") or m.group("given")))
     colour = (m.group("colour") or m.group("new") or "").strip(" .")
-    if not thing or not is_color(colour):
+    if not is_color(colour):
         return None
+    if not thing or thing in _NO_THING:  # 'change the colour to red': the selection's
+        thing = "this"
     return Subtask(K.OBJECT_RECOLORATION, target=thing, to=colour)
 
 
@@ -457,8 +459,13 @@ def _scenery(m: re.Match[str], c: _Clause) -> Subtask | None:
     return None
 
 
+#: what names no thing: 'change the colour to red', 'recolor to red' recolour the selection
+_NO_THING = {"the", "a", "an", "its", "their", "to", "into", "in", "as", "with"}
+
+
 def _split_color(rest: str) -> tuple[str, str] | None:
-    """'the wall to light blue' -> ('wall', 'light blue'); None if no colour ends it."""
+    """'the wall to light blue' -> ('wall', 'light blue'); None if no colour ends it;
+    ('', colour) when no thing is named."""
     rest = rest.strip(" .")
     joined = re.match(r"(.+?)\s+(?:to|in|into|with|as)\s+(?:a\s+)?(.+)$", rest)
     if joined and is_color(joined.group(2)):
@@ -467,7 +474,8 @@ def _split_color(rest: str) -> tuple[str, str] | None:
     for n in (3, 2, 1):
         if len(words) > n and is_color(" ".join(words[-n:])):
             thing = re.sub(r"\s+(?:a|an|some)$", "", " ".join(words[:-n]))  # 'the bowl a deep blue'
-            return _clean_target(thing), " ".join(words[-n:])
+            thing = _clean_target(thing)
+            return ("" if thing in _NO_THING else thing), " ".join(words[-n:])
     return None
 
 
@@ -477,9 +485,9 @@ def _split_color(rest: str) -> tuple[str, str] | None:
 )
 def _recolor(m: re.Match[str], c: _Clause) -> Subtask | None:
     found = _split_color(m.group(1) or m.group(2) or m.group(3))
-    if found is None or not found[0]:
+    if found is None or not (found[0] or m.group(3) is None):
         return None
-    return Subtask(K.OBJECT_RECOLORATION, target=found[0], to=found[1])
+    return Subtask(K.OBJECT_RECOLORATION, target=found[0] or "this", to=found[1])
 
 
 @rule(r"\b(?:remove|erase|delete|get rid of|take out|eliminate|clear|wipe out|cut)\b\s+(.+)$")
@@ -776,8 +784,9 @@ def _without_statements(clauses: list[_Clause]) -> list[_Clause]:
         if about is not None:
             subject = about or None
             continue
-        text, raw = without_purpose(clause.text), without_purpose(clause.raw)
-        if subject is not None:  # 'make it bluer' after 'the sky looks dull'
+        text, raw = as_edit(without_purpose(clause.text)), as_edit(without_purpose(clause.raw))
+        if subject is not None and not re.search(r"\b(?:crop|rotat|flip|straighten)", text):
+            # 'make it bluer' after 'the sky looks dull' (a crop or a turn is the frame's)
             pronoun = r"\b(?:it|them)\b"
             text = re.sub(pronoun, naming(subject), text, count=1)
             raw = re.sub(pronoun, naming(subject), raw, count=1, flags=re.I)

@@ -15,9 +15,24 @@ import re
 _STATEMENT = re.compile(
     r"^(?:(?P<subject>it|this|that|they|these|those|everything|i|we|there|"
     r"(?:the|my|our|your|his|her|their)\s+[a-z][a-z' -]*?)\s+"
-    r"(?:is|are|was|were|looks?|seems?|feels?|appears?|has|have|had|got|came out|"
+    r"(?P<verb>is|are|was|were|looks?|seems?|feels?|appears?|has|have|had|got|came out|"
     r"turned out|doesn'?t|don'?t|isn'?t|aren'?t|wasn'?t|need|needs|want|wants|hate|"
     r"hates)\b|(?:it|that|there|this|everything)'s\b)",
+    re.I,
+)
+#: verbs of wanting: their subject is a person, not what the next edit's 'it' is
+_WANTING = re.compile(r"^(?:doesn'?t|don'?t|need|needs|want|wants|hate|hates)$", re.I)
+#: a need that is an edit, said as one ('the wall needs to be yellow', 'the sky needs
+#: more contrast'): not a statement, and said as the edit (`as_edit`)
+_NEEDED_EDIT = re.compile(
+    r"\b(?:needs?|wants?)\s+(?:to\s+(?:be|look|get)|more|less|a\s+(?:bit|little)|some)\b", re.I
+)
+_THING = r"(?P<thing>(?:the|my|our|your|this|that)\s+[a-z][a-z' -]*?)"
+_NEEDS_TO_BE = re.compile(
+    rf"^{_THING}\s+(?:needs?|wants?|has|have)\s+to\s+(?:be|look|get)\s+(?P<rest>.+)$", re.I
+)
+_NEEDS_MORE = re.compile(
+    rf"^{_THING}\s+(?:needs?|wants?)\s+(?P<rest>(?:more|less|a\s+bit|a\s+little|some)\b.+)$",
     re.I,
 )
 #: a clause that gives a reason or a purpose ('because it's distracting')
@@ -39,13 +54,27 @@ def statement_subject(text: str) -> str | None:
     if _REASON.match(text):
         return ""
     found = _STATEMENT.match(text)
-    if found is None:
+    if found is None or _NEEDED_EDIT.search(text):
         return None
+    if _WANTING.match(found.group("verb") or ""):  # ('the client hates it': not the client)
+        return ""
     subject = found.group("subject") or ""
     named = re.sub(r"^(?:the|my|our|your|his|her|their)\s+", "", subject.lower()).strip()
     if named in {"it", "this", "that", "they", "these", "those", "everything", "i", "we", "there"}:
         return ""
     return named
+
+
+def as_edit(text: str) -> str:
+    """A need said as the edit it asks for ('the wall needs to be yellow' -> 'make the
+    wall yellow', 'the sky needs more contrast' -> 'more contrast in the sky')."""
+    found = _NEEDS_TO_BE.match(text)
+    if found:
+        return f"make {found.group('thing')} {found.group('rest')}"
+    found = _NEEDS_MORE.match(text)
+    if found:
+        return f"{found.group('rest')} in {found.group('thing')}"
+    return text
 
 
 def without_purpose(text: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -134,13 +133,22 @@ COLOUR_MODIFIERS = {
 }  # fmt: skip
 
 
+#: what is left of a colour once its '-ish' goes, where that is not the colour's name
+_SHADE_STEMS = {"blu": "blue", "redd": "red", "purpl": "purple", "whit": "white",
+                "orang": "orange", "beig": "beige", "turquois": "turquoise",
+                "mauv": "mauve", "oliv": "olive"}  # fmt: skip
+
+
 def parse_color(name: str) -> tuple[int, int, int]:
     """'yellow', 'light blue', 'deep blue', '#ffcc00' -> RGB; a clear error for unknown
     names. A colour's own name first ('dark red', 'light grey' are CSS colours), then a
     modifier (COLOUR_MODIFIERS) applied to the colour after it ('deep blue', 'pale
     yellow')."""
     cleaned = " ".join(name.strip().lower().replace("-", " ").split())
-    cleaned = re.sub(r"(?<=\w)ish$", "", cleaned)  # 'bluish', 'reddish' (a shade of it)
+    words = cleaned.split()
+    if words and len(words[-1]) > 5 and words[-1].endswith("ish"):  # 'bluish': a shade of blue
+        stem = words[-1][:-3]
+        cleaned = " ".join([*words[:-1], _SHADE_STEMS.get(stem, stem)])
     known = _named_colour(cleaned)
     if known is not None:
         return known
@@ -373,6 +381,14 @@ def sector_energy(
         if len(chosen) >= 8:
             found.append(chosen.mean() if statistic is None else np.percentile(chosen, statistic))
     return np.array(found or [0.0], np.float32)
+
+
+def mean_near(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
+    """`values` (H x W x C) averaged over the nearby pixels of `where`, carried across
+    the pixels between them (normalised convolution, float32)."""
+    weight = cv2.GaussianBlur(where.astype(np.float32), (0, 0), sigma)
+    spread = cv2.GaussianBlur((values * where[..., None]).astype(np.float32), (0, 0), sigma)
+    return spread / np.maximum(weight, 1e-4)[..., None]
 
 
 def guided_filter(guide: np.ndarray, values: np.ndarray, radius: int, eps: float) -> np.ndarray:

@@ -212,6 +212,18 @@ def test_a_sky_from_a_reference_is_asked_for_in_everyday_words(instruction: str)
         ("crop it to 4:5 so it fits on instagram", [("crop", None, None)]),
         ("I need it square for my profile picture, crop it", [("crop", None, None)]),
         ("make it feel cosy, like candlelight", [("photo_adjustment", None, None)]),
+        # a person's wish names no thing; a frame's edit takes no complaint's subject
+        ("the client hates it, make it black and white", [("photo_adjustment", None, None)]),
+        ("the sky looks dull, crop it square", [("crop", None, None)]),
+        # a need said as a statement is the edit it asks for
+        (
+            "remove the cat, the wall needs to be yellow",
+            [("object_removal", "cat", None), ("object_recoloration", "wall", "yellow")],
+        ),
+        (
+            "brighten it, the sky needs more contrast",
+            [("photo_adjustment", None, None), ("region_adjustment", "sky", None)],
+        ),
     ],
 )
 def test_complaints_and_reasons_are_context_not_edits(
@@ -219,6 +231,19 @@ def test_complaints_and_reasons_are_context_not_edits(
 ) -> None:
     plan = plan_offline(instruction)
     assert chain(instruction) == expected and not plan.warnings
+
+
+@pytest.mark.parametrize("instruction", ["change the colour to red", "recolor to red"])
+def test_a_recolour_that_names_no_thing_is_the_selections(instruction: str) -> None:
+    assert chain(instruction) == [("object_recoloration", "this", "red")]
+
+
+def test_bringing_back_the_shadows_is_not_darkening_them() -> None:
+    try:
+        plan = plan_offline("bring back the shadows")
+    except UnsupportedInstruction:
+        return  # (asked again, not guessed)
+    assert all(s.params.get("amount", 0) > 0 for s in plan.subtasks)
 
 
 def test_a_colour_with_a_modifier_is_that_colour_darker_lighter_or_richer() -> None:
@@ -230,3 +255,5 @@ def test_a_colour_with_a_modifier_is_that_colour_darker_lighter_or_richer() -> N
     r, g, b = parse_color("pale blue")  # still blue, not the lilac CIELAB's scaling gives
     assert b > g > r
     assert parse_color("dark red") == (139, 0, 0)  # a colour's own name first
+    for shade, colour in (("bluish", "blue"), ("reddish", "red"), ("purplish", "purple")):
+        assert parse_color(shade) == parse_color(colour)  # '-ish': a shade of that colour
