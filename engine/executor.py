@@ -241,11 +241,12 @@ class Engine:
             )
             fallback = "no rule"
             if rule is not None:
-                if rule.source == "mined":  # a learnt rule never changes results silently
-                    emit(events.LearntRuleUsed(subtask, rule.id, learnt_rule_words(rule)))
                 emit(events.SubtaskStarted(subtask, index, len(plan), rule.route))
                 attempts.append(self._run_rule(rule, runner, start))
                 fallback = attempts[-1].failure
+                if rule.source == "mined" and attempts[-1].path:
+                    # a learnt rule that served never changes results silently
+                    emit(events.LearntRuleUsed(subtask, rule.id, learnt_rule_words(rule)))
             if (
                 not (attempts and attempts[-1].path)
                 and request.mode != Mode.FAST
@@ -481,13 +482,13 @@ class Engine:
         # a tool that says it cannot do this (a finder asked for what it never finds, a
         # crop to a ratio asked for a region, a finder where the user gave the region) is
         # not tried, nor what only it would need
-        declined = set()
+        declined: dict[str, str] = {}
         given = user_region(subtask.target, runner.ctx.masks, runner.ctx.selection)
         for tool in graph:
             reason = declines(tool, runner.ctx, given)
             if reason is None:
                 continue
-            declined.add(tool.name)
+            declined[tool.name] = reason
             if given is not None:
                 log.info("%s declined %s: %s", tool.name, subtask.id, reason)
             elif {ArtifactKind.MASK, ArtifactKind.BOXES} & set(tool.spec.outputs):
@@ -509,6 +510,10 @@ class Engine:
         )
         if not result.ok and runner.not_found and not runner.found_any:
             failure = not_found_message(runner.not_found)
+        elif not result.ok and not result.tried and declined:
+            # every tool that could finish it said why it cannot: that is the failure
+            # ('straighten the horizon' and more: the angle it needs)
+            failure = " ".join(dict.fromkeys(declined.values()))
         return _Attempt("search", result.path, failure)
 
     def _conclude(

@@ -208,10 +208,11 @@ def swatch_colour(pixels: np.ndarray) -> tuple[int, int, int]:
     return r, g, b
 
 
-def colour_stats(pixels: np.ndarray) -> dict[str, list[float]]:
+def colour_stats(pixels: np.ndarray) -> dict[str, Any]:
     """A picture's colours as a colour transfer needs them: the mean and spread of its
-    CIELAB L*, a* and b*, and of its sky's and its ground's apart where it has a sky
-    (so a golden ground under a blue sky is not averaged into a neutral grey)."""
+    CIELAB L*, a* and b* ('mean', 'std'), and under 'parts' its sky's and its ground's
+    apart where it has a sky (so a golden ground under a blue sky is not averaged into
+    a neutral grey)."""
     from layerpath.tools.imaging import lab_exact
 
     small = _small(pixels, 512)

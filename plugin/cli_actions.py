@@ -132,7 +132,8 @@ def cmd_rules(args: argparse.Namespace) -> int:
             if args.rules_command == "pin"
             else "unpinned: the cheapest rule serves"
         )
-        print(f"{_line(entry)}\n  {said} {entry.rule.subtask.label} from now on")
+        pinned = args.rules_command == "pin"
+        print(f"{_line(entry, pinned)}\n  {said} {entry.rule.subtask.label} from now on")
         return 0
     if args.rules_command == "undo":
         print(_line(book.undo(args.id)))

@@ -100,7 +100,7 @@ def check_adjustment(
     assert bounds is not None
     # measured inside the region's feathered edge (where the effect is whole)
     interior = erode(region, max(2, round(0.02 * min(bounds.width, bounds.height))))
-    region = interior if interior.sum() >= 64 else region
+    region = interior if interior.sum() >= FEWEST_PIXELS else region
     if region.sum() < FEWEST_PIXELS:
         return Verdict(0.0, "the region is too small to judge", {"the region is empty": 2.0})
     if op == "look":

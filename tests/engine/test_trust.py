@@ -147,6 +147,11 @@ def test_a_result_no_check_can_read_is_not_passed(subtask: Subtask) -> None:
     assert "critic" in found.reason
     unchanged = judge(subtask, {ArtifactKind.IMAGE: picture.copy()}, {}, picture)
     assert unchanged.score < 0.5 and "nothing changed" in unchanged.reason
+    # a small thing added with no mask is a change for the critic to read, not 'nothing'
+    small = np.zeros(mask.shape, bool)
+    small[10:30, 10:30] = True
+    added = judge(subtask, {ArtifactKind.IMAGE: _changed(picture, small)}, {}, picture)
+    assert added.critic_decides and "nothing changed" not in added.reason
 
 
 def test_a_vision_critics_meaning_stands_in_for_the_checks_it_cannot_read(
