@@ -24,11 +24,10 @@ from typing import Any
 import numpy as np
 
 from layerpath.benchmarks.checkset import CHECKERS, CheckCase, check_cases, rgba
-from layerpath.benchmarks.photos import Photo, all_photos
+from layerpath.benchmarks.photos import Photo, split_photos
 from layerpath.benchmarks.sources import TUNING
 from layerpath.engine.quality import judge as judge_step
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
-from layerpath.errors import BadInput
 from layerpath.tools.ocr import read_text
 from layerpath.tools.regions import changed_window
 
@@ -55,6 +54,8 @@ class Judged:
 
 #: the found-region checkers and what they are asked to vouch for
 REGION_CHECKERS = {"found sky": "sky", "found background": "background"}
+#: the checkers in the order the tables list them
+ORDER = (*CHECKERS, *REGION_CHECKERS)
 
 
 def judge(case: CheckCase) -> Judged:
@@ -101,7 +102,7 @@ def summary(judged: Sequence[Judged], threshold: float = THRESHOLD) -> dict[str,
     for j in judged:
         by_checker[j.checker].append(j)
     rows = []
-    for checker in (*CHECKERS, *REGION_CHECKERS):
+    for checker in ORDER:
         group = by_checker.get(checker, [])
         if not group:
             continue
@@ -136,7 +137,7 @@ def summary(judged: Sequence[Judged], threshold: float = THRESHOLD) -> dict[str,
             }
             for (c, f, g), group in sorted(
                 families.items(),
-                key=lambda item: (CHECKERS.index(item[0][0]), not item[0][2], item[0][1]),
+                key=lambda item: (ORDER.index(item[0][0]), not item[0][2], item[0][1]),
             )
         ],
     }
@@ -246,12 +247,7 @@ def bench_checks(
     from layerpath.benchmarks.bench import machine
 
     cache = out / "photos-cache"
-    photos = all_photos(cache, debian=debian, split=split)
-    if not photos:
-        raise BadInput(
-            f"No {split} photos could be had here: the held-out photos are Debian's "
-            "plasma-workspace-wallpapers, fetched with apt-get."
-        )
+    photos = split_photos(cache, debian, split)
     cases = check_cases(photos, seed, rounds)
     if debian:
         cases = chain(cases, region_cases(photos, cache, split, seed))

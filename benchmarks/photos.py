@@ -141,6 +141,17 @@ def all_photos(cache: Path | None, debian: bool = True, split: str = "tuning") -
     return found
 
 
+def split_photos(cache: Path, debian: bool, split: str) -> list[Photo]:
+    """`all_photos`, or a clear error when none of the split's can be had."""
+    photos = all_photos(cache, debian=debian, split=split)
+    if not photos:
+        raise BadInput(
+            f"No {split} photos could be had here: the held-out photos are Debian's "
+            "plasma-workspace-wallpapers, fetched with apt-get."
+        )
+    return photos
+
+
 # --- things put into photos --------------------------------------------------------------
 
 

@@ -38,19 +38,19 @@ from layerpath.benchmarks.photos import (
     SIGN_FONTS,
     WORDS,
     Photo,
-    all_photos,
     free_spot,
     make_object,
     make_subject,
     place,
     place_in_perspective,
+    split_photos,
     texture_sources,
 )
 from layerpath.benchmarks.region_tasks import RegionTruth
 from layerpath.benchmarks.sources import BACKDROPS, GROUNDS, TUNING, Cutout
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import CostBasis, EditRequest, Mode, RunResult, Snapshot, SubtaskKind
-from layerpath.errors import BadInput, LayerpathError
+from layerpath.errors import LayerpathError
 from layerpath.tools.imaging import dilate, erode, parse_color, to_lab
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
@@ -550,12 +550,7 @@ def bench_photos(
     from layerpath.benchmarks.sources import load_cutout, sky_bands, stamp_files
 
     cache = out / "photos-cache"
-    photos = all_photos(cache, debian=debian, split=split)
-    if not photos:
-        raise BadInput(
-            f"No {split} photos could be had here: the held-out photos are Debian's "
-            "plasma-workspace-wallpapers, fetched with apt-get."
-        )
+    photos = split_photos(cache, debian, split)
     assets = None
     if debian:
         things = [load_cutout(p) for p in stamp_files(cache, split)]

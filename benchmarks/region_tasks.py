@@ -10,7 +10,6 @@ and things, or the held-out ones.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -175,10 +174,6 @@ def ground_recoloured(
 def loose_mask(alpha: np.ndarray, grow: int = 2) -> np.ndarray:
     """The mask a photographer draws a little loose: the thing, grown by `grow` px."""
     return dilate(alpha > 0.05, grow)
-
-
-def pick(rng: np.random.Generator, things: Sequence[object]) -> object:
-    return things[int(rng.integers(len(things)))]
 
 
 # --- the found-region checks' labelled cases (bench checks) -------------------------------

@@ -25,7 +25,7 @@ from layerpath.tools.adjust import follows_edges
 from layerpath.tools.background import small_copy
 from layerpath.tools.base import Tool
 from layerpath.tools.finders import full_size_mask
-from layerpath.tools.imaging import mask_box, rgb, with_rgb
+from layerpath.tools.imaging import mask_box, mean_near, rgb, with_rgb
 from layerpath.tools.regions import crop, grow_box, paste
 from layerpath.tools.sky_region import FOREIGN, find_sky, sky_coloured, sky_model
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
@@ -195,14 +195,6 @@ def covering(sky: np.ndarray, width: int, height: int) -> np.ndarray:
     return scaled[size[1] - height :, left : left + width]
 
 
-def blur_within(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
-    """`values` (H x W x C) averaged over the nearby pixels of `where`, carried across
-    the pixels between them (normalised convolution)."""
-    weight = cv2.GaussianBlur(where.astype(np.float32), (0, 0), sigma)
-    spread = cv2.GaussianBlur(values * where[..., None], (0, 0), sigma)
-    return spread / np.maximum(weight, 1e-4)[..., None]
-
-
 def replaced(
     picture: np.ndarray, mask: np.ndarray, new: np.ndarray, within: float = REACH
 ) -> np.ndarray:
@@ -218,14 +210,14 @@ def replaced(
     if sky.sum() < 64:
         raise ToolFailed("No sky was left to replace once its edge was settled.")
     values = work.astype(np.float32)
-    old = blur_within(values, sky, max(2.0, 0.01 * max(sky.shape)))
+    old = mean_near(values, sky, max(2.0, 0.01 * max(sky.shape)))
     # along the settled edge a pixel is part sky, part what stands there: how far its
     # colour lies from that thing's colour towards the old sky's (a colour-line matte)
     kernel = np.ones((3, 3), np.uint8)
     edge = (cv2.dilate(sky.astype(np.uint8), kernel) > 0) & ~(
         cv2.erode(sky.astype(np.uint8), kernel) > 0
     )
-    front = blur_within(values, ~sky, 2.0)
+    front = mean_near(values, ~sky, 2.0)
     line = old - front
     along = ((values - front) * line).sum(axis=2) / np.maximum((line * line).sum(axis=2), 1.0)
     share = np.where(edge, np.clip(along, 0.0, 1.0), sky.astype(np.float32))

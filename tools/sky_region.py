@@ -19,6 +19,8 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from layerpath.tools.imaging import mean_near
+
 #: the long side the sky is looked for at
 WORK_SIDE = 512
 #: gradient thresholds the border search tries
@@ -232,7 +234,7 @@ def below_horizon(work: np.ndarray, sky: np.ndarray) -> np.ndarray:
     span[sky.sum(axis=1) < HORIZON_SPAN * w] = 0.0
     below = np.zeros((h, w), bool)
     row = int(np.argmax(span))
-    if span[row] < 0.6 or row + 4 >= h:
+    if span[row] < 0.6 or row < 4 or row + 4 >= h:
         return below
     above_part, below_part = sky[: row - 2], sky[row + 3 :]
     if below_part.sum() < 0.03 * sky.sum() or above_part.sum() < 0.03 * sky.sum():
@@ -346,12 +348,6 @@ def work_copies(picture: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, np
     return small, inside
 
 
-def _mean_within(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
-    weight = cv2.GaussianBlur(where.astype(np.float32), (0, 0), sigma)
-    spread = cv2.GaussianBlur(values * where[..., None], (0, 0), sigma)
-    return spread / np.maximum(weight, 1e-4)[..., None]
-
-
 def outline(region: np.ndarray) -> np.ndarray:
     """The region's own edge pixels inside the frame (the frame's edge is no outline)."""
     kernel = np.ones((3, 3), np.uint8)
@@ -368,8 +364,8 @@ def on_edges(picture: np.ndarray, region: np.ndarray) -> float:
     if not edge.any():
         return 1.0
     lab = cv2.cvtColor(picture.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
-    inside = _mean_within(lab, region, SIDE)
-    outside = _mean_within(lab, ~region, SIDE)
+    inside = mean_near(lab, region, SIDE)
+    outside = mean_near(lab, ~region, SIDE)
     return float((np.linalg.norm(inside - outside, axis=2)[edge] > CHANGE).mean())
 
 
@@ -389,7 +385,7 @@ def sky_measures(picture: np.ndarray, sky: np.ndarray) -> tuple[float, float, fl
     grown = cv2.dilate(sky.astype(np.uint8), kernel, iterations=6) > 0
     band = grown & ~(cv2.dilate(sky.astype(np.uint8), kernel, iterations=2) > 0)
     lab = cv2.cvtColor(picture.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
-    near = _mean_within(lab, sky, max(2.0, 0.02 * max(sky.shape)))
+    near = mean_near(lab, sky, max(2.0, 0.02 * max(sky.shape)))
     smooth = grad < strong
     alike = (np.linalg.norm(lab - near, axis=2) < 6.0) & smooth
     left = float(alike[band].mean()) if band.any() else 0.0

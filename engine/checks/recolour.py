@@ -10,7 +10,6 @@ no leak)."""
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 
 from layerpath.engine.checks.removal import untouched_outside
@@ -22,6 +21,7 @@ from layerpath.tools.imaging import (
     dilate,
     erode,
     mask_box,
+    mean_near,
     parse_color,
 )
 from layerpath.tools.regions import analysis_copy, crop
@@ -79,7 +79,7 @@ def background_recoloured(before_lab: np.ndarray, after_lab: np.ndarray, mask: n
     if inner.sum() < 16 or outer.sum() < 16 or not band.any():
         return 0.0
     sigma = float(2 * depth)
-    ground, thing = _mean_near(before_lab, outer, sigma), _mean_near(before_lab, inner, sigma)
+    ground, thing = mean_near(before_lab, outer, sigma), mean_near(before_lab, inner, sigma)
     pixels = before_lab[band]
     to_ground = np.linalg.norm(pixels - ground[band], axis=1)
     to_thing = np.linalg.norm(pixels - thing[band], axis=1)
@@ -88,13 +88,6 @@ def background_recoloured(before_lab: np.ndarray, after_lab: np.ndarray, mask: n
     ground_like = float(((to_ground < 0.5 * to_thing) & apart & moved).sum())
     perimeter = float((mask & ~erode(mask, 1)).sum())
     return ground_like / max(1.0, perimeter)
-
-
-def _mean_near(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
-    """Each pixel's mean of the nearby `where` pixels' values (normalised convolution)."""
-    weight = cv2.GaussianBlur(where.astype(np.float32), (0, 0), sigma)
-    spread = cv2.GaussianBlur((values * where[..., None]).astype(np.float32), (0, 0), sigma)
-    return spread / np.maximum(weight, 1e-4)[..., None]
 
 
 def check_recolour(

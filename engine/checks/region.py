@@ -12,7 +12,7 @@ one is refused with what to do instead (select it, or name a mask after it).
 - A subject (or what a background leaves) is one thing or a few standing in the frame:
   not many pieces of texture, not a large stretch running off two sides of the frame.
 
-Measured on a copy of WORK_SIDE pixels on its long side, where a region's outline is a
+Measured on a copy of CHECK_SIDE pixels on its long side, where a region's outline is a
 few pixels wide at any photo size.
 """
 

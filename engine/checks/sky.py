@@ -11,9 +11,9 @@ import numpy as np
 
 from layerpath.engine.checks.removal import untouched_outside
 from layerpath.engine.checks.verdict import Verdict, verdict
-from layerpath.tools.imaging import dilate, erode, lab_exact, rgb
+from layerpath.tools.imaging import dilate, erode, lab_exact, mean_near, rgb
 from layerpath.tools.regions import analysis_copy
-from layerpath.tools.sky import blur_within, fine_detail, things_in
+from layerpath.tools.sky import fine_detail, things_in
 
 #: how far apart (in CIELAB, mean and spread of L*, a*, b*) two skies' colours may lie and
 #: still read as the same sky: about a just-noticeable step in each
@@ -47,8 +47,8 @@ def old_sky_left(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> flo
     band = dilate(sky, reach) & ~sky  # (where a fringe the mask left out lies)
     lab0 = lab_exact(small0.astype(np.float64) / 255.0).astype(np.float32)
     lab1 = lab_exact(small1.astype(np.float64) / 255.0).astype(np.float32)
-    old = blur_within(lab0, inside, reach)
-    new = blur_within(lab1, inside, reach)
+    old = mean_near(lab0, inside, reach)
+    new = mean_near(lab1, inside, reach)
     differs = np.linalg.norm(new - old, axis=2) > 2 * LIKE
     was_sky = band & differs & (np.linalg.norm(lab0 - old, axis=2) < LIKE)
     if was_sky.sum() < 16:

@@ -133,9 +133,14 @@ def test_the_summary_reports_false_passes_and_false_fails_at_the_threshold() -> 
         Judged("removal", "p", "truth", True, 0.4, 0.0),
         Judged("removal", "p", "smear", False, 0.6, 0.0),
         Judged("removal", "p", "smear", False, 0.1, 0.0),
+        Judged("found sky", "p", "truth", True, 0.8, 0.0),
+        Judged("found sky", "p", "half the sky", False, 0.2, 0.0),
     ]
-    (row,) = summary(judged)["checkers"]
+    data = summary(judged)
+    row, sky = data["checkers"]
     assert row["false_pass"] == 0.5 and row["false_fail"] == 0.5 and row["auc"] == 0.75
+    assert sky["checker"] == "found sky" and sky["auc"] == 1.0  # (the region checkers too)
+    assert [f["checker"] for f in data["families"]][-1] == "found sky"
     assert np.isnan(roc_auc([0.3], [True]))
 
 
