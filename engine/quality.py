@@ -31,7 +31,7 @@ from layerpath.engine.checks.text import (
 from layerpath.engine.checks.verdict import Expert, Verdict
 from layerpath.engine.experts import Earlier, aesthetics, aggregate, checker_opinions, consistency
 from layerpath.engine.types import ArtifactKind, Box, Subtask, SubtaskKind, TextBox
-from layerpath.tools.finders import finder_for
+from layerpath.tools.finders import ALONG_EDGES, finder_for
 from layerpath.tools.imaging import (
     ColourNames,
     boxes_mask,
@@ -188,9 +188,6 @@ WHOLE_PICTURE = {
     K.CROP,
     K.ROTATION,
 }
-#: the found regions whose outline is the thing's own (checks/region.py); a face's
-#: region is an ellipse over the detector's box, drawn to be feathered
-REGIONS = ("sky", "background", "subject")
 #: context kept around what a step changed: the checks' rings and tolerances reach this far
 MARGIN = 64
 
@@ -240,7 +237,7 @@ def judge(
     subtask of the run, and by the `critic` (CLIP, a VLM) when there is one."""
     kind = as_kind or subtask.kind
     what = finder_for(subtask.target)
-    if found and what in REGIONS and isinstance(produced.get(ArtifactKind.MASK), np.ndarray):
+    if found and what in ALONG_EDGES and isinstance(produced.get(ArtifactKind.MASK), np.ndarray):
         # a region a finder found, not one the user gave: the picture must vouch for it
         region = produced[ArtifactKind.MASK]
         return check_found_region(what, before, region.astype(bool))

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from layerpath.engine.adjust_words import WHOLE
+
 #: a clause that says how things are, not what to do: its subject, then a verb of
 #: being, seeming or wanting ('the face is too dark', "it's too warm", 'there's a blue
 #: cast', 'the client doesn't want it', 'I need it square')
@@ -44,8 +46,6 @@ _TAIL = re.compile(
     r"that|there|people|everyone)\b.*$|\s+for\s+(?:my|our|your|his|her|their)\s+[a-z' -]+$",
     re.I,
 )
-#: subjects that are the whole picture (their 'it' is the picture)
-_WHOLE = {"photo", "picture", "image", "shot", "pic", "photograph", "frame", "whole thing"}
 
 
 def statement_subject(text: str) -> str | None:
@@ -84,4 +84,5 @@ def without_purpose(text: str) -> str:
 
 def naming(subject: str) -> str:
     """How a complaint's subject stands in for the next edit's 'it'."""
-    return "the photo" if subject in _WHOLE else f"the {subject}"
+    whole = all(word in WHOLE for word in subject.split())  # ('the whole thing')
+    return "the photo" if whole else f"the {subject}"

@@ -23,7 +23,7 @@ import numpy as np
 
 from layerpath.errors import BadInput, ToolFailed
 from layerpath.tools.base import AnyDepth
-from layerpath.tools.finders import finder_for
+from layerpath.tools.finders import ALONG_EDGES, finder_for
 from layerpath.tools.imaging import mask_box
 from layerpath.tools.looks import find_look, halo, look_named, look_names, looks, render
 from layerpath.tools.masks import user_region
@@ -552,7 +552,7 @@ def follows_edges(ctx: ToolContext) -> bool:
     """Whether the step's region is one a finder found along the photo's own edges (a
     sky, the subject, the background), not the user's mask or a face's ellipse."""
     found = user_region(ctx.target, ctx.masks, ctx.selection) is None
-    return found and finder_for(ctx.target) in ("sky", "background", "subject")
+    return found and finder_for(ctx.target) in ALONG_EDGES
 
 
 #: ops whose brightening eases the highlights into white from the first try (a snow

@@ -41,6 +41,9 @@ SUBJECT = {"subject", "main subject", "foreground", "object", "main object", "mo
 BACKGROUND = {"background", "backdrop", "surroundings"}
 SKY = {"sky", "skies", "clouds", "the sky"}
 POSITIONS = ("left", "right", "top", "bottom", "center", "middle", "largest", "smallest")
+#: the found regions whose outline is the thing's own, along the photo's edges (a face's
+#: region is an ellipse over the detector's box, drawn to be feathered)
+ALONG_EDGES = ("sky", "background", "subject")
 
 
 def finder_for(target: str | None) -> str | None:
