@@ -27,6 +27,7 @@ from layerpath.engine.planner import Plan
 from layerpath.engine.subroutines import Rule
 from layerpath.engine.types import Subtask, SubtaskKind, SubtaskOutcome
 from layerpath.errors import BadInput, printable, shown
+from layerpath.files import parse_json
 from layerpath.tools.registry import Registry
 
 #: what an exported action file says it is
@@ -268,10 +269,7 @@ def import_json(data: bytes, registry: Registry) -> Action:
     """An exported action file, read and checked whole (nothing is saved here)."""
     if len(data) > MAX_FILE_BYTES:
         raise BadInput(f"This file is {len(data)} bytes; an action file is far smaller.")
-    try:
-        raw = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise BadInput(f"This is not an action file (not JSON: {shown(str(exc), 120)}).") from exc
+    raw = parse_json(data, "This action file")
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         raise BadInput('This is not a layerpath action file (no "format": "layerpath-action").')
     if raw.get("version") != FORMAT_VERSION:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import glob
+import hashlib
 import html
 import io
 import json
@@ -29,7 +30,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -48,11 +49,10 @@ from layerpath.engine.io import (
     RAW_SUFFIXES,
     composite,
     read_layered,
-    sweep_leftovers,
-    write_atomically,
 )
 from layerpath.engine.types import Mode
 from layerpath.errors import BadInput, LayerpathError, shown
+from layerpath.files import regular_file, sweep_leftovers, write_atomically
 from layerpath.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -83,6 +83,16 @@ class BatchItem:
     def stem(self) -> str:
         return self.source.stem
 
+    def inputs(self) -> str:
+        """What the photo's result was made from: the photo's size and time, its masks'
+        contents. A photo or mask changed since its result was written is done again."""
+        digest = hashlib.sha256()
+        status = self.source.stat()
+        digest.update(f"{status.st_size}:{status.st_mtime_ns}".encode())
+        for name, path in sorted(self.masks.items()):
+            digest.update(name.encode("utf-8") + b"\0" + path.read_bytes())
+        return digest.hexdigest()[:32]
+
 
 @dataclass(frozen=True)
 class BatchSpec:
@@ -112,10 +122,24 @@ class BatchSpec:
                 "format": self.format,
                 "alpha": self.alpha,
                 "mode": self.mode.value,
-                "references": {n: r.source for n, r in self.references.items()},
+                "references": {n: _digest_of(r) for n, r in self.references.items()},
             },
             sort_keys=True,
         )
+
+
+def _digest_of(reference: Any) -> str:
+    """A reference's file name and what it holds (its pixels, words or sound): a
+    reference replaced under the same name is another batch."""
+    digest = hashlib.sha256()
+    for part in (reference.pixels, reference.text, reference.sound):
+        if isinstance(part, np.ndarray):
+            digest.update(repr(part.shape).encode() + part.tobytes())
+        elif isinstance(part, str):
+            digest.update(part.encode("utf-8"))
+        elif isinstance(part, bytes):
+            digest.update(part)
+    return f"{reference.source}:{digest.hexdigest()[:32]}"
 
 
 def collect(
@@ -129,29 +153,38 @@ def collect(
     if fmt not in FORMATS:
         raise BadInput(f"Unknown format '{fmt}'; choose one of {', '.join(FORMATS)}.")
     found: list[Path] = []
+    out_resolved = out_dir.expanduser().resolve()
     for source in sources:
         text = str(source)
         path = Path(text).expanduser()
         if path.is_dir():
+            if path.resolve() == out_resolved:
+                raise BadInput(
+                    f"The results would be written among the photos of {shown(text, 200)}, "
+                    "and taken for photos on the next run; give another -o folder."
+                )
             found += sorted(p for p in path.iterdir() if p.suffix.lower() in PHOTO_SUFFIXES)
-        elif path.is_file():
+        elif os.path.lexists(path) and not glob.has_magic(text):
             found.append(path)
         elif glob.has_magic(text):
             matched = sorted(Path(p) for p in glob.glob(os.path.expanduser(text)))
-            found += [p for p in matched if p.is_file() and p.suffix.lower() in PHOTO_SUFFIXES]
+            found += [p for p in matched if p.suffix.lower() in PHOTO_SUFFIXES]
         else:
-            raise BadInput(f"{text} does not exist.")
+            raise BadInput(f"{shown(text, 200)} does not exist.")
+    for photo in found:  # a pipe, a device, a link that loops: said before anything runs
+        regular_file(photo, "photo")
     photos = list(dict.fromkeys(p.resolve() for p in found))
     if not photos:
-        raise BadInput("No photos found in " + ", ".join(map(str, sources)) + ".")
+        raise BadInput("No photos found in " + ", ".join(shown(str(s), 200) for s in sources) + ".")
     if masks is not None and not masks.is_dir():
-        raise BadInput(f"The masks folder {masks} does not exist.")
+        raise BadInput(f"The masks folder {shown(str(masks), 200)} does not exist.")
     stems: dict[str, Path] = {}
     for photo in photos:
         if photo.stem in stems:
             raise BadInput(
-                f"{stems[photo.stem]} and {photo} would both be written as "
-                f"{photo.stem}{FORMATS[fmt]}; rename one or run them as two batches."
+                f"{shown(str(stems[photo.stem]), 200)} and {shown(str(photo), 200)} would both "
+                f"be written as {shown(photo.stem, 200)}{FORMATS[fmt]}; rename one or run them "
+                "as two batches."
             )
         stems[photo.stem] = photo
     out_dir = out_dir.expanduser().resolve()
@@ -159,23 +192,33 @@ def collect(
     for photo in photos:
         output = out_dir / f"{photo.stem}{FORMATS[fmt]}"
         if output == photo:
-            raise BadInput(f"The result for {photo} would overwrite it; choose another -o folder.")
-        items.append(BatchItem(photo, _masks_of(photo.stem, masks), output))
+            raise BadInput(
+                f"The result for {shown(str(photo), 200)} would overwrite it; choose another "
+                "-o folder."
+            )
+        items.append(BatchItem(photo, _masks_of(photo.stem, masks, set(stems)), output))
     return items
 
 
-def _masks_of(stem: str, folder: Path | None) -> dict[str, Path]:
-    """`<stem>.<name>.png` in the masks folder, by name."""
+def _masks_of(stem: str, folder: Path | None, stems: Iterable[str] = ()) -> dict[str, Path]:
+    """`<stem>.<name>.png` in the masks folder, by name; a file that begins with a
+    longer stem of the batch (`p.v2.cup.png` when both p.jpg and p.v2.jpg are there) is
+    that photo's mask, not this one's."""
     if folder is None:
         return {}
     prefix = stem + "."
-    return {
-        p.name[len(prefix) : -len(".png")]: p
-        for p in sorted(folder.iterdir())
-        if p.name.startswith(prefix)
-        and p.name.lower().endswith(".png")
-        and len(p.name) > len(prefix) + len(".png")
-    }
+    longer = [other + "." for other in stems if other != stem and other.startswith(prefix)]
+    found = {}
+    for p in sorted(folder.iterdir()):
+        if (
+            p.name.startswith(prefix)
+            and p.name.lower().endswith(".png")
+            and len(p.name) > len(prefix) + len(".png")
+            and not any(p.name.startswith(other) for other in longer)
+        ):
+            regular_file(p, "mask")
+            found[p.name[len(prefix) : -len(".png")]] = p
+    return found
 
 
 # --- the journal --------------------------------------------------------------------------
@@ -198,7 +241,8 @@ CREATE TABLE IF NOT EXISTS photos (
     done INTEGER NOT NULL DEFAULT 0,
     failed INTEGER NOT NULL DEFAULT 0,
     message TEXT NOT NULL DEFAULT '',
-    writes INTEGER NOT NULL DEFAULT 0  -- how many times its result was written
+    writes INTEGER NOT NULL DEFAULT 0, -- how many times its result was written
+    inputs TEXT NOT NULL DEFAULT ''    -- what it was made from (BatchItem.inputs)
 );
 """
 FINISHED = ("done", "partial")
@@ -227,6 +271,9 @@ class Journal:
             self._db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.executescript(JOURNAL_SCHEMA)
+            columns = {r[1] for r in self._db.execute("PRAGMA table_info(photos)")}
+            if "inputs" not in columns:  # (a journal an earlier layerpath began)
+                self._db.execute("ALTER TABLE photos ADD COLUMN inputs TEXT NOT NULL DEFAULT ''")
             row = self._db.execute("SELECT value FROM batch WHERE key = 'spec'").fetchone()
         except (sqlite3.Error, OSError) as exc:
             self._lock.release()
@@ -235,12 +282,25 @@ class Journal:
             self._db.execute("INSERT INTO batch VALUES ('spec', ?)", (spec.fingerprint(),))
         elif row[0] != spec.fingerprint():
             before = json.loads(row[0])
+            now = json.loads(spec.fingerprint())
+            changed = sorted(
+                name
+                for name in {*before.get("references", {}), *now["references"]}
+                if before.get("references", {}).get(name) != now["references"].get(name)
+            )
+            self.close()
+            if changed and {**before, "references": None} == {**now, "references": None}:
+                raise BadInput(
+                    f"The reference '{shown(changed[0], 40)}' is not the one the batch in "
+                    f"{out_dir} began with; its finished photos were matched to the old "
+                    "one. Give another -o folder, put the old reference back, or delete "
+                    f"{JOURNAL} there to start it over."
+                )
             what = (
                 f"action '{before['action'].get('name')}'"
                 if before.get("action")
-                else f"'{before.get('instruction')}'"
+                else f"'{shown(str(before.get('instruction')))}'"
             )
-            self.close()
             raise BadInput(
                 f"{out_dir} holds another batch ({what}, as {before.get('format')}); give "
                 f"another -o folder, or delete {JOURNAL} there to start it over."
@@ -264,6 +324,13 @@ class Journal:
         for item in items:
             row = rows.get(str(item.source))
             state = row["state"] if row else None
+            made_from = item.inputs()
+            if row and row["inputs"] and row["inputs"] != made_from:  # changed: done again
+                state = "pending"
+                self._db.execute(
+                    "UPDATE photos SET state = 'pending', inputs = ? WHERE source = ?",
+                    (made_from, str(item.source)),
+                )
             if state in FINISHED and item.output.exists():
                 finished += 1
                 continue
@@ -283,8 +350,8 @@ class Journal:
             todo.append(item)
             if row is None:
                 self._db.execute(
-                    "INSERT INTO photos (source, output, state) VALUES (?, ?, 'pending')",
-                    (str(item.source), str(item.output)),
+                    "INSERT INTO photos (source, output, state, inputs) VALUES (?, ?, 'pending', ?)",
+                    (str(item.source), str(item.output), made_from),
                 )
         return todo, finished
 
@@ -602,6 +669,7 @@ def run_batch(
         report = BatchReport(len(items), skipped)
         start = time.perf_counter()
         by_source = {str(i.source): i for i in todo}
+        stopped: list[str] = []  # why the batch stopped short (a result it cannot write)
 
         def finished(outcome: PhotoOutcome) -> None:
             item = by_source[outcome.source]
@@ -613,8 +681,17 @@ def run_batch(
             state = "failed"
             if outcome.data is not None:
                 journal.writing(item, outcome)
-                write_atomically(item.output, lambda file: file.write(outcome.data or b""))
-                _write_thumbs(out_dir, item, outcome)
+                try:
+                    write_atomically(item.output, lambda file: file.write(outcome.data or b""))
+                    _write_thumbs(out_dir, item, outcome)
+                except OSError as exc:  # (a full disk: the photo is done again next time)
+                    journal.pending(item)
+                    stopped.append(
+                        f"Cannot write {shown(str(item.output), 200)}: {exc.strerror or exc}. "
+                        "Nothing written before was touched; make room and run the same "
+                        "command again to go on."
+                    )
+                    return
                 state = "done" if outcome.ok else "partial"
             journal.ended(item, outcome, state)
             report.outcomes.append(outcome)
@@ -622,7 +699,13 @@ def run_batch(
             made = len(report.outcomes)
             pace = (time.perf_counter() - start) / made
             left = len(todo) - made
-            write_summary(out_dir, items, journal)
+            try:
+                write_summary(out_dir, items, journal)
+            except OSError as exc:  # (the result is written; the summary waits for room)
+                stopped.append(
+                    f"Cannot write the batch's summary in {shown(str(out_dir), 200)}: "
+                    f"{exc.strerror or exc}. Make room and run the same command again."
+                )
             report.driver_seconds += time.perf_counter() - clock
             if on_progress is not None:
                 on_progress(Progress(skipped + made, len(items), outcome, pace * left))
@@ -630,10 +713,20 @@ def run_batch(
         if on_progress is not None:
             on_progress(Progress(skipped, len(items), None, None))
         if todo:
-            (runner or local_runner(jobs))(todo, spec, journal.started, finished, cancel)
+            (runner or local_runner(jobs))(
+                todo, spec, journal.started, finished, lambda: cancel() or bool(stopped)
+            )
         report.cancelled = report.cancelled or (cancel() and len(report.outcomes) < len(todo))
         report.seconds = time.perf_counter() - start
-        write_summary(out_dir, items, journal)
+        try:
+            write_summary(out_dir, items, journal)
+        except OSError as exc:
+            stopped.append(
+                f"Cannot write the batch's summary in {shown(str(out_dir), 200)}: "
+                f"{exc.strerror or exc}. Make room and run the same command again."
+            )
+        if stopped:
+            raise BadInput(stopped[0])
         return report
     finally:
         journal.close()

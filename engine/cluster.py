@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from layerpath.engine.batch import BatchItem, BatchSpec, PhotoOutcome, Runner, hand_out, process
-from layerpath.errors import BadInput
+from layerpath.errors import BadInput, shown
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,11 @@ def connect(address: str, cpus: int | None = None) -> Any:
             log.info("no Ray cluster is running here; starting a local one (%d CPUs)", cpus)
             ray.init(num_cpus=cpus, **options)
     else:
+        if not _answers(address):  # (Ray itself retries a dead address for minutes)
+            raise BadInput(
+                f"No Ray cluster answers at {shown(address, 120)}: start one with `ray start "
+                "--head` (see README, Studio scale) or use --ray auto."
+            )
         try:
             ray.init(address=address, **options)
         except ConnectionError as exc:
@@ -54,6 +60,27 @@ def connect(address: str, cpus: int | None = None) -> Any:
                 "(see README, Studio scale) or use --ray auto."
             ) from exc
     return ray
+
+
+#: how long a cluster's head has to answer before the batch says it does not
+CONNECT_S = 5.0
+
+
+def _answers(address: str, wait_s: float = CONNECT_S) -> bool:
+    """Whether something listens at a Ray address ('host:port', 'ray://host:port'):
+    one plain connection, given `wait_s` seconds."""
+    where = address.split("://", 1)[-1].rstrip("/")
+    host, _, port = where.rpartition(":")
+    if not host or not port.isdigit():
+        raise BadInput(
+            f"--ray wants 'auto' or the cluster head's HOST:PORT (e.g. 10.0.0.5:6379), "
+            f"not '{shown(address, 120)}'."
+        )
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=wait_s):
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 def _payload(item: BatchItem) -> dict[str, bytes]:

@@ -27,6 +27,7 @@ import numpy as np
 
 from layerpath.deadline import Overdue, within
 from layerpath.engine.checks.verdict import Expert, Opinion
+from layerpath.engine.references import as_told
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import shown
 from layerpath.settings import LlmSettings, Settings
@@ -94,7 +95,7 @@ class VlmCritic:
 
         question = (
             f"The first image is a photo before an edit, the second after it. The edit was: "
-            f"{subtask.describe()}. Judge the second image. Answer with JSON only: "
+            f"{as_told(subtask).describe()}. Judge the second image. Answer with JSON only: "
             '{"meaning": 0-10 (0: not done, 10: done exactly as asked), '
             '"quality": 0-10 (0: smeared, seams, artefacts; 10: clean), '
             '"aesthetics": 0-10 (0: blown highlights, crushed shadows, garish; 10: '

@@ -6,7 +6,6 @@ groups of them, bottom to top. Input files are only ever read.
 
 from __future__ import annotations
 
-import glob
 import importlib
 import io
 import itertools
@@ -15,7 +14,6 @@ import os
 import shutil
 import struct
 import tempfile
-import time
 import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -36,7 +34,8 @@ from layerpath.engine.deep import (
     write_tiff16,
 )
 from layerpath.engine.types import Snapshot
-from layerpath.errors import BadInput
+from layerpath.errors import BadInput, shown
+from layerpath.files import output_refusal, regular_file, write_atomically
 
 log = logging.getLogger(__name__)
 
@@ -105,10 +104,13 @@ class LayeredImage:
 _DEEP_MODES = ("I;16", "I;16B", "I", "F")
 
 
-def _to_rgba(image: Image.Image) -> np.ndarray:
+def rgba8(image: Image.Image) -> np.ndarray:
+    """A decoded picture of any mode as RGBA uint8 (a 16-bit grey scaled down, not
+    clipped to white)."""
     if image.mode in _DEEP_MODES:  # 16-bit/float greys: scale to 8 bits
         array = np.asarray(image, dtype=np.float32)
-        top = 65535.0 if image.mode.startswith("I") and array.max() > 255 else 255.0
+        sixteen = image.mode.startswith("I;16") or (image.mode == "I" and array.max() > 255)
+        top = 65535.0 if sixteen else 255.0
         image = Image.fromarray(np.clip(array / top * 255.0, 0, 255).astype(np.uint8))
     return np.array(image.convert("RGBA"), dtype=np.uint8)
 
@@ -211,11 +213,19 @@ def _open_pil(
         if deep is None:
             image.load()
         return image, deep
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+    except UnidentifiedImageError as exc:  # (its message names a BytesIO, not the file)
+        empty = data is not None and not data
+        raise BadInput(
+            f"{path} is "
+            + ("empty (0 bytes)" if empty else "not an image layerpath can read")
+            + ". Use PNG, JPEG, TIFF, ORA or PSD."
+        ) from exc
+    except (OSError, ValueError, SyntaxError) as exc:
         # (ValueError: a text chunk that inflates past Pillow's limit; SyntaxError: a
         # broken header, as Pillow's plugins say it)
         raise BadInput(
-            f"{path} is not an image layerpath can read ({exc}). Use PNG, JPEG, TIFF, ORA or PSD."
+            f"{path} is not an image layerpath can read ({shown(str(exc), 160)}). "
+            "Use PNG, JPEG, TIFF, ORA or PSD."
         ) from exc
     finally:
         Image.MAX_IMAGE_PIXELS = pillows
@@ -271,7 +281,7 @@ def read_ora(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
                 picture, deep = _open_pil(Path(f"{path}:{source}"), data, max_pixels, 1)
                 return PixelLayer(
                     element.get("name") or f"layer {next(count)}",
-                    _to_rgba(picture) if deep is None else eight_bit(deep),
+                    rgba8(picture) if deep is None else eight_bit(deep),
                     (_number(element, "x", 0, path), _number(element, "y", 0, path)),
                     visible and element.get("visibility", "visible") != "hidden",
                     _BLEND_OF_OP.get(element.get("composite-op", "svg:src-over"), "normal"),
@@ -279,13 +289,17 @@ def read_ora(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
                 )
 
             def flattened(group: Any, visible: bool) -> list[PixelLayer]:
+                """The layers of a group and of the stacks in it, bottom first (without
+                recursion: a file may nest thousands of stacks)."""
                 found: list[PixelLayer] = []
-                for child in reversed(list(group)):  # listed top first
-                    shown = visible and child.get("visibility", "visible") != "hidden"
+                todo = [(child, visible) for child in group]  # listed top first: pop bottom
+                while todo:
+                    child, seen = todo.pop()
                     if child.tag == "layer":
-                        found.append(layer(child, visible))
+                        found.append(layer(child, seen))
                     elif child.tag == "stack":
-                        found.extend(flattened(child, shown))
+                        inner = seen and child.get("visibility", "visible") != "hidden"
+                        todo.extend((grandchild, inner) for grandchild in child)
                 return found
 
             doc = LayeredImage(width, height, icc_profile=_merged_profile(archive))
@@ -368,7 +382,7 @@ def read_psd(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
             raise BadInput(f"{path}: its layer '{layer.name}' cannot be read ({exc}).") from exc
         if picture is None:
             return None
-        return PixelLayer(layer.name, _to_rgba(picture), (layer.left, layer.top), layer.visible)
+        return PixelLayer(layer.name, rgba8(picture), (layer.left, layer.top), layer.visible)
 
     for layer in psd:
         if layer.is_group():
@@ -413,10 +427,7 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
     past `max_pixels` or under MIN_SIDE are refused before anything is decoded."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if not path.exists():
-        raise BadInput(f"{path} does not exist.")
-    if path.is_dir():
-        raise BadInput(f"{path} is a folder; give the picture's file.")
+    regular_file(path, "picture")
     if suffix == ".ora":
         return read_ora(path, max_pixels)
     if suffix == ".psd":
@@ -425,9 +436,12 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         return read_raw(path, max_pixels)
     if suffix in HEIF_SUFFIXES:
         _photo_extra("pillow_heif", path).register_heif_opener()
-    data = path.read_bytes()  # decoded from these bytes: a later change to the file cannot differ
+    try:  # decoded from these bytes: a later change to the file cannot differ
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadInput(f"Cannot read the picture {path}: {exc.strerror or exc}.") from exc
     picture, deep = _open_pil(path, data, max_pixels)
-    pixels = _to_rgba(picture) if deep is None else eight_bit(deep)
+    pixels = rgba8(picture) if deep is None else eight_bit(deep)
     encoded = None
     if picture.format == "PNG":
         encoded = data
@@ -490,6 +504,7 @@ def split_masks(doc: LayeredImage) -> tuple[LayeredImage, dict[str, np.ndarray]]
 
 def read_mask(path: Path, size: tuple[int, int], name: str) -> np.ndarray:
     """A mask PNG: white (or opaque, where the PNG has transparency) is inside."""
+    regular_file(Path(path), f"mask '{name}'")
     image, _ = _open_pil(Path(path), smallest=1)  # (its size is compared with the picture's)
     if image.size != size:
         raise BadInput(
@@ -502,7 +517,7 @@ def read_mask(path: Path, size: tuple[int, int], name: str) -> np.ndarray:
     elif image.mode in ("L", "LA", "1"):  # white on black
         mask = np.asarray(image.convert("L")) > 127
     else:  # the mean of the colour channels above the middle grey
-        rgb = _to_rgba(image)[..., :3] if image.mode in _DEEP_MODES else image.convert("RGB")
+        rgb = rgba8(image)[..., :3] if image.mode in _DEEP_MODES else image.convert("RGB")
         mask = np.asarray(rgb).sum(axis=2, dtype=np.uint16) > 3 * 127
     if not mask.any():
         raise BadInput(f"The mask '{name}' ({path}) is empty: paint the object white on black.")
@@ -710,17 +725,13 @@ def output_problem(
 ) -> str | None:
     """Why `path` cannot take a result (None when it can), found before any tool runs:
     a format layerpath does not write for this picture (_format_problem; unless
-    `any_format`: a report), one of the inputs, a folder, a folder that cannot be
+    `any_format`: a report), one of the inputs, a folder, a file in layerpath's own
+    folders (layerpath/files.py), a folder that cannot be
     written (a temporary file is made there and removed, which also finds a name too
     long), or less free space than the picture's raw size (`size`: w, h)."""
     path = Path(path)
-    try:
-        if path.resolve() in {Path(p).resolve() for p in inputs}:
-            return f"{path} is an input file; choose another name so nothing is overwritten"
-        if path.is_dir():
-            return f"{path} is a folder; give a file name, e.g. {path / 'result.ora'}"
-    except OSError as exc:  # (a name too long to look up)
-        return f"cannot write into {path.parent} ({exc.strerror or exc}); choose a shorter name"
+    if (refused := output_refusal(path, inputs, replace=True)) is not None:
+        return refused
     if not any_format and (problem := _format_problem(path, deep)) is not None:
         return problem
     folder = path.parent
@@ -740,55 +751,6 @@ def output_problem(
                 f"{need / 1e6:.0f} MB. Free some space or choose another folder"
             )
     return None
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> Path:
-    """Write a file through a temporary one beside it (an unpredictable name, created
-    exclusively: nothing planted there is followed), renamed over `path` once complete,
-    and removed on any failure, Ctrl-C included: `path` is either what it was or whole."""
-    path = Path(path)
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    temporary = Path(name)
-    try:
-        with os.fdopen(handle, "wb") as file:
-            write(file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.chmod(temporary, 0o666 & ~_umask())  # (mkstemp makes it private to the owner)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    sweep_leftovers(path)
-    return path
-
-
-#: a temporary file of ours older than this was left by a process that was killed
-#: (kill -9 or a power cut: no handler runs); a live write keeps its file fresher
-STALE_SECONDS = 120.0
-
-
-def sweep_leftovers(path: Path, older_than: float = STALE_SECONDS) -> None:
-    """Remove the temporary files a killed write of this same file left behind: those
-    older than `older_than` seconds (0 where the caller knows no write of it is alive,
-    as a batch holding its folder's lock does)."""
-    now = time.time()
-    for left in path.parent.glob(f".{glob.escape(path.name)}.*.partial"):
-        try:
-            if (
-                left.is_file()
-                and not left.is_symlink()
-                and now - left.stat().st_mtime >= older_than
-            ):
-                left.unlink()
-        except OSError:  # (gone already, or not ours to remove)
-            pass
 
 
 def _flat(doc: LayeredImage, suffix: str) -> Callable[[BinaryIO], None]:

@@ -29,6 +29,7 @@ import numpy as np
 
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import BadInput, LayerpathError, shown
+from layerpath.files import regular_file
 
 log = logging.getLogger(__name__)
 K = SubtaskKind
@@ -126,10 +127,8 @@ def load_reference(name: str, path: Path) -> Reference:
             f"'{shown(name)}' cannot name a reference: use a word of letters, digits, - or _ "
             "starting with a letter (e.g. swatch, note, sky1)."
         )
-    if not path.is_file():
-        raise BadInput(f"The reference '{name}' ({path}) is not a file that can be read.")
+    size = regular_file(path, f"reference '{name}'").st_size
     ending = path.suffix.lower()
-    size = path.stat().st_size
     if ending in TEXTS:
         if size > MAX_TEXT_BYTES:
             raise BadInput(
@@ -157,17 +156,24 @@ def load_reference(name: str, path: Path) -> Reference:
 
 
 def _picture(name: str, path: Path) -> np.ndarray:
+    """The picture's RGB at 8 bits (a 16-bit one scaled, not clipped), its size checked
+    from its header before it is decoded."""
     from PIL import Image, UnidentifiedImageError
 
+    from layerpath.engine.io import rgba8
+
+    too_big = (
+        f"The reference picture '{name}' is {{}}; a reference needs no more than "
+        f"{MAX_PICTURE_PIXELS // 1_000_000} MP. Scale it down first."
+    )
     try:
         with Image.open(path) as opened:
             if opened.width * opened.height > MAX_PICTURE_PIXELS:
-                raise BadInput(
-                    f"The reference picture '{name}' is {opened.width}x{opened.height}; a "
-                    f"reference needs no more than {MAX_PICTURE_PIXELS // 1_000_000} MP."
-                )
-            return np.asarray(opened.convert("RGB")).copy()
-    except (UnidentifiedImageError, OSError) as exc:
+                raise BadInput(too_big.format(f"{opened.width}x{opened.height}"))
+            return rgba8(opened)[..., :3].copy()
+    except Image.DecompressionBombError as exc:  # (Pillow's own limit, from the header)
+        raise BadInput(too_big.format("larger still")) from exc
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         raise BadInput(f"The reference picture '{name}' ({path.name}) cannot be read.") from exc
 
 
@@ -413,12 +419,18 @@ def _grounded(
     )
 
 
+def as_told(subtask: Subtask) -> Subtask:
+    """The subtask as the user told it: a value taken from a reference (a note's words,
+    which OCR may have read in a picture) back to the reference's placeholder. What is
+    said to a model (a critic, a planner) is this, never what was read from an image."""
+    ref = subtask.params.get("ref")
+    if ref and subtask.to is not None:
+        return replace(subtask, to=_placeholder(str(ref)))
+    return subtask
+
+
 def traced_words(subtask: Subtask) -> dict[str, Any]:
     """The subtask as the trace store keeps it: a value taken from a reference (a note's
     words, which OCR may have read) kept as the reference's placeholder, the user's own
     words as they are."""
-    words = subtask.to_json()
-    ref = subtask.params.get("ref")
-    if ref and "to" in words:
-        words["to"] = _placeholder(str(ref))
-    return words
+    return as_told(subtask).to_json()

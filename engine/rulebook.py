@@ -10,7 +10,7 @@ actions.
 
 from __future__ import annotations
 
-import json
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,12 +20,28 @@ from pydantic import ValidationError
 
 from layerpath.engine.actions import Action, export_json, import_json, validated
 from layerpath.engine.induction import Decision
-from layerpath.engine.io import write_atomically
 from layerpath.engine.subroutines import Rule, RuleTable
 from layerpath.errors import BadInput, shown
+from layerpath.files import (
+    backed_up,
+    check_output,
+    listed,
+    read_store,
+    store_lock,
+    write_atomically,
+    write_json,
+)
 from layerpath.settings import data_dir
 from layerpath.tools.registry import Registry
 
+log = logging.getLogger(__name__)
+
+#: what each store is called in a message
+_WHAT = {
+    "rules.json": "rules file",
+    "actions.json": "actions file",
+    "learning.json": "learning file",
+}
 RULES_VERSION = 1
 #: verification decisions kept in learning.json
 MAX_DECISIONS = 2000
@@ -59,27 +75,21 @@ class RuleBook:
         self.folder = folder or data_dir()
         self.rules_path = self.folder / "rules.json"
         self.actions_path = self.folder / "actions.json"
+        self.learning_path = self.folder / "learning.json"
 
     # --- reading ---------------------------------------------------------------------
 
     def _read(self, path: Path) -> dict[str, Any]:
-        if not path.exists():
-            return {}
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            if not isinstance(data, dict):
-                raise ValueError("not a JSON object")
-            return data
-        except (OSError, ValueError) as exc:
-            raise BadInput(
-                f"Cannot read {path}: {shown(str(exc), 160)}. Fix or delete it."
-            ) from exc
+        return read_store(path, _WHAT.get(path.name, "file"))
+
+    def _list(self, path: Path, key: str) -> list[Any]:
+        return listed(self._read(path), key, path, _WHAT.get(path.name, "file"))
 
     def shipped(self) -> list[Rule]:
         return list(RuleTable.load(self.registry).rules)
 
     def mined(self) -> list[Rule]:
-        raw = self._read(self.rules_path).get("rules", [])
+        raw = self._list(self.rules_path, "rules")
         try:
             return [Rule.model_validate(r) for r in raw]
         except (ValidationError, TypeError) as exc:
@@ -88,18 +98,14 @@ class RuleBook:
             ) from exc
 
     def disabled(self) -> set[str]:
-        return {str(i) for i in self._read(self.rules_path).get("disabled", [])}
+        return {str(i) for i in self._list(self.rules_path, "disabled")}
 
     def pinned(self) -> set[str]:
-        return {str(i) for i in self._read(self.rules_path).get("pinned", [])}
+        return {str(i) for i in self._list(self.rules_path, "pinned")}
 
     def actions(self) -> dict[str, Action]:
         data = self._read(self.actions_path)
-        items = data.get("actions", [])
-        if not isinstance(items, list):
-            raise BadInput(
-                f"Cannot read {self.actions_path}: no list of actions. Fix or delete it."
-            )
+        items = listed(data, "actions", self.actions_path, "actions file")
         try:
             if data.get("version", 1) == 1:  # saved by an earlier layerpath: one subtask each
                 items = [_from_version_1(item) for item in items]
@@ -122,10 +128,17 @@ class RuleBook:
         return listed
 
     def find(self, rule_id: str) -> Entry:
-        for entry in self.entries():
-            if entry.rule.id == rule_id:
-                return entry
-        raise BadInput(f"No rule '{shown(rule_id, 80)}'; `layerpath rules list` shows them.")
+        found = [entry for entry in self.entries() if entry.rule.id == rule_id]
+        if not found:
+            raise BadInput(f"No rule '{shown(rule_id, 80)}'; `layerpath rules list` shows them.")
+        if len(found) > 1:  # (a store written before names were kept apart)
+            sources = ", ".join(e.rule.source + (f" (action '{e.action}')" if e.action else "")
+                                for e in found)  # fmt: skip
+            raise BadInput(
+                f"Several rules are named '{shown(rule_id, 80)}' ({sources}); rename the "
+                "action with `layerpath actions rename` so each name means one rule."
+            )
+        return found[0]
 
     def table(self) -> RuleTable:
         """The rules a run may use: every enabled one, the pinned ones first for their kind."""
@@ -135,30 +148,33 @@ class RuleBook:
     # --- changing --------------------------------------------------------------------
 
     def _write(self, path: Path, data: dict[str, Any]) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(data, indent=2).encode("utf-8")
-        write_atomically(path, lambda file: file.write(text))
+        write_json(path, data)
 
     def set_enabled(self, rule_id: str, enabled: bool) -> Entry:
-        entry = self.find(rule_id)
-        data = self._read(self.rules_path)
-        off = {str(i) for i in data.get("disabled", [])}
-        off = off - {rule_id} if enabled else off | {rule_id}
-        self._write(self.rules_path, {**data, "version": RULES_VERSION, "disabled": sorted(off)})
+        with store_lock(self.rules_path):
+            entry = self.find(rule_id)
+            data = self._read(self.rules_path)
+            off = {str(i) for i in self._list(self.rules_path, "disabled")}
+            off = off - {rule_id} if enabled else off | {rule_id}
+            self._write(
+                self.rules_path, {**data, "version": RULES_VERSION, "disabled": sorted(off)}
+            )
         return Entry(entry.rule, enabled, entry.unavailable, entry.action)
 
     def set_pinned(self, rule_id: str, pinned: bool) -> Entry:
         """Pin a rule (it serves its kind wherever it applies, whatever is learnt later)
         or unpin it."""
-        entry = self.find(rule_id)
-        data = self._read(self.rules_path)
-        kept = {str(i) for i in data.get("pinned", [])}
-        if pinned:  # one pinned rule a kind
-            same = {e.rule.id for e in self.entries() if e.rule.subtask == entry.rule.subtask}
-            kept = (kept - same) | {rule_id}
-        else:
-            kept.discard(rule_id)
-        self._write(self.rules_path, {**data, "version": RULES_VERSION, "pinned": sorted(kept)})
+        with store_lock(self.rules_path):
+            entry = self.find(rule_id)
+            data = self._read(self.rules_path)
+            kept = {str(i) for i in self._list(self.rules_path, "pinned")}
+            if pinned:  # one pinned rule a kind
+                kind = entry.rule.subtask
+                same = {e.rule.id for e in self.entries() if e.rule.subtask == kind}
+                kept = (kept - same) | {rule_id}
+            else:
+                kept.discard(rule_id)
+            self._write(self.rules_path, {**data, "version": RULES_VERSION, "pinned": sorted(kept)})
         return entry
 
     def undo(self, rule_id: str) -> Entry:
@@ -174,15 +190,18 @@ class RuleBook:
 
     def add_mined(self, rules: Iterable[Rule], learned_at_runs: int | None = None) -> None:
         """Keep mined rules (and, after an induction, how many runs it had seen)."""
-        data = self._read(self.rules_path)
-        kept = {r.id: r for r in self.mined()}
-        for rule in rules:
-            kept[rule.id] = rule
-        mined = [r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in kept.values()]
-        update: dict[str, Any] = {"version": RULES_VERSION, "rules": mined}
-        if learned_at_runs is not None:
-            update["learned_at_runs"] = learned_at_runs
-        self._write(self.rules_path, {**data, **update})
+        with store_lock(self.rules_path):
+            data = self._read(self.rules_path)
+            kept = {r.id: r for r in self.mined()}
+            for rule in rules:
+                kept[rule.id] = rule
+            mined = [
+                r.model_dump(mode="json", by_alias=True, exclude_none=True) for r in kept.values()
+            ]
+            update: dict[str, Any] = {"version": RULES_VERSION, "rules": mined}
+            if learned_at_runs is not None:
+                update["learned_at_runs"] = learned_at_runs
+            self._write(self.rules_path, {**data, **update})
 
     def learning_due(self, runs: int, every: int) -> bool:
         """Whether `every` runs have been recorded since the last induction."""
@@ -196,7 +215,7 @@ class RuleBook:
 
     def rejected_before(self) -> set[str]:
         """The ids of proposals verification turned down (learning.json)."""
-        kept = self._read(self.folder / "learning.json").get("decisions", [])
+        kept = self._decisions()
         return {
             str(d["rule"]["id"])
             for d in kept
@@ -209,10 +228,20 @@ class RuleBook:
 
     def record_decisions(self, decisions: Iterable[Decision]) -> None:
         """Keep what verification decided (learning.json, the latest MAX_DECISIONS)."""
-        path = self.folder / "learning.json"
-        kept = list(self._read(path).get("decisions", []))
-        kept += [d.to_json() for d in decisions]
-        self._write(path, {"version": 1, "decisions": kept[-MAX_DECISIONS:]})
+        with store_lock(self.learning_path):
+            kept = self._decisions()
+            kept += [d.to_json() for d in decisions]
+            self._write(self.learning_path, {"version": 1, "decisions": kept[-MAX_DECISIONS:]})
+
+    def _decisions(self) -> list[Any]:
+        """learning.json's decisions. It is layerpath's own record, not the user's work:
+        one that cannot be read is moved aside (and said so) and learning starts afresh."""
+        try:
+            return list(self._list(self.learning_path, "decisions"))
+        except BadInput as exc:
+            backup = backed_up(self.learning_path)
+            log.warning("%s It was kept as %s; learning starts afresh.", exc, backup)
+            return []
 
     def _save_actions(self, actions: Iterable[Action]) -> None:
         self._write(
@@ -220,11 +249,24 @@ class RuleBook:
             {"version": ACTIONS_VERSION, "actions": [a.to_json() for a in actions]},
         )
 
+    def _check_free(self, action: Action) -> None:
+        """An action's name (and its parts' ids) name no shipped or learnt rule: `rules
+        disable NAME` must mean one rule."""
+        taken = {r.id for r in [*self.shipped(), *self.mined()]}
+        clash = sorted({part.id for part in action.parts} & taken)
+        if clash:
+            raise BadInput(
+                f"'{shown(clash[0], 80)}' is the name of one of layerpath's rules "
+                "(`layerpath rules show` it); give the action another name."
+            )
+
     def save_action(self, action: Action) -> None:
         """Keep the action (saving a name again replaces that action)."""
-        actions = self.actions()
-        actions[action.name] = action
-        self._save_actions(actions.values())
+        self._check_free(action)
+        with store_lock(self.actions_path):
+            actions = self.actions()
+            actions[action.name] = action
+            self._save_actions(actions.values())
 
     def import_action(self, data: bytes, name: str | None = None, replace: bool = False) -> Action:
         """Add an action from an exported file's bytes (under `name` when given); a bad
@@ -232,17 +274,20 @@ class RuleBook:
         action = import_json(data, self.registry)
         if name:
             action = action.renamed(name)
-        if action.name in self.actions() and not replace:
-            raise BadInput(
-                f"There is already an action '{action.name}'; import it under another name, "
-                "or replace it."
-            )
-        self.save_action(action)
+        with store_lock(self.actions_path):
+            if action.name in self.actions() and not replace:
+                raise BadInput(
+                    f"There is already an action '{action.name}'; import it under another "
+                    "name (--as NAME), or replace it (--replace)."
+                )
+            self.save_action(action)
         return action
 
-    def export_action(self, name: str, path: Path) -> Path:
-        """Write the action to `path` as schema-versioned JSON."""
+    def export_action(self, name: str, path: Path, replace: bool = False) -> Path:
+        """Write the action to `path` as schema-versioned JSON: never into layerpath's
+        own folders, nor over an existing file unless `replace`."""
         text = export_json(self.action(name)).encode("utf-8")
+        check_output(path, replace=replace)
         return write_atomically(path, lambda file: file.write(text))
 
     def action(self, name: str) -> Action:
@@ -253,17 +298,20 @@ class RuleBook:
         return actions[name]
 
     def delete_action(self, name: str) -> None:
-        self.action(name)
-        self._save_actions(a for a in self.actions().values() if a.name != name)
+        with store_lock(self.actions_path):
+            self.action(name)
+            self._save_actions(a for a in self.actions().values() if a.name != name)
 
     def rename_action(self, old: str, new: str) -> Action:
-        actions = self.actions()
-        renamed = self.action(old).renamed(new)
-        if renamed.name != old and renamed.name in actions:
-            raise BadInput(
-                f"There is already an action '{renamed.name}'; delete or rename it first."
-            )
-        self._save_actions(renamed if a.name == old else a for a in actions.values())
+        with store_lock(self.actions_path):
+            actions = self.actions()
+            renamed = self.action(old).renamed(new)
+            if renamed.name != old and renamed.name in actions:
+                raise BadInput(
+                    f"There is already an action '{renamed.name}'; delete or rename it first."
+                )
+            self._check_free(renamed)
+            self._save_actions(renamed if a.name == old else a for a in actions.values())
         return renamed
 
 

@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from layerpath.engine.io import write_atomically
+from layerpath.files import write_atomically
 from layerpath.engine.rulebook import RuleBook
 from layerpath.engine.traces import user_traces
 from layerpath.engine.trajectories import as_lines, export

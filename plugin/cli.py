@@ -179,13 +179,27 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _parse_masks(items: Sequence[str]) -> dict[str, Path]:
+def _parse_masks(items: Sequence[str], references: Sequence[str] = ()) -> dict[str, Path]:
+    """`NAME=PATH` masks by name: each name once, and none the name of a reference
+    (`references`), so a name means one thing."""
     masks: dict[str, Path] = {}
     for item in items:
         name, sep, path = item.partition("=")
-        if not sep or not name.strip() or not path:
-            raise BadInput(f"--mask '{item}' should be NAME=PATH, e.g. --mask cat=cat.png")
-        masks[name.strip()] = Path(path)
+        name = name.strip()
+        if not sep or not name or not path:
+            raise BadInput(f"--mask '{shown(item)}' should be NAME=PATH, e.g. --mask cat=cat.png")
+        if name.lower() in (n.lower() for n in masks):
+            raise BadInput(
+                f"Two masks are named '{shown(name, 80)}'; give each its own name, or "
+                "merge them into one picture."
+            )
+        if name.lower() in (r.lower() for r in references):
+            raise BadInput(
+                f"'{shown(name, 80)}' names both a mask and a reference; give them "
+                f"different names (e.g. --mask {shown(name, 80)}=… --ref "
+                f"{shown(name, 80)}_ref=…)."
+            )
+        masks[name] = Path(path)
     return masks
 
 
@@ -341,8 +355,8 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     """Run the instruction (or replay `action`) on the image and write the result."""
     if not 0.0 <= args.alpha <= 2.0:
         raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
-    mask_files = _parse_masks(args.mask)
     references = parse_refs(getattr(args, "ref", None))
+    mask_files = _parse_masks(args.mask, list(references))
     inputs = [args.image, *mask_files.values(), *_ref_files(getattr(args, "ref", None))]
     settings = load_settings()
     if getattr(args, "no_reflection", False):

@@ -10,12 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from layerpath.engine.actions import action_from_report
+from layerpath.engine.actions import MAX_FILE_BYTES, action_from_report
 from layerpath.engine.induction import Decision
 from layerpath.engine.learning import learning_lock
 from layerpath.engine.rulebook import Entry, RuleBook
 from layerpath.engine.types import Mode, SubtaskKind
-from layerpath.errors import BadInput, shown
+from layerpath.errors import BadInput
+from layerpath.files import read_bytes, read_json
 from layerpath.settings import load_settings
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
@@ -77,6 +78,7 @@ def add_parsers(sub: Any) -> None:
     export = command.add_parser("export", help="write an action to a file to share")
     export.add_argument("name")
     export.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.json")
+    export.add_argument("--force", action="store_true", help="replace FILE.json if it exists")
     imported = command.add_parser("import", help="add an action from a file")
     imported.add_argument("file", type=Path)
     imported.add_argument("--as", dest="rename", metavar="NAME", help="save it under this name")
@@ -219,14 +221,9 @@ def cmd_learn(args: argparse.Namespace) -> int:
 
 
 def _read_report(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise BadInput(
-            f"No run report at {path}; write one with `layerpath edit ... --report`."
-        ) from exc
-    except (OSError, ValueError) as exc:
-        raise BadInput(f"Cannot read the run report {path}: {shown(str(exc), 160)}.") from exc
+    if not path.exists() and not path.is_symlink():
+        raise BadInput(f"No run report at {path}; write one with `layerpath edit ... --report`.")
+    return read_json(path, "run report")
 
 
 def cmd_actions(args: argparse.Namespace, edit: Callable[..., int]) -> int:
@@ -266,14 +263,11 @@ def cmd_actions(args: argparse.Namespace, edit: Callable[..., int]) -> int:
         args.instruction = f"action: {action.name}"
         return edit(args, action)
     if command == "export":
-        book.export_action(args.name, args.output)
+        book.export_action(args.name, args.output, args.force)
         print(f"exported '{args.name}' to {args.output}")
         return 0
     if command == "import":
-        try:
-            data = args.file.read_bytes()
-        except OSError as exc:
-            raise BadInput(f"Cannot read {args.file}: {exc.strerror or exc}.") from exc
+        data = read_bytes(args.file, "action file", MAX_FILE_BYTES)
         action = book.import_action(data, args.rename, args.replace)
         print(f"imported action '{action.name}': {action.describe()}")
         return 0

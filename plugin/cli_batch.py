@@ -10,7 +10,7 @@ from typing import Any
 from layerpath.engine.batch import FORMATS, SHEET, SUMMARY, BatchSpec, Progress, collect, run_batch
 from layerpath.engine.references import parse_refs
 from layerpath.engine.types import Mode
-from layerpath.errors import BadInput, printable
+from layerpath.errors import BadInput, printable, shown
 from layerpath.settings import load_settings
 
 
@@ -123,7 +123,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
                 say(f"{progress.finished} of {progress.total} photos finished earlier; going on")
             return
         outcome = progress.outcome
-        name = Path(outcome.source).name
+        name = shown(Path(outcome.source).name, 200)
         if not outcome.ok:
             what = "partly done" if outcome.data is not None else "FAILED"
             say(f"{name}: {what}: {printable(outcome.message)}")

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from layerpath.engine.io import write_atomically
 from layerpath.engine.traces import user_traces
 from layerpath.engine.trajectories import FORMATS, as_lines, export
 from layerpath.errors import BadInput
+from layerpath.files import check_output, write_atomically
 from layerpath.plugin.cli_actions import rule_book
 
 
@@ -24,6 +24,7 @@ def add_parser(sub: Any) -> None:
         "dpo: accepted over turned-down paths of one subtask",
     )
     export.add_argument("-o", "--out", required=True, type=Path, metavar="FILE")
+    export.add_argument("--force", action="store_true", help="replace FILE if it exists")
     export.add_argument(
         "--min-reward", type=float, default=0.5, help="sft: the reward an example needs"
     )
@@ -34,7 +35,8 @@ def add_parser(sub: Any) -> None:
     tune.add_argument("--data", required=True, type=Path, metavar="FILE")
     tune.add_argument("--model", required=True, type=Path, metavar="DIR")
     tune.add_argument("-o", "--out", required=True, type=Path, metavar="DIR")
-    tune.add_argument("--epochs", type=int, default=3)
+    tune.add_argument("--force", action="store_true", help="write into DIR though it is not empty")
+    tune.add_argument("--epochs", type=int, default=3, help="passes over the data, 1 to 100")
     tune.add_argument("--learning-rate", type=float, default=5e-4)
 
 
@@ -42,13 +44,16 @@ def cmd_traces(args: Any) -> int:
     if args.traces_command == "finetune":
         from layerpath.plugin.finetune import finetune
 
-        summary = finetune(args.data, args.model, args.out, args.epochs, args.learning_rate)
+        summary = finetune(
+            args.data, args.model, args.out, args.epochs, args.learning_rate, replace=args.force
+        )
         losses = summary["losses"]
         print(
             f"fine-tuned on {summary['examples']} examples, loss {losses[0]:.3f} -> "
             f"{losses[-1]:.3f} -> {args.out}"
         )
         return 0
+    check_output(args.out, replace=args.force)
     store = user_traces(None)
     if store is None or not store.usable:
         raise BadInput("The trace database cannot be read; no runs were recorded here.")

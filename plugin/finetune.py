@@ -15,22 +15,37 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from layerpath.errors import BadInput
+from layerpath.errors import BadInput, shown
+from layerpath.files import check_output, parse_json, read_bytes
 
 log = logging.getLogger(__name__)
+
+#: the largest SFT export read (a real one is a few megabytes)
+MAX_DATA_BYTES = 512_000_000
+MAX_EPOCHS = 100
 
 
 def read_examples(path: Path) -> list[dict[str, Any]]:
     """The SFT examples of an export, each checked: a clear error names a bad line."""
     examples = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    data = read_bytes(path, "training data", MAX_DATA_BYTES)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{path} is not UTF-8 text; export it with --format sft.") from exc
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            example = json.loads(line)
+            example = parse_json(line, f"{path}, line {number},")
             roles = [m["role"] for m in example["messages"]]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise BadInput(f"{path}, line {number}: not a chat example ({exc}).") from exc
+            if not all(isinstance(m["content"], str) for m in example["messages"]):
+                raise TypeError("a message's content is not text")
+            float(example.get("weight", 1.0))
+        except (BadInput, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise BadInput(
+                f"{path}, line {number}: not a chat example ({shown(str(exc), 120)})."
+            ) from exc
         if roles[-1:] != ["assistant"]:
             raise BadInput(f"{path}, line {number}: the last message is not the answer.")
         examples.append(example)
@@ -67,10 +82,11 @@ def encode(tokenizer: Any, example: dict[str, Any], max_tokens: int) -> dict[str
 
 def finetune(
     data: Path, model: Path, out: Path, epochs: int = 3, learning_rate: float = 5e-4,
-    batch_size: int = 4, max_tokens: int = 1024, seed: int = 0,
+    batch_size: int = 4, max_tokens: int = 1024, seed: int = 0, replace: bool = False,
 ) -> dict[str, Any]:  # fmt: skip
     """Fine-tune the model folder `model` on the SFT export `data`; the result (weights,
-    tokenizer, training.json with the losses) in `out`."""
+    tokenizer, training.json with the losses) in `out`, a new or empty folder (or, with
+    `replace`, one whose files may be written over) that is neither the model's nor in it."""
     try:
         import torch
         from transformers import (
@@ -85,11 +101,20 @@ def finetune(
             "Fine-tuning needs PyTorch and transformers: pip install torch (the build for "
             'your machine), then pip install -e ".[ml]".'
         ) from exc
+    if not 1 <= epochs <= MAX_EPOCHS:
+        raise BadInput(f"--epochs is the number of passes over the data: 1 to {MAX_EPOCHS}.")
     if not (Path(model) / "config.json").is_file():
         raise BadInput(f"{model} is not a model folder (no config.json).")
     examples = read_examples(data)
-    tokenizer = AutoTokenizer.from_pretrained(model)
-    network = AutoModelForCausalLM.from_pretrained(model)
+    check_output(out, inputs=[data, model], replace=replace, folder=True)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model)
+        network = AutoModelForCausalLM.from_pretrained(model)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise BadInput(
+            f"{model} is not a causal language model transformers can load "
+            f"({shown(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 160)})."
+        ) from exc
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     rows = [encode(tokenizer, e, max_tokens) for e in examples]
 

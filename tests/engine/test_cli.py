@@ -93,7 +93,7 @@ def test_edit_exit_codes_and_messages(
     assert main(["edit", str(image), "remove the ball", "--mask", "ball", "-o", str(out)]) == 2
     assert "NAME=PATH" in capsys.readouterr().err
     assert main(["edit", str(image), "remove the ball", "-o", str(image)]) == 2
-    assert "is an input file" in capsys.readouterr().err
+    assert "is one of this command's inputs" in capsys.readouterr().err
     # a subtask that fails (unknown object) exits 1 but still writes the rest
     code = main(
         [

@@ -55,7 +55,7 @@ def test_a_report_named_like_an_input_or_the_output_is_refused_before_any_tool_r
     before = {p: digest(p) for p in [image, *masks.values()]}
     assert edit(image, masks, "-o", str(out), "--report", str(report)) == 2
     err = capsys.readouterr().err
-    assert ("is an input file" in err) and ran_no_tool(err), err
+    assert ("is one of this command's inputs" in err) and ran_no_tool(err), err
     assert before == {p: digest(p) for p in before} and not out.exists()
 
 

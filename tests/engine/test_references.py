@@ -176,7 +176,7 @@ def test_references_that_cannot_be_used_are_refused_before_any_tool_runs(
     (tmp_path / "data.csv").write_text("a,b")
     for given, said in [
         ("1st=" + str(chip), "cannot name a reference"),
-        ("chip=" + str(tmp_path / "nope.jpg"), "is not a file"),
+        ("chip=" + str(tmp_path / "nope.jpg"), "does not exist"),
         ("table=" + str(tmp_path / "data.csv"), "is not a picture"),
         ("long=" + str(tmp_path / "long.txt"), "a reference note holds a few words"),
         ("chip", "--ref wants NAME=FILE"),

@@ -36,7 +36,7 @@ def test_roundtrip_in_config_dir(isolated_dirs: Path) -> None:
 def test_broken_or_newer_file_is_a_clear_error() -> None:
     settings_path().parent.mkdir(parents=True)
     settings_path().write_text("{not json")
-    with pytest.raises(BadInput, match="Fix or delete"):
+    with pytest.raises(BadInput, match="Fix it, or delete"):
         load_settings()
     settings_path().write_text(json.dumps({"schema_version": 99}))
     with pytest.raises(BadInput, match="newer layerpath"):
