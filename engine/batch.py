@@ -34,8 +34,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 from filelock import FileLock, Timeout
@@ -485,7 +486,7 @@ def process(
             outcome = PhotoOutcome(str(item.source), False, 0, 0, 0.0, 0.0, str(exc))
             built = 0.0
         except Exception as exc:  # a photo's crash stops no batch
-            log.exception("batch: %s crashed", item.source)
+            log.info("batch: %s crashed", item.source, exc_info=True)
             outcome = PhotoOutcome(
                 str(item.source), False, 0, 0, 0.0, 0.0, f"crashed: {type(exc).__name__}: {exc}"
             )
@@ -850,13 +851,16 @@ def _sweep_leftovers(out_dir: Path, items: Sequence[BatchItem]) -> None:
             sweep_leftovers(out_dir / THUMBS / f"{item.stem}.{which}.jpg", older_than=0)
 
 
+def _put(data: bytes, file: BinaryIO) -> None:
+    file.write(data)
+
+
 def _write_thumbs(out_dir: Path, item: BatchItem, outcome: PhotoOutcome) -> None:
     folder = out_dir / THUMBS
     folder.mkdir(exist_ok=True)
     for which, data in (("before", outcome.before), ("after", outcome.after)):
         if data is not None:
-            target = folder / f"{item.stem}.{which}.jpg"
-            write_atomically(target, lambda file, data=data: file.write(data))
+            write_atomically(folder / f"{item.stem}.{which}.jpg", partial(_put, data))
 
 
 # --- the summary ------------------------------------------------------------------------------

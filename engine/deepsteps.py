@@ -86,8 +86,12 @@ class DeepTrack:
         inputs = {k: a.value for k, a in node.parent.state.items()}
         try:
             answer = redo(ctx, inputs, node.result.params, self.image)
-        except Exception:
-            log.exception("%s could not work its step out at 16 bits", node.tool.name)
+        except Exception as exc:
+            log.warning(
+                "%s could not work its step out at 16 bits (%s: %s); its 8-bit result stands",
+                node.tool.name, type(exc).__name__, exc,
+            )  # fmt: skip
+            log.info("the traceback:", exc_info=True)
             return None
         ok = isinstance(answer, np.ndarray) and answer.dtype == np.uint16
         return answer if ok else None

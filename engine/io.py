@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
-from PIL import Image, UnidentifiedImageError
+from PIL import Image, ImageOps, UnidentifiedImageError
 
 from layerpath.engine.deep import (
     eight_bit,
@@ -441,26 +441,122 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
     except OSError as exc:
         raise BadInput(f"Cannot read the picture {path}: {exc.strerror or exc}.") from exc
     picture, deep = _open_pil(path, data, max_pixels)
+    icc, exif = _metadata(picture)
+    picture, icc = _in_rgb(picture, icc)
     pixels = rgba8(picture) if deep is None else eight_bit(deep)
+    turn = _orientation(exif)
     encoded = None
-    if picture.format == "PNG":
+    if turn != 1:  # as every viewer shows it: the layers, the masks and the output agree
+        pixels = upright(pixels, turn)
+        deep = None if deep is None else upright(deep, turn)
+        exif = _with_orientation(exif, 1)
+    elif picture.format == "PNG" and icc is picture.info.get("icc_profile"):
         encoded = data
         pixels.flags.writeable = False  # the layer must stay what the file holds
     layer = PixelLayer("Original", pixels, encoded=encoded, deep=deep)
-    return LayeredImage(pixels.shape[1], pixels.shape[0], [layer], *_metadata(picture))
+    return LayeredImage(pixels.shape[1], pixels.shape[0], [layer], icc, exif)
+
+
+#: EXIF's Orientation tag, and how each value's picture is turned upright
+ORIENTATION = 0x0112
+
+
+def upright(pixels: np.ndarray, orientation: int) -> np.ndarray:
+    """Pixels (rows, columns, ...) as EXIF `orientation` says they are shown (1-8, as
+    Pillow's ImageOps.exif_transpose turns them)."""
+    turned = {
+        2: lambda a: a[:, ::-1],
+        3: lambda a: a[::-1, ::-1],
+        4: lambda a: a[::-1],
+        5: lambda a: a.swapaxes(0, 1),
+        6: lambda a: np.rot90(a, -1),
+        7: lambda a: np.rot90(a, 2).swapaxes(0, 1),
+        8: lambda a: np.rot90(a, 1),
+    }.get(orientation)
+    return pixels if turned is None else np.ascontiguousarray(turned(pixels))
+
+
+def _orientation(exif: bytes | None) -> int:
+    if not exif:
+        return 1
+    found = Image.Exif()
+    try:
+        found.load(exif[len(EXIF_HEADER) :] if exif.startswith(EXIF_HEADER) else exif)
+        value = int(found.get(ORIENTATION, 1))
+    except (ValueError, TypeError, OSError, SyntaxError, struct.error):
+        return 1
+    return value if 1 <= value <= 8 else 1
+
+
+def _with_orientation(exif: bytes | None, orientation: int) -> bytes | None:
+    """The EXIF block with its Orientation set (the rest as it was)."""
+    if not exif:
+        return exif
+    found = Image.Exif()
+    found.load(exif[len(EXIF_HEADER) :])
+    found[ORIENTATION] = orientation
+    return EXIF_HEADER + found.tobytes()
+
+
+def _icc_space(icc: bytes | None) -> str | None:
+    """The colour space an ICC profile is for ('RGB', 'CMYK', 'GRAY', ...), from its
+    header."""
+    if not icc or len(icc) < 20:
+        return None
+    return icc[16:20].decode("ascii", "replace").strip()
+
+
+def _in_rgb(picture: Image.Image, icc: bytes | None) -> tuple[Image.Image, bytes | None]:
+    """The picture ready to become RGB(A) pixels, and the profile those pixels carry: a
+    CMYK picture converted through its own profile to sRGB (a CMYK profile on RGB
+    pixels would be wrong everywhere), a profile for another colour space (a grey one)
+    dropped, an RGB one kept."""
+    space = _icc_space(icc)
+    if picture.mode == "CMYK":
+        if space == "CMYK":
+            from PIL import ImageCms
+
+            try:
+                source = ImageCms.ImageCmsProfile(io.BytesIO(icc or b""))
+                srgb = ImageCms.createProfile("sRGB")
+                converted = ImageCms.profileToProfile(picture, source, srgb, outputMode="RGB")
+                if converted is not None:
+                    return converted, None
+            except (ImageCms.PyCMSError, OSError):
+                pass
+        return picture.convert("RGB"), None
+    return picture, (icc if space in (None, "RGB") else None)
 
 
 #: how an EXIF block starts in a JPEG (and in LayeredImage.exif)
 EXIF_HEADER = b"Exif\x00\x00"
 
 
+#: the tags of a TIFF's first directory that describe the photo, not how its pixels are
+#: stored (those, PhotometricInterpretation and the like, are never written as EXIF)
+_DESCRIBING = (0x010E, 0x010F, 0x0110, ORIENTATION, 0x0131, 0x0132, 0x013B, 0x8298)
+#: the EXIF and GPS directories a TIFF's first directory points to
+_EXIF_DIRECTORIES = (0x8769, 0x8825)
+
+
 def _metadata(picture: Image.Image) -> tuple[bytes | None, bytes | None]:
     """The file's ICC profile and EXIF block (None where it has none); the EXIF block
-    starts with EXIF_HEADER, as in a JPEG."""
+    starts with EXIF_HEADER, as in a JPEG. A TIFF's own tags are not EXIF: only those
+    describing the photo, and its EXIF and GPS directories, are kept."""
     icc = picture.info.get("icc_profile") or None
     exif = picture.info.get("exif")
     if not isinstance(exif, bytes):
         found = picture.getexif()
+        if picture.format == "TIFF":
+            kept = Image.Exif()
+            for tag in _DESCRIBING:
+                if tag in found:
+                    kept[tag] = found[tag]
+            for tag in _EXIF_DIRECTORIES:
+                directory = found.get_ifd(tag)
+                if directory:
+                    kept[tag] = dict(directory)
+            found = kept
         exif = found.tobytes() if len(found) else None
     if exif and not exif.startswith(EXIF_HEADER):
         exif = EXIF_HEADER + exif
@@ -506,10 +602,18 @@ def read_mask(path: Path, size: tuple[int, int], name: str) -> np.ndarray:
     """A mask PNG: white (or opaque, where the PNG has transparency) is inside."""
     regular_file(Path(path), f"mask '{name}'")
     image, _ = _open_pil(Path(path), smallest=1)  # (its size is compared with the picture's)
+    if _orientation(_metadata(image)[1]) != 1:  # (saved by a camera app: as viewers show it)
+        image = ImageOps.exif_transpose(image)
     if image.size != size:
+        turned = (
+            " (the picture is turned upright by its EXIF orientation, as viewers show it;"
+            " draw the mask on the picture as shown)"
+            if image.size == (size[1], size[0])
+            else ""
+        )
         raise BadInput(
             f"The mask '{name}' ({path}) is {image.size[0]}x{image.size[1]} but the image is "
-            f"{size[0]}x{size[1]}. Export the mask at the image's size."
+            f"{size[0]}x{size[1]}{turned}. Export the mask at the image's size."
         )
     alpha = np.asarray(image.getchannel("A")) if "A" in image.getbands() else None
     if alpha is not None and (alpha < 255).any():

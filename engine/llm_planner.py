@@ -23,7 +23,7 @@ from layerpath.engine.planner import Plan, order_subtasks, plan_offline
 from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
 from layerpath.errors import PlannerError, UnsupportedInstruction, shown
 from layerpath.settings import LlmSettings, Settings
-from layerpath.settings.secrets import get_api_key, redact, remember_secret
+from layerpath.settings.secrets import get_api_key, missing_key, redact, remember_secret
 from layerpath.tools.adjust import adjustment_ops, adjustment_problem
 from layerpath.tools.endpoint import image_data_url, openai_client
 from layerpath.tools.looks import looks
@@ -97,6 +97,8 @@ class LlmPlanner:
 
     def __init__(self, settings: LlmSettings, api_key: str | None, client: Any = None) -> None:
         self.settings = settings
+        # (said beside a failure: a 401 alone does not tell a user no key was sent)
+        self.no_key = None if api_key else missing_key(settings.base_url)
         if api_key:
             remember_secret(api_key)
         self.client = client or openai_client(settings.base_url, api_key, settings.timeout_s)
@@ -171,7 +173,7 @@ def llm_planner_with_fallback(
     planner: LlmPlanner,
 ) -> Callable[[EditRequest, Callable[[object], None]], Plan]:
     """The engine's planner: the LLM first, the offline grammar when the LLM cannot."""
-    from openai import APIError
+    from openai import APIError, AuthenticationError, PermissionDeniedError
 
     def plan(request: EditRequest, on_event: Callable[[object], None]) -> Plan:
         if not request.prompt.strip():
@@ -181,6 +183,8 @@ def llm_planner_with_fallback(
         except (PlannerError, APIError) as exc:
             reason = redact(shown((str(exc).splitlines() or [""])[0], 200))
             warning = f"The LLM planner failed ({reason}); planned offline instead."
+            if planner.no_key and isinstance(exc, (AuthenticationError, PermissionDeniedError)):
+                warning += f" {planner.no_key}"
             log.warning(warning)
             offline = plan_offline(request.prompt)
             return Plan(offline.subtasks, (warning, *offline.warnings), "offline (LLM fallback)")

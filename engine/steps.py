@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from layerpath.deadline import Overdue, limited
+from layerpath.deadline import Abandoned, Overdue, limited
 from layerpath.engine import events, reflection
 from layerpath.engine.checks.verdict import Opinion, Verdict
 from layerpath.engine.experts import objections
@@ -260,7 +260,12 @@ class StepRunner:
                 cancelled=lambda: given_up.is_set() or self.ctx.cancelled(),
             )
             values = {k: state[k].value for k in tool.spec.inputs}
-            out = limited(limit, lambda: tool.run(ctx, values, params), given_up.set)
+            out = limited(
+                limit,
+                lambda: tool.run(ctx, values, params),
+                given_up.set,
+                abandon=self.ctx.cancelled,  # Ctrl-C, Cancel: given up within a second or two
+            )
             wrong = _malformed(tool, out, state)
             if wrong is not None:
                 raise ToolFailed(f"{tool.name} {wrong}")
@@ -281,6 +286,10 @@ class StepRunner:
             raise
         except Cancelled:
             raise
+        except Abandoned as exc:
+            raise Cancelled(
+                f"Cancelled by the user during {tool.name}; the steps already done are kept."
+            ) from exc
         except ToolFailed as exc:
             error = str(exc)
         except Overdue:
@@ -290,7 +299,8 @@ class StepRunner:
                 "tool_timeout_s setting)"
             )
         except (Exception, SystemExit) as exc:  # a tool bug must not take the host down
-            log.exception("tool %s crashed", tool.name)
+            # the reason goes in the run and its report; the traceback with -v
+            log.info("tool %s crashed", tool.name, exc_info=True)
             error = f"{tool.name} crashed: {type(exc).__name__}: {exc}"
         seconds = time.perf_counter() - started
         if error is None:
@@ -311,7 +321,7 @@ class StepRunner:
                 quality, reason, final = verdict.score, verdict.reason, verdict.final
                 opinions = verdict.opinions
             except Exception as exc:  # a result the checks cannot read is not vouched for
-                log.exception("checking %s's result failed", tool.name)
+                log.info("checking %s's result failed", tool.name, exc_info=True)
                 error = f"the checks could not judge {tool.name}'s result: {exc}"
         if error is None and {ArtifactKind.MASK, ArtifactKind.BOXES} & set(produced):
             self.found_any = True

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from layerpath.engine import events
-from layerpath.engine.actions import Action
+from layerpath.engine.actions import MAX_FILE_BYTES, Action
 from layerpath.engine.document import Document
 from layerpath.engine.executor import Engine
 from layerpath.engine.learning import learn_in_background
@@ -28,6 +28,7 @@ from layerpath.engine.types import (
     ToolSpec,
 )
 from layerpath.errors import LayerpathError
+from layerpath.files import read_bytes
 from layerpath.gui.qt import Qt, QtGui, QtWidgets, Signal
 from layerpath.gui.references import ReferenceSlots
 from layerpath.gui.steps import StepList, expert_details
@@ -764,9 +765,11 @@ class Panel(QtWidgets.QWidget):
             self._show_error(str(exc))
         self.refresh_actions()
 
-    def export_action(self, name: str, path: Path) -> None:
+    def export_action(self, name: str, path: Path, replace: bool = True) -> None:
+        """Write the action to a file (the file dialog has asked before replacing one;
+        layerpath's own stores are never written over)."""
         try:
-            self._book().export_action(name, path)
+            self._book().export_action(name, path, replace)
         except (LayerpathError, OSError) as exc:
             self._show_error(f"Could not export '{name}': {exc}")
             return
@@ -775,7 +778,8 @@ class Panel(QtWidgets.QWidget):
     def import_action(self, path: Path, replace: bool = False) -> None:
         """Add an action from a file; a bad file is refused and changes nothing."""
         try:
-            action = self._book().import_action(path.read_bytes(), replace=replace)
+            data = read_bytes(path, "action file", MAX_FILE_BYTES)
+            action = self._book().import_action(data, replace=replace)
         except (LayerpathError, OSError) as exc:
             self._show_error(f"Could not import {path.name}: {exc}")
             return

@@ -8,10 +8,10 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from layerpath.files import write_atomically
 from layerpath.engine.rulebook import RuleBook
 from layerpath.engine.traces import user_traces
 from layerpath.engine.trajectories import as_lines, export
+from layerpath.files import write_atomically
 from layerpath.gui.qt import QtWidgets, Signal
 from layerpath.gui.worker import RunController
 from layerpath.settings import CloudSettings, LlmSettings, Settings, save_settings

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -47,25 +48,65 @@ def within(seconds: float, call: Callable[[], T], stop: Callable[[], object] | N
     return answer["value"]
 
 
-def limited(seconds: float, call: Callable[[], T], stop: Callable[[], object] | None = None) -> T:
-    """`call()` run on this thread, given up after `seconds`: then `stop` is called (a
-    flag the work checks) and Overdue is raised in this thread, which Python delivers
-    as soon as the work runs Python code again (a tool stuck inside one long C call is
-    stopped when that call returns). The work stays on the caller's thread: libraries
-    that keep state per thread (RapidOCR inside Krita read no text about one run in
-    three when each call ran on a thread of its own) see the thread they always see."""
+class Abandoned(Exception):
+    """The work was given up because the user asked to stop (`limited`'s `abandon`)."""
+
+
+#: how long work told to stop may take to stop on its own before it is interrupted
+GRACE_S = 1.0
+
+
+def limited(
+    seconds: float,
+    call: Callable[[], T],
+    stop: Callable[[], object] | None = None,
+    abandon: Callable[[], bool] | None = None,
+    grace_s: float = GRACE_S,
+) -> T:
+    """`call()` run on this thread, given up after `seconds` (Overdue), or `grace_s`
+    after `abandon()` turns true (Abandoned: the user asked to stop, and the work did
+    not end on its own): then `stop` is called (a flag the work checks) and the
+    exception is raised in this thread, which Python delivers as soon as the work runs
+    Python code again (a tool stuck inside one long C call is stopped when that call
+    returns). The work stays on the caller's thread: libraries that keep state per
+    thread (RapidOCR inside Krita read no text about one run in three when each call
+    ran on a thread of its own) see the thread they always see."""
     target = threading.get_ident()
     lock = threading.Lock()
-    state = {"finished": False, "fired": False}
+    state: dict[str, Any] = {"finished": False, "fired": None}
     done = threading.Event()
+    deadline = time.monotonic() + seconds
+
+    def why_stop(asked_at: float | None) -> str | None:
+        now = time.monotonic()
+        if now >= deadline:
+            return "overdue"
+        if asked_at is not None and now - asked_at >= grace_s:
+            return "abandoned"
+        return None
 
     def watch() -> None:
-        if done.wait(seconds):
-            return
+        asked_at = None
+        while True:
+            step = deadline - time.monotonic()
+            if abandon is not None:
+                step = min(step, 0.05)
+            if done.wait(max(0.0, step)):
+                return
+            if asked_at is None and abandon is not None and abandon():
+                asked_at = time.monotonic()
+                if stop is not None:  # (a tool that checks its flag ends at once)
+                    try:
+                        stop()
+                    except Exception:
+                        pass
+            reason = why_stop(asked_at)
+            if reason is not None:
+                break
         with lock:
             if state["finished"]:
                 return
-            state["fired"] = True
+            state["fired"] = reason
             if stop is not None:
                 try:
                     stop()
@@ -74,6 +115,11 @@ def limited(seconds: float, call: Callable[[], T], stop: Callable[[], object] | 
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
                 ctypes.c_ulong(target), ctypes.py_object(_Interrupted)
             )
+
+    def late() -> Exception:
+        if state["fired"] == "abandoned":
+            return Abandoned("given up: the user asked to stop")
+        return Overdue(f"no answer within {seconds:g} s")
 
     watcher = threading.Thread(target=watch, name="layerpath deadline", daemon=True)
     watcher.start()
@@ -84,9 +130,9 @@ def limited(seconds: float, call: Callable[[], T], stop: Callable[[], object] | 
             fired = state["fired"]
         if fired:  # it fired as the work ended: take it back, the answer is late
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(target), None)
-            raise Overdue(f"no answer within {seconds:g} s")
+            raise late()
         return answer
     except _Interrupted:
-        raise Overdue(f"no answer within {seconds:g} s") from None
+        raise late() from None
     finally:
         done.set()

@@ -198,7 +198,7 @@ def _umask() -> int:
     return mask
 
 
-def write_atomically(path: Path, write: Callable[[BinaryIO], None]) -> Path:
+def write_atomically(path: Path, write: Callable[[BinaryIO], object]) -> Path:
     """Write a file through a temporary one beside it (an unpredictable name, created
     exclusively: nothing planted there is followed), renamed over `path` once complete,
     and removed on any failure, Ctrl-C included: `path` is either what it was or whole."""
@@ -299,7 +299,10 @@ def output_refusal(
         if os.path.lexists(path) and not replace:
             return f"{_said(path)} exists; choose another name, or add --force to replace it"
     except OSError as exc:  # (a name too long to look up, a link that loops)
-        return f"cannot write {_said(path)} ({exc.strerror or exc}); choose another name"
+        return (
+            f"cannot write into {_said(path.parent)} ({exc.strerror or exc}); choose "
+            "another (shorter) name"
+        )
     return None
 
 

@@ -294,14 +294,14 @@ def cmd_plan(args: argparse.Namespace) -> int:
 
 
 class Interrupts:
-    """Ctrl-C during a run: the first asks the engine to stop after the step it is
-    running (the finished steps are saved), a second (or SIGTERM) stops at once, and
-    the finished steps are still saved."""
+    """Ctrl-C during a run: the first asks the engine to stop (the step running is
+    given up within a second or two, the finished steps are saved), a second (or
+    SIGTERM) stops at once, and the finished steps are still saved."""
 
     def __init__(
         self,
-        message: str = "stopping after the current step (Ctrl-C again to stop at once); "
-        "the finished steps are saved",
+        message: str = "stopping: the step running now is given up, the finished steps are "
+        "saved (Ctrl-C again to stop at once)",
     ) -> None:
         self.message = message
         self.asked = False

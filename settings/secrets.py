@@ -26,6 +26,22 @@ def get_api_key(base_url: str) -> str | None:
     return key
 
 
+def missing_key(base_url: str) -> str | None:
+    """Why no API key can be given to this endpoint, in words a user can act on (None
+    when one is stored): no keyring backend works on this machine, or none is stored."""
+    try:
+        key = keyring.get_password(SERVICE, _user(base_url))
+    except keyring.errors.KeyringError:
+        return (
+            "No API key could be read: no keyring works on this machine. Start your "
+            "desktop's keyring (GNOME Keyring, KWallet), or pip install keyrings.alt for "
+            "one kept in a file, then store the key in Settings > LLM."
+        )
+    if key:
+        return None
+    return f"No API key is stored for {base_url}; store one in Settings > LLM (it is kept in the OS keyring)."
+
+
 def remember_secret(key: str) -> None:
     """Have `redact` hide this key from now on."""
     if len(key) >= 6:  # (a short 'key' would blot out ordinary words)

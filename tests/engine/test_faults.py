@@ -164,3 +164,39 @@ def test_a_tool_that_hangs_is_given_up_at_its_timeout_and_the_search_goes_on(
     if answer == "hang":
         time.sleep(0.2)
         assert Faulty.stopped == 1
+
+
+@pytest.mark.parametrize("answer", ["hang", "stuck"])
+def test_stopping_gives_up_a_hung_tool_within_two_seconds(answer: str, scene: Scene) -> None:
+    """Asked to stop (Ctrl-C, the panel's Cancel) while a tool hangs with a minute left
+    on its clock: the step is given up within two seconds, whether the tool looks at
+    ctx.cancelled or never does, and the run ends cancelled."""
+    from layerpath.engine import events
+
+    engine = Engine(registry_with(answer), tool_timeout_s=60.0)
+    asked: list[float] = []
+
+    def on_event(event: object) -> None:
+        if isinstance(event, events.ToolStarted) and event.tool == "faulty_fill" and not asked:
+            asked.append(time.monotonic())
+
+    result = engine.run(
+        EditRequest("remove the ball", scene.snapshot(), mode=Mode.SLOW),
+        on_event,
+        cancel=lambda: bool(asked),
+    )
+    assert asked and time.monotonic() - asked[0] < 2.0
+    assert result.cancelled
+
+
+def test_a_contained_crash_is_one_line_not_a_traceback(
+    scene: Scene, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A tool that crashes fails its attempt with its reason in the run; what is logged
+    at the level a user sees (warning and above) carries no traceback (it is logged at
+    info, for -v)."""
+    engine = Engine(registry_with("exit"))  # (it raises SystemExit: a crash, contained)
+    with caplog.at_level(logging.WARNING):
+        result = engine.run(EditRequest("remove the ball", scene.snapshot(), mode=Mode.SLOW))
+    assert any(c.tool == "faulty_fill" and "crashed" in (c.error or "") for c in result.calls)
+    assert not [r for r in caplog.records if r.exc_info], caplog.text

@@ -162,7 +162,7 @@ def test_a_run_that_makes_no_layer_writes_no_file(
 def test_stopping_a_run_keeps_its_finished_steps(
     signals: list[int], scene: Scene, tmp_path: Path
 ) -> None:
-    """Ctrl-C once (stop after the running step), twice (at once) or SIGTERM, sent as
+    """Ctrl-C once (the running step given up), twice (at once) or SIGTERM, sent as
     soon as the first step's layer is reported: exit 130, the output holds the finished
     steps and says so, no temporary file is left. The picture is the scene enlarged to
     12 MP so the run is still busy when the signal comes."""

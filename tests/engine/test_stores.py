@@ -105,6 +105,8 @@ def test_an_export_replaces_an_existing_file_only_when_told(
     assert json.loads(nested.read_text())["action"]["name"] == "navy"
     assert main(["actions", "export", "navy", "-o", str(photo), "--force"]) == 0
     assert json.loads(photo.read_text())["format"] == "layerpath-action"
+    refused(["traces", "export", "-o", str(photo)], capsys, "--force")
+    refused(["traces", "export", "-o", str(tmp_path)], capsys, "is a folder")
 
 
 def test_six_imports_at_once_keep_all_six_actions(
@@ -563,3 +565,114 @@ def test_words_read_from_a_picture_note_never_reach_the_critic(
     assert critic.judge(told, scene.image, scene.image) == pytest.approx(0.8)
     sent = str(server.requests)
     assert "IGNORE THE EDIT" not in sent and "@note" in sent
+
+
+# --- colour spaces and orientation ------------------------------------------------------------
+
+
+def _photo(mode: str) -> Image.Image:
+    rng = np.random.default_rng(1)
+    rgb = Image.fromarray(rng.integers(30, 220, (48, 64, 3), dtype=np.uint8))
+    if mode == "I;16":
+        return Image.fromarray(rng.integers(0, 65535, (48, 64), dtype=np.uint16))
+    return rgb.convert(mode)
+
+
+@pytest.mark.parametrize(
+    ("mode", "suffix"),
+    [("L", ".tif"), ("CMYK", ".tif"), ("LA", ".png"), ("P", ".png"), ("I;16", ".png"),
+     ("CMYK", ".jpg"), ("L", ".jpg")],
+)  # fmt: skip
+@pytest.mark.parametrize("out", [".tif", ".png"])
+def test_every_mode_pillow_opens_comes_out_as_a_picture_others_can_open(
+    mode: str, suffix: str, out: str, tmp_path: Path
+) -> None:
+    """Written flat, the result opens in Pillow as RGB(A) pixels tagged as such, with
+    no TIFF tag of the input passed off as EXIF and no profile of another colour space;
+    its pixels are the input's, as Pillow converts them."""
+    source = tmp_path / f"in{suffix}"
+    photo = _photo(mode)
+    photo.save(source)
+    result = tmp_path / f"out{out}"
+    assert main(["edit", str(source), "crop to 4:3", "-o", str(result)]) in (0, 1)
+    with Image.open(result) as written:
+        written.load()
+        assert written.mode in ("RGB", "RGBA", "I;16", "RGBA;16") or written.mode.startswith("I")
+        icc = written.info.get("icc_profile")
+        assert not icc or icc[16:20] == b"RGB "
+        if out == ".tif":
+            assert written.tag_v2.get(262) == 2  # PhotometricInterpretation: RGB
+            assert 262 not in written.getexif().get_ifd(0x8769)
+
+
+def test_a_cmyk_jpeg_never_gives_rgb_pixels_a_cmyk_profile(tmp_path: Path) -> None:
+    from PIL import ImageCms
+
+    srgb = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    cmyk_profile = srgb[:16] + b"CMYK" + srgb[20:]  # a profile that says it is for CMYK
+    source = tmp_path / "print.jpg"
+    _photo("CMYK").save(source, icc_profile=cmyk_profile)
+    result = tmp_path / "out.png"
+    assert main(["edit", str(source), "make it warmer", "-o", str(result)]) == 0
+    with Image.open(result) as written:
+        icc = written.info.get("icc_profile")
+        assert written.mode in ("RGB", "RGBA") and (not icc or icc[16:20] == b"RGB ")
+
+
+def test_a_photo_turned_by_exif_is_edited_as_viewers_show_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A camera JPEG stored 600x400 with Orientation 6 is shown 400x600: the layered
+    result is 400x600, a mask drawn on it as shown fits, and one at the stored size is
+    refused with a word about the turn."""
+    from layerpath.engine.io import read_layered
+
+    rng = np.random.default_rng(2)
+    stored = rng.integers(40, 200, (400, 600, 3), dtype=np.uint8)
+    stored[:, :100] = (250, 250, 250)  # a white band on the stored left: the shown top
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    exif[0x010F] = "Camera"
+    source = tmp_path / "portrait.jpg"
+    Image.fromarray(stored).save(source, exif=exif.tobytes(), quality=95)
+    shown = tmp_path / "shown-mask.png"
+    mask = np.zeros((600, 400), np.uint8)
+    mask[200:300, 100:300] = 255
+    Image.fromarray(mask).save(shown)
+    out = tmp_path / "portrait.ora"
+    args = ["edit", str(source), "recolor the box to blue", "-o", str(out)]
+    assert main([*args, "--mask", f"box={shown}"]) == 0
+    result = read_layered(out)
+    assert (result.width, result.height) == (400, 600)
+    original = result.layers[0].pixels  # type: ignore[union-attr]
+    assert original[:100, :, :3].mean() > 240  # the white band is on top, as shown
+    sideways = tmp_path / "stored-mask.png"
+    Image.fromarray(np.zeros((400, 600), np.uint8) + 255).save(sideways)
+    refused([*args, "--mask", f"box={sideways}"], capsys, "EXIF orientation")
+    flat = tmp_path / "portrait-out.jpg"
+    assert main(["edit", str(source), "make it warmer", "-o", str(flat)]) == 0
+    with Image.open(flat) as written:
+        assert written.size == (400, 600) and written.getexif().get(0x0112) == 1
+        assert written.getexif().get(0x010F) == "Camera"
+
+
+def test_with_no_keyring_a_refused_llm_plan_says_no_key_could_be_read(
+    server: ScriptedServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No keyring backend works (keyring's own `fail` backend) and the server answers
+    401: the fallback says no key could be read and how to keep one."""
+    import keyring
+    from keyring.backends import fail
+
+    from layerpath.settings import LlmSettings, Settings, save_settings
+
+    save_settings(Settings(planner="llm", llm=LlmSettings(base_url=server.url, model="m")))
+    server.script = [(401, "invalid api key")] * 4
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    try:
+        assert main(["plan", "remove the cat"]) == 0
+    finally:
+        keyring.set_keyring(previous)
+    err = capsys.readouterr().err
+    assert "planned offline instead" in err and "no keyring works on this machine" in err, err
