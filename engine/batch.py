@@ -53,7 +53,7 @@ from layerpath.engine.io import (
 )
 from layerpath.engine.types import Mode
 from layerpath.errors import BadInput, LayerpathError, shown
-from layerpath.files import regular_file, sweep_leftovers, write_atomically
+from layerpath.files import output_refusal, regular_file, sweep_leftovers, write_atomically
 from layerpath.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -153,6 +153,9 @@ def collect(
     overwrite a photo."""
     if fmt not in FORMATS:
         raise BadInput(f"Unknown format '{fmt}'; choose one of {', '.join(FORMATS)}.")
+    problem = output_refusal(out_dir.expanduser(), replace=True, folder=True)
+    if problem is not None:  # (layerpath's own folders, a file given as the folder)
+        raise BadInput(problem[0].upper() + problem[1:] + ".")
     found: list[Path] = []
     out_resolved = out_dir.expanduser().resolve()
     for source in sources:

@@ -91,6 +91,17 @@ def test_an_export_never_writes_over_layerpaths_own_stores(
     assert list(book.actions()) == ["navy"]
 
 
+def test_a_batch_never_writes_into_layerpaths_own_folder(
+    book: RuleBook, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    small_photos(tmp_path / "photos", "a.png")
+    args = ["batch", str(tmp_path / "photos"), "--instruction", "make it warmer", "-o"]
+    refused([*args, str(book.folder)], capsys, "own folder")
+    assert sorted(p.name for p in book.folder.iterdir() if not p.name.startswith(".")) == [
+        "actions.json"
+    ]
+
+
 def test_an_export_replaces_an_existing_file_only_when_told(
     book: RuleBook, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
