@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
+from urllib.parse import quote
 
 import numpy as np
 from filelock import FileLock, Timeout
@@ -155,7 +156,7 @@ def collect(
         raise BadInput(f"Unknown format '{fmt}'; choose one of {', '.join(FORMATS)}.")
     problem = output_refusal(out_dir.expanduser(), replace=True, folder=True)
     if problem is not None:  # (layerpath's own folders, a file given as the folder)
-        raise BadInput(problem[0].upper() + problem[1:] + ".")
+        raise BadInput(problem + ".")
     found: list[Path] = []
     out_resolved = out_dir.expanduser().resolve()
     for source in sources:
@@ -167,7 +168,15 @@ def collect(
                     f"The results would be written among the photos of {shown(text, 200)}, "
                     "and taken for photos on the next run; give another -o folder."
                 )
-            found += sorted(p for p in path.iterdir() if p.suffix.lower() in PHOTO_SUFFIXES)
+            for entry in sorted(path.iterdir()):
+                if entry.suffix.lower() not in PHOTO_SUFFIXES:
+                    continue
+                try:  # (a sub-folder, a pipe, a looping link among the photos: passed over)
+                    regular_file(entry, "photo")
+                except BadInput as exc:
+                    log.warning("passed over: %s", exc)
+                    continue
+                found.append(entry)
         elif os.path.lexists(path) and not glob.has_magic(text):
             found.append(path)
         elif glob.has_magic(text):
@@ -259,6 +268,7 @@ class Journal:
 
     def __init__(self, out_dir: Path, spec: BatchSpec) -> None:
         self.path = out_dir / JOURNAL
+        _check_own_names(out_dir)
         try:
             out_dir.mkdir(parents=True, exist_ok=True)
             # the OS frees the lock when its process dies, kill -9 included
@@ -405,6 +415,28 @@ class Journal:
         self._db.execute(
             "UPDATE photos SET state = 'pending' WHERE source = ?", (str(item.source),)
         )
+
+
+def _check_own_names(out_dir: Path) -> None:
+    """A batch's own files in its folder (journal, lock, summary, contact sheet and its
+    thumbnails) are its own: a link planted under one of their names is not followed
+    (it could lead into layerpath's stores or the user's pictures), and a folder a batch
+    did not begin (no journal) that already holds one is not written over."""
+    names = (JOURNAL, f"{JOURNAL}-wal", f"{JOURNAL}-shm", LOCK, SUMMARY, SHEET, THUMBS)
+    for name in names:
+        if (out_dir / name).is_symlink():
+            raise BadInput(
+                f"{shown(str(out_dir / name), 200)} is a link; a batch writes its own file "
+                "there and does not follow links. Remove it, or give another -o folder."
+            )
+    if not (out_dir / JOURNAL).exists():
+        there = [n for n in (SUMMARY, SHEET, THUMBS) if os.path.lexists(out_dir / n)]
+        if there:
+            raise BadInput(
+                f"The folder {shown(str(out_dir), 200)} already holds {', '.join(there)}, "
+                "which a batch would write over, and no batch began there; give another "
+                "-o folder, or move them."
+            )
 
 
 def _readable(path: Path) -> bool:
@@ -933,7 +965,7 @@ def contact_sheet(out_dir: Path, lines: Sequence[tuple[BatchItem, Mapping[str, A
         for which in ("before", "after"):
             thumb = out_dir / THUMBS / f"{item.stem}.{which}.jpg"
             if thumb.exists() and state in FINISHED:
-                src = html.escape(f"{THUMBS}/{thumb.name}", quote=True)
+                src = html.escape(f"{THUMBS}/{quote(thumb.name)}", quote=True)
                 thumbs.append(
                     f'<figure><img src="{src}" alt="{which}"><figcaption>{which}</figcaption></figure>'
                 )
@@ -941,7 +973,7 @@ def contact_sheet(out_dir: Path, lines: Sequence[tuple[BatchItem, Mapping[str, A
                 thumbs.append(f'<figure class="none"><div>no {which}</div></figure>')
         seconds = f"{row['seconds']:.1f} s" if row.get("seconds") is not None else ""
         link = (
-            f'<a href="{html.escape(item.output.name, quote=True)}">{html.escape(item.output.name)}</a>'
+            f'<a href="{html.escape(quote(item.output.name), quote=True)}">{html.escape(item.output.name)}</a>'
             if state in FINISHED
             else ""
         )

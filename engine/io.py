@@ -809,12 +809,12 @@ def _format_problem(path: Path, deep: bool = False) -> str | None:
     suffix = path.suffix.lower()
     if suffix not in LAYERED_OUTPUTS | FLAT_OUTPUTS:
         return (
-            f"cannot write '{path.name}': use .ora or .psd for layers, or .png, .jpg or .tif "
+            f"Cannot write '{path.name}': use .ora or .psd for layers, or .png, .jpg or .tif "
             "for a flattened picture"
         )
     if deep and suffix == ".psd":
         return (
-            "this picture has 16 bits per channel and a PSD is written here at 8; save as "
+            "This picture has 16 bits per channel and a PSD is written here at 8; save as "
             ".ora (your layer kept at 16 bits) or as a 16-bit .tif or .png"
         )
     return None
@@ -834,7 +834,7 @@ def output_problem(
     written (a temporary file is made there and removed, which also finds a name too
     long), or less free space than the picture's raw size (`size`: w, h)."""
     path = Path(path)
-    if (refused := output_refusal(path, inputs, replace=True)) is not None:
+    if (refused := output_refusal(path, inputs, replace=True, example="result.ora")) is not None:
         return refused
     if not any_format and (problem := _format_problem(path, deep)) is not None:
         return problem
@@ -845,13 +845,13 @@ def output_problem(
         os.close(handle)
         os.unlink(probe)
     except OSError as exc:
-        return f"cannot write into {folder} ({exc.strerror or exc}); choose another folder or name"
+        return f"Cannot write into {folder} ({exc.strerror or exc}); choose another folder or name"
     if size is not None:
         need = size[0] * size[1] * 4
         free = shutil.disk_usage(folder).free
         if free < need:
             return (
-                f"{folder} has {free / 1e6:.0f} MB free; the result needs about "
+                f"The folder {folder} has {free / 1e6:.0f} MB free; the result needs about "
                 f"{need / 1e6:.0f} MB. Free some space or choose another folder"
             )
     return None
@@ -891,7 +891,7 @@ def write_layered(doc: LayeredImage, path: Path) -> Path:
     suffix = path.suffix.lower()
     problem = _format_problem(path, doc.deep)
     if problem is not None:
-        raise BadInput(problem[0].upper() + problem[1:] + ".")
+        raise BadInput(problem + ".")
     path.parent.mkdir(parents=True, exist_ok=True)
     if suffix == ".ora":
         return write_atomically(path, lambda file: write_ora(doc, file))

@@ -259,6 +259,18 @@ class RuleBook:
                 f"'{shown(clash[0], 80)}' is the name of one of layerpath's rules "
                 "(`layerpath rules show` it); give the action another name."
             )
+        others = {
+            part.id: other.name
+            for other in self.actions().values()
+            if other.name != action.name
+            for part in other.parts
+        }
+        for part in action.parts:
+            if part.id in others:
+                raise BadInput(
+                    f"'{shown(part.id, 80)}' already names a part of your action "
+                    f"'{shown(others[part.id], 80)}'; give the action another name."
+                )
 
     def save_action(self, action: Action) -> None:
         """Keep the action (saving a name again replaces that action)."""
@@ -272,8 +284,7 @@ class RuleBook:
         """Add an action from an exported file's bytes (under `name` when given); a bad
         file, or a name already taken without `replace`, changes nothing."""
         action = import_json(data, self.registry)
-        if name:
-            action = action.renamed(name)
+        action = action.renamed(name or action.name)  # (its parts named after it, as saved)
         with store_lock(self.actions_path):
             if action.name in self.actions() and not replace:
                 raise BadInput(
@@ -297,10 +308,25 @@ class RuleBook:
             raise BadInput(f"No action '{shown(name, 80)}' (saved actions: {known}).")
         return actions[name]
 
+    def _carry(self, ids: dict[str, str | None]) -> None:
+        """Rule ids an action's parts had, now renamed (old -> new) or gone (old -> None),
+        in the disabled and pinned lists: a renamed action keeps its state, and a new
+        action later given a gone id starts on and unpinned."""
+        with store_lock(self.rules_path):
+            data = self._read(self.rules_path)
+            if not data:
+                return
+            kept = {}
+            for key in ("disabled", "pinned"):
+                now = (ids.get(str(i), str(i)) for i in self._list(self.rules_path, key))
+                kept[key] = sorted({i for i in now if i is not None})
+            self._write(self.rules_path, {**data, **kept})
+
     def delete_action(self, name: str) -> None:
         with store_lock(self.actions_path):
-            self.action(name)
+            gone = self.action(name)
             self._save_actions(a for a in self.actions().values() if a.name != name)
+        self._carry({part.id: None for part in gone.parts})
 
     def rename_action(self, old: str, new: str) -> Action:
         with store_lock(self.actions_path):
@@ -312,6 +338,8 @@ class RuleBook:
                 )
             self._check_free(renamed)
             self._save_actions(renamed if a.name == old else a for a in actions.values())
+        was = actions[old].parts
+        self._carry({a.id: b.id for a, b in zip(was, renamed.parts, strict=True) if a.id != b.id})
         return renamed
 
 

@@ -122,8 +122,8 @@ def limited(
         return Overdue(f"no answer within {seconds:g} s")
 
     watcher = threading.Thread(target=watch, name="layerpath deadline", daemon=True)
-    watcher.start()
     try:
+        watcher.start()  # (inside the try: a deadline that fires at once is caught too)
         answer = call()
         with lock:  # (a deadline that fires from here on is delivered inside this try)
             state["finished"] = True

@@ -41,10 +41,15 @@ def _said(path: Path | str) -> str:
     return shown(str(path), 200)
 
 
-def regular_file(path: Path, what: str = "file") -> os.stat_result:
+def regular_file(
+    path: Path,
+    what: str = "file",
+    instead: str = "save what it holds as a file and give that",
+) -> os.stat_result:
     """The file's status once it is known to be a regular, readable file; else a
     BadInput saying what it is instead (missing, a folder, a pipe or device, a link
-    that loops or leads nowhere, unreadable)."""
+    that loops or leads nowhere, unreadable) and, for a pipe or device, what to do
+    (`instead`)."""
     path = Path(path)
     try:
         status = os.stat(path)
@@ -64,8 +69,7 @@ def regular_file(path: Path, what: str = "file") -> os.stat_result:
         raise BadInput(f"The {what} {_said(path)} is a folder; give a file.")
     if not stat.S_ISREG(status.st_mode):
         raise BadInput(
-            f"The {what} {_said(path)} is not a regular file (a pipe, socket or device); "
-            "save what it holds as a file and give that."
+            f"The {what} {_said(path)} is not a regular file (a pipe, socket or device); {instead}."
         )
     if not os.access(path, os.R_OK):
         raise BadInput(
@@ -74,10 +78,19 @@ def regular_file(path: Path, what: str = "file") -> os.stat_result:
     return status
 
 
-def read_bytes(path: Path, what: str = "file", max_bytes: int = MAX_JSON_BYTES) -> bytes:
+def read_bytes(
+    path: Path, what: str = "file", max_bytes: int = MAX_JSON_BYTES, store: bool = False
+) -> bytes:
     """A regular file's bytes, at most `max_bytes` of them (a larger file is refused
-    before it is read, and one that grows while read stops at the limit)."""
-    status = regular_file(path, what)
+    before it is read, and one that grows while read stops at the limit); a `store` of
+    layerpath's own says so when something else stands in its place."""
+    status = regular_file(
+        path,
+        what,
+        "layerpath keeps its own file there"
+        if store
+        else "save what it holds as a file and give that",
+    )
     too_big = BadInput(
         f"The {what} {_said(path)} is {status.st_size / 1e6:.1f} MB; layerpath reads "
         f"{what}s of at most {max_bytes / 1e6:.1f} MB."
@@ -119,6 +132,8 @@ def parse_json(data: bytes | str, where: str, max_depth: int = MAX_DEPTH) -> Any
     except RecursionError as exc:
         raise BadInput(f"{where} nests deeper than any file layerpath writes.") from exc
     except ValueError as exc:
+        if "digits" in str(exc):  # (a number thousands of digits long)
+            raise BadInput(f"{where} holds a number thousands of digits long.") from exc
         raise BadInput(f"{where} is not JSON ({shown(str(exc), 120)}).") from exc
     if depth(value) > max_depth:
         raise BadInput(f"{where} nests deeper than any file layerpath writes.")
@@ -126,10 +141,14 @@ def parse_json(data: bytes | str, where: str, max_depth: int = MAX_DEPTH) -> Any
 
 
 def read_json(
-    path: Path, what: str = "file", max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_DEPTH
+    path: Path,
+    what: str = "file",
+    max_bytes: int = MAX_JSON_BYTES,
+    max_depth: int = MAX_DEPTH,
+    store: bool = False,
 ) -> Any:
     """A JSON file read whole, every limit checked (BadInput names the file)."""
-    data = read_bytes(path, what, max_bytes)
+    data = read_bytes(path, what, max_bytes, store)
     return parse_json(data, f"The {what} {_said(path)}", max_depth)
 
 
@@ -139,7 +158,7 @@ def read_store(path: Path, what: str) -> dict[str, Any]:
     if not os.path.lexists(path):
         return {}
     try:
-        data = read_json(path, what)
+        data = read_json(path, what, store=True)
     except BadInput as exc:
         raise BadInput(f"{exc} Fix it, or delete it to start afresh.") from exc
     if not isinstance(data, dict):
@@ -266,43 +285,61 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def output_refusal(
-    path: Path, inputs: Iterable[Path] = (), replace: bool = False, folder: bool = False
+    path: Path,
+    inputs: Iterable[Path] = (),
+    replace: bool = False,
+    folder: bool = False,
+    example: str = "out.json",
 ) -> str | None:
-    """Why a command must not write `path` (None when it may): it lies in layerpath's
-    own folders, it is one of the command's inputs (or, for an output folder, holds one
-    or lies in one), it is a folder where a file is asked for (or a file where a folder
-    is), or it exists and the command was not told to replace it (`replace`)."""
+    """Why a command must not write `path` (None when it may), in a sentence that starts
+    with a word (never with the path, whose case matters): it lies in layerpath's own
+    folders, it is one of the command's inputs (or, for an output folder, holds one or
+    lies in one), it is a device or a pipe, a folder where a file is asked for (or a
+    file where a folder is), a folder on its way is a file, a link loops, or it exists
+    and the command was not told to replace it (`replace`)."""
     path = Path(path)
+    said = _said(path)
     try:
         where = path.resolve()
         for own in own_folders():
             if _inside(where, own.resolve()):
                 return (
-                    f"{_said(path)} is inside layerpath's own folder {_said(own)}, where its "
-                    "stores live; write it somewhere else"
+                    f"Cannot write {said}: it is inside layerpath's own folder {_said(own)}, "
+                    "where its stores live; write it somewhere else"
                 )
         for given in inputs:
             source = Path(given).resolve()
             if where == source or (folder and (_inside(source, where) or _inside(where, source))):
-                return f"{_said(path)} is one of this command's inputs; choose another name"
+                return (
+                    f"Cannot write {said}: it is one of this command's inputs; choose another name"
+                )
+        for parent in where.parents:  # (the first one there must be a folder)
+            if parent.exists():
+                if not parent.is_dir():
+                    return f"Cannot write {said}: {_said(parent)} is a file, not a folder"
+                break
+        if where.exists() and not where.is_dir() and not where.is_file():
+            return f"Cannot write {said}: it is a device or a pipe, not a file; choose a file name"
         if folder:
             if where.exists() and not where.is_dir():
-                return f"{_said(path)} is a file; give a folder"
+                return f"Cannot write into {said}: it is a file; give a folder"
             if where.is_dir() and any(where.iterdir()) and not replace:
                 return (
-                    f"the folder {_said(path)} is not empty; choose a new folder, or add "
-                    "--force to write over what is there"
+                    f"The folder {said} is not empty; choose a new folder, or add --force "
+                    "to write over what is there"
                 )
             return None
         if where.is_dir():
-            return f"{_said(path)} is a folder; give a file name, e.g. {_said(path / 'out.json')}"
+            return f"Cannot write {said}: it is a folder; give a file name, e.g. {_said(path / example)}"
         if os.path.lexists(path) and not replace:
-            return f"{_said(path)} exists; choose another name, or add --force to replace it"
-    except OSError as exc:  # (a name too long to look up, a link that loops)
-        return (
-            f"cannot write into {_said(path.parent)} ({exc.strerror or exc}); choose "
-            "another (shorter) name"
+            return f"The file {said} exists; choose another name, or add --force to replace it"
+    except (OSError, RuntimeError) as exc:  # (a name too long to look up; a link that loops)
+        why = (
+            "a link on its way leads back to itself"
+            if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP
+            else (exc.strerror or str(exc))
         )
+        return f"Cannot write into {_said(path.parent)} ({why}); choose another (shorter) name"
     return None
 
 
@@ -313,7 +350,7 @@ def check_output(
     (`output_refusal`)."""
     problem = output_refusal(path, inputs, replace, folder)
     if problem is not None:
-        raise BadInput(problem[0].upper() + problem[1:] + ".")
+        raise BadInput(problem + ".")
     path = Path(path)
     try:
         (path if folder else path.parent).mkdir(parents=True, exist_ok=True)

@@ -351,10 +351,21 @@ def _write_report(path: Path, report: dict[str, object]) -> None:
     write_atomically(path, lambda file: file.write(text.encode("utf-8")))
 
 
+def _same_file(one: Path, other: Path) -> bool:
+    try:
+        return Path(one).resolve() == Path(other).resolve()
+    except (OSError, RuntimeError):  # (a link that loops: said by output_problem)
+        return False
+
+
 def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     """Run the instruction (or replay `action`) on the image and write the result."""
     if not 0.0 <= args.alpha <= 2.0:
         raise BadInput(f"--alpha {args.alpha} is outside 0..2 (0 = best quality, 2 = cheapest).")
+    if args.threshold is not None and not 0.0 <= args.threshold <= 1.0:
+        raise BadInput(
+            f"--threshold {args.threshold} is outside 0..1 (the quality a step must reach)."
+        )
     references = parse_refs(getattr(args, "ref", None))
     mask_files = _parse_masks(args.mask, list(references))
     inputs = [args.image, *mask_files.values(), *_ref_files(getattr(args, "ref", None))]
@@ -369,9 +380,12 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     # tools ran would lose their work
     problem = output_problem(args.output, inputs, size, deep=document.image.deep)
     if problem is None and args.report is not None:
-        problem = output_problem(args.report, [*inputs, args.output], any_format=True)
+        if _same_file(args.report, args.output):
+            problem = "The report and the result would be one file; give the report its own name"
+        else:
+            problem = output_problem(args.report, inputs, any_format=True)
     if problem is not None:
-        raise BadInput(problem[0].upper() + problem[1:] + ".")
+        raise BadInput(problem + ".")
     session = RunSession(document, settings, planner=args.planner, traces=not args.no_traces)
     request = session.request(
         args.instruction,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,8 @@ def cmd_traces(args: Any) -> int:
     if args.traces_command == "finetune":
         from layerpath.plugin.finetune import finetune
 
+        if not 0.0 < args.learning_rate <= 1.0:
+            raise BadInput(f"--learning-rate {args.learning_rate} is outside 0..1.")
         summary = finetune(
             args.data, args.model, args.out, args.epochs, args.learning_rate, replace=args.force
         )
@@ -53,10 +56,16 @@ def cmd_traces(args: Any) -> int:
             f"{losses[-1]:.3f} -> {args.out}"
         )
         return 0
+    if not math.isfinite(args.min_reward):
+        raise BadInput(f"--min-reward is a number (rewards run up to 1), not {args.min_reward}.")
     check_output(args.out, replace=args.force)
     store = user_traces(None)
     if store is None or not store.usable:
-        raise BadInput("The trace database cannot be read; no runs were recorded here.")
+        where = store.path if store is not None else "the data folder"
+        raise BadInput(
+            f"The trace database {where} cannot be read (it is damaged, or no run was "
+            "recorded here); move it aside and layerpath starts a new one."
+        )
     records, judged = export(
         store.attempts(), rule_book().table(), args.format, args.min_reward, args.weighted
     )

@@ -16,7 +16,7 @@ class LlmSettings(BaseModel):
 
     base_url: str = "http://127.0.0.1:8000/v1"
     model: str = "gpt-4o-mini"
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=60.0, ge=1.0, le=86400.0)
     # the model the endpoint's audio API transcribes a voice memo with
     transcription_model: str = "whisper-1"
 
@@ -31,7 +31,7 @@ class CloudSettings(BaseModel):
     enabled: bool = False
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-image-1"
-    timeout_s: float = Field(default=180.0, gt=0)
+    timeout_s: float = Field(default=180.0, ge=1.0, le=86400.0)
 
 
 class Settings(BaseModel):
@@ -57,7 +57,7 @@ class Settings(BaseModel):
     model_dir: str | None = None  # None: <data dir>/models
     offline: bool = False  # never download models
     resident_models: int = Field(default=1, ge=1, le=8)  # loaded models kept at once
-    model_memory_gb: float | None = Field(default=None, gt=0)  # their weights' budget
+    model_memory_gb: float | None = Field(default=None, gt=0, le=4096.0)  # their weights' budget
     cpu_offload: bool = False  # big pipelines' parts wait in CPU memory (small GPUs)
     # a model critic beside the checkers: auto = CLIP when downloaded, else none; vlm =
     # the LLM endpoint's vision model (two pictures per step)
@@ -65,9 +65,9 @@ class Settings(BaseModel):
     record_traces: bool = True
     # learn new rules from the traces after every this many runs, in the background
     # (`layerpath learn`); 0: only when asked
-    learn_every: int = Field(default=20, ge=0)
+    learn_every: int = Field(default=20, ge=0, le=1_000_000)
     # the largest picture opened (a file claiming more is refused from its header)
-    max_megapixels: float = Field(default=200.0, gt=0)
+    max_megapixels: float = Field(default=200.0, gt=0, le=10_000.0)
     # how long one tool call may take before it is given up and the next tried (a tool
     # with a model gets four times as long)
-    tool_timeout_s: float = Field(default=300.0, gt=0)
+    tool_timeout_s: float = Field(default=300.0, ge=1.0, le=86400.0)

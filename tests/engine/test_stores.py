@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 import subprocess
 import sys
 import threading
@@ -236,12 +237,10 @@ def test_a_link_to_a_device_or_a_loop_is_refused_before_it_is_read(
     zero.symlink_to("/dev/zero")
     assert within(20, lambda: main(["actions", "import", str(zero)])) == 2
     assert "not a regular file" in capsys.readouterr().err
-    photos = tmp_path / "photos"
-    photos.mkdir()
-    Image.new("RGB", (64, 64), "gray").save(photos / "a.jpg")
-    (photos / "loop.jpg").symlink_to(photos / "loop.jpg")
+    loop = tmp_path / "loop.jpg"
+    loop.symlink_to(loop)
     refused(
-        ["batch", str(photos), "--instruction", "make it warmer", "-o", str(tmp_path / "b")],
+        ["batch", str(loop), "-i", "make it warmer", "-o", str(tmp_path / "b")],
         capsys,
         "leads back to itself",
     )
@@ -687,3 +686,146 @@ def test_with_no_keyring_a_refused_llm_plan_says_no_key_could_be_read(
         keyring.set_keyring(previous)
     err = capsys.readouterr().err
     assert "planned offline instead" in err and "no keyring works on this machine" in err, err
+
+
+# --- found by a fresh probe of the above --------------------------------------------------------
+
+
+def test_a_pipe_or_device_given_as_an_output_is_never_replaced(
+    book: RuleBook, scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipe = tmp_path / "out.png"
+    os.mkfifo(pipe)
+    image, masks = scene.save(tmp_path / "in")
+    refused(["traces", "export", "-o", str(pipe), "--force"], capsys, "a device or a pipe")
+    refused(["actions", "export", "navy", "-o", str(pipe), "--force"], capsys, "a device or a pipe")
+    edit = ["edit", str(image), "make it warmer", "-o", str(pipe)]
+    refused(edit, capsys, "a device or a pipe")
+    assert stat.S_ISFIFO(os.lstat(pipe).st_mode)
+
+
+def test_a_looping_link_given_as_an_output_is_a_clear_error(
+    book: RuleBook, scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one, two = tmp_path / "d1", tmp_path / "d2"
+    one.symlink_to(two)
+    two.symlink_to(one)
+    image, _ = scene.save(tmp_path / "in")
+    small_photos(tmp_path / "photos", "a.png")
+    for args in (
+        ["actions", "export", "navy", "-o", str(one), "--force"],
+        ["traces", "export", "-o", str(one)],
+        ["edit", str(image), "make it warmer", "-o", str(one)],
+        ["edit", str(image), "make it warmer", "-o", str(tmp_path / "o.ora"), "--report", str(one)],
+        ["batch", str(tmp_path / "photos"), "-i", "make it warmer", "-o", str(one)],
+    ):
+        refused(args, capsys, "leads back to itself")
+
+
+def test_a_batch_follows_no_link_planted_in_its_folder_and_keeps_files_it_did_not_write(
+    book: RuleBook, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    small_photos(tmp_path / "photos", "a.png")
+    traces = book.folder / "traces.sqlite"
+    traces.write_bytes(b"the trace database")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "a.before.jpg").write_bytes(b"my own picture")
+    args = ["batch", str(tmp_path / "photos"), "-i", "make it warmer", "-o"]
+    planted = {"layerpath-batch.sqlite": traces, "contact-sheet": mine}
+    for name, target in planted.items():
+        out = tmp_path / f"out-{name}"
+        out.mkdir()
+        (out / name).symlink_to(target)
+        refused([*args, str(out)], capsys, "is a link")
+    assert traces.read_bytes() == b"the trace database"
+    assert [p.name for p in mine.iterdir()] == ["a.before.jpg"]
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "batch.csv").write_text("my own table")
+    refused([*args, str(kept)], capsys, "already holds batch.csv")
+    assert (kept / "batch.csv").read_text() == "my own table"
+
+
+@pytest.mark.parametrize(
+    "values", [{"max_megapixels": 1e308}, {"tool_timeout_s": 1e-9}, {"llm": {"timeout_s": 0.0001}}]
+)
+def test_settings_out_of_any_sensible_range_are_refused_by_name(
+    isolated_dirs: Path, values: dict[str, object], capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = isolated_dirs / "config" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"schema_version": 1, **values}))
+    refused(["rules", "list"], capsys, next(iter(values)))
+
+
+def test_an_actions_parts_never_share_a_name_with_another_actions(
+    book: RuleBook, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rule = navy().parts[0]
+    two = Action(
+        "two", (rule.model_copy(update={"id": "two #1"}), rule.model_copy(update={"id": "two #2"}))
+    )
+    book.save_action(two)
+    exported = tmp_path / "navy.json"
+    book.export_action("navy", exported)
+    refused(["actions", "import", str(exported), "--as", "two #1"], capsys, "already names a part")
+    # a disabled action keeps its state when renamed; a deleted one's state goes with it
+    assert main(["rules", "disable", "navy"]) == 0
+    assert main(["actions", "rename", "navy", "marine"]) == 0
+    assert {e.rule.id: e.enabled for e in book.entries() if e.action} == {
+        "two #1": True,
+        "two #2": True,
+        "marine": False,
+    }
+    assert main(["actions", "delete", "marine"]) == 0
+    assert main(["actions", "import", str(exported), "--as", "marine"]) == 0
+    assert {e.rule.id: e.enabled for e in book.entries() if e.action}["marine"] is True
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "1.5"])
+def test_a_threshold_outside_0_to_1_is_refused_before_any_tool_runs(
+    value: str, scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    image, _ = scene.save(tmp_path / "in")
+    args = [
+        "edit",
+        str(image),
+        "make it warmer",
+        "-o",
+        str(tmp_path / "o.ora"),
+        "--threshold",
+        value,
+    ]
+    refused(args, capsys, "--threshold")
+
+
+def test_a_message_shows_a_path_as_given(
+    book: RuleBook,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    Path("photo.png").write_bytes(b"mine")
+    refused(["actions", "export", "navy", "-o", "photo.png"], capsys, " photo.png exists")
+
+
+def test_a_batch_passes_over_what_is_no_photo_in_its_folder_and_links_names_safely(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    folder = tmp_path / "photos"
+    small_photos(folder, "p#1 %20?.png")
+    (folder / "album.png").mkdir()  # a folder named like a photo
+    (folder / "loop.png").symlink_to(folder / "loop.png")
+    out = tmp_path / "out"
+    assert (
+        main(["batch", str(folder), "-i", "make it warmer", "-o", str(out), "--format", "png"]) == 0
+    )
+    said = capsys.readouterr()
+    assert "1 done" in said.out, said
+    passed = [r.getMessage() for r in caplog.records if "passed over" in r.getMessage()]
+    assert len(passed) == 2 and "leads back to itself" in passed[1], passed
+    sheet = (out / "contact-sheet.html").read_text()
+    assert 'src="contact-sheet/p%231%20%2520%3F.before.jpg"' in sheet
+    assert 'href="p%231%20%2520%3F.png"' in sheet
