@@ -142,19 +142,23 @@ def test_six_imports_at_once_keep_all_six_actions(
     assert sorted(book.actions()) == ["navy", *[f"navy{i}" for i in range(6)]]
 
 
+def model_and_data(folder: Path, config: str) -> tuple[Path, Path]:
+    """A model folder holding only `config` (as config.json), and one chat example."""
+    pytest.importorskip("transformers")
+    model = folder / "model"
+    model.mkdir()
+    (model / "config.json").write_text(config)
+    data = folder / "sft.jsonl"
+    chat = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}]
+    data.write_text(json.dumps({"messages": chat}) + "\n")
+    return model, data
+
+
 def test_finetune_never_writes_into_its_own_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("transformers")
-    model = tmp_path / "model"
-    model.mkdir()
-    (model / "config.json").write_text('{"model_type": "gpt2"}')
+    model, data = model_and_data(tmp_path, '{"model_type": "gpt2"}')
     (model / "weights.bin").write_bytes(b"the user's weights")
-    data = tmp_path / "sft.jsonl"
-    data.write_text(
-        json.dumps({"messages": [{"role": "user", "content": "a"},
-                                 {"role": "assistant", "content": "b"}]}) + "\n"
-    )  # fmt: skip
     base = ["traces", "finetune", "--data", str(data), "--model", str(model)]
     refused([*base, "-o", str(model)], capsys, "inputs")
     refused([*base, "-o", str(model / "tuned")], capsys, "inputs")
@@ -384,15 +388,7 @@ def test_a_damaged_settings_file_is_a_clear_error_naming_it(
 def test_finetune_says_what_is_wrong_with_its_inputs(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pytest.importorskip("transformers")
-    model = tmp_path / "model"
-    model.mkdir()
-    (model / "config.json").write_text("{}")
-    good = tmp_path / "sft.jsonl"
-    good.write_text(
-        json.dumps({"messages": [{"role": "user", "content": "a"},
-                                 {"role": "assistant", "content": "b"}]}) + "\n"
-    )  # fmt: skip
+    model, good = model_and_data(tmp_path, "{}")
     latin = tmp_path / "latin.jsonl"
     latin.write_bytes(b'{"messages": "\xe9"}\n')
     out = str(tmp_path / "tuned")
