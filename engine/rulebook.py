@@ -274,8 +274,8 @@ class RuleBook:
 
     def save_action(self, action: Action) -> None:
         """Keep the action (saving a name again replaces that action)."""
-        self._check_free(action)
-        with store_lock(self.actions_path):
+        with store_lock(self.actions_path):  # (checked and saved in one hold)
+            self._check_free(action)
             actions = self.actions()
             actions[action.name] = action
             self._save_actions(actions.values())
