@@ -16,7 +16,7 @@ from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.tools.adjust import ADJUSTMENTS
 
 K = SubtaskKind
-_UP = r"(?:increase|raise|boost|up|bump(?:\s+up)?|add|more|enhance|higher|push|crank(?:\s+up)?|turn up|improve|strengthen|intensify)"
+_UP = r"(?:increase|raise|boost|up|bump(?:\s+up)?|pump(?:\s+up)?|add|more|enhance|higher|push|crank(?:\s+up)?|turn up|improve|strengthen|intensify|lift|fill(?:\s+in)?|open up)"
 _DOWN = r"(?:decrease|reduce|lower|less|drop|cut|tone down|turn down|pull back|bring down|soften|weaken|minimi[sz]e|tame)"
 _COLOURS = "blue|green|red|yellow|orange|purple|pink|teal|cyan|magenta|gold|golden"
 
@@ -71,6 +71,7 @@ PHRASES: tuple[Phrase, ...] = (
     ),
     _p(r"\b(?:selenium|cyanotype)\b(?:\s+tone[sd]?)?", "black_and_white", tone="selenium"),
     _p(
+        r"\bgo\s+mono\b|\bmono\b(?!\s+look)|"
         r"\b(?:black[\s-]*(?:and|&|n)[\s-]*white|b\s*&\s*w|b/w|gr[ae]y\s*scale|monochrome|mono(?:chrome)?\s+look|"
         r"remove (?:all )?(?:the )?colou?rs?|drain (?:all )?(?:the )?colou?rs?|desaturate (?:it )?(?:completely|fully|entirely))\b",
         "black_and_white",
@@ -85,7 +86,7 @@ PHRASES: tuple[Phrase, ...] = (
     _p(r"\bmore green(?: tint)?\b|\bgreen tint\b", "tint", -1.0),
     # temperature
     _p(
-        r"\bwarm(?:er|en|ing)?\b(?:\s+(?:it\s+)?up)?|\bmore warmth\b|\bgolden(?:\s+hour)?\s+(?:tones?|look)\b",
+        r"\bwarm(?:er|en|ing)?\b(?:\s+(?:it\s+)?up)?|\b(?:more|add|some|extra)\s+(?:some\s+)?warmth\b|\bgolden(?:\s+hour)?\s+(?:tones?|look)\b",
         "temperature",
     ),
     _p(
@@ -94,7 +95,14 @@ PHRASES: tuple[Phrase, ...] = (
         -1.0,
     ),
     # colour towards a hue: 'make the sky bluer'
-    _p(r"\b(?:bluer|greener|redder|yellower|more (?:" + _COLOURS + r"))\b", "color"),
+    _p(
+        r"\b(?:bluer|greener|redder|yellower|more (?:" + _COLOURS + r"))\b|"
+        r"\b(?:green|blue)(?=\s+(?:it|them|the\s+[a-z]+)\s+up\b)",  # ('green it up')
+        "color",
+    ),
+    # a thing lowered or raised by stops: its exposure ('knock the background down a stop')
+    _p(r"\b(?:lower|darken|drop|knock|pull|burn(?:\s+in)?)\b(?=.*\bstops?\b)", "exposure", -1.0),
+    _p(r"\bburn\s+in\b", "exposure", -1.0),
     # saturation, vibrance
     _p(
         r"\bdesaturate\b|\bless saturat\w*|\b"
@@ -104,7 +112,8 @@ PHRASES: tuple[Phrase, ...] = (
         -1.0,
     ),
     _p(
-        r"\bvibran(?:ce|t)\b|\bcolou?rs?\b.*\bpop\b|\bpop\b.*\bcolou?rs?\b|\bmore colou?rful\b|\bmore vivid\b|\bvivid\b",
+        r"\bvibran(?:ce|t)\b|\bcolou?rs?\b.*\bpop\b|\bpop\b.*\bcolou?rs?\b|\bmore colou?rful\b|\bmore vivid\b|\bvivid\b|"
+        r"\bmake\s+(?:it|them|the\s+(?:photo|picture|image|shot))\s+pop\b",
         "vibrance",
     ),
     _p(r"\bsaturat\w*\b|\bricher colou?rs?\b|\bcolou?rs? richer\b", "saturation"),
@@ -140,11 +149,16 @@ PHRASES: tuple[Phrase, ...] = (
         r"\bde-?nois\w*\b|\b(?:remove|reduce|clean(?:\s+up)?|get rid of|less|lower|cut|fix)\b.*\b(?:noise|grain|noisy|grainy)\b|\bnoise reduction\b|\bless (?:noisy|grainy)\b",
         "denoise",
     ),
-    _p(r"\bsharpen\w*\b|\bcrisper\b|\bmore crisp\b|\bsharper\b", "sharpen"),
+    _p(r"\bsharpen\w*\b|\bcrisper\b|\bmore crisp\b|\bsharper\b|\bcrisp\s+(?:it|them|the\s+\w+\s+)?\s*up\b", "sharpen"),
     # (anonymising: twice the default blur)
-    _p(r"\b(?:blur\s+out|anonymi[sz]e|obscure|pixelate|censor)\b", "blur", 2.0),
     _p(
-        r"(?<![a-z])(?:blur(?:red|ry)?|defocus\w*|bokeh|out of focus|soften(?:\s+the\s+background)?)\b",
+        r"\b(?:blur\s+out|blur(?=\s+(?:it|them|(?:the|their|his|her|these|those)\s+[a-z' ]+?)\s+out\b)|anonymi[sz]e|"
+        r"obscure|pixelate|censor)\b",
+        "blur",
+        2.0,
+    ),
+    _p(
+        r"(?<![a-z])(?:blur(?:red|ry)?|defocus\w*|bokeh|out of focus|soften|smooth(?:en)?)\b",
         "blur",
     ),
     # contrast
@@ -165,6 +179,7 @@ PHRASES: tuple[Phrase, ...] = (
         -1.0,
     ),
     _p(
+        r"[+-]?\d+(?:\.\d+)?\s*(?:ev|stops?)\b|\bopen\s+(?:it|the\s+\w+)\s+up\b|"
         r"\b(?:exposure|brightness)\b|\bbrighten\w*\b|\blighten\w*\b|\bbrighter\b|\blighter\b|\btoo dark\b|\bunderexposed\b",
         "exposure",
     ),
@@ -193,9 +208,14 @@ _FILLER = {
     "bump", "crank", "push", "higher", "improve", "strengthen", "intensify", "drop", "weaken",
     "minimise", "minimize", "tame", "pull", "back", "auto", "automatic", "automatically",
     "it's", "image's", "photo's", "picture's", "are", "was", "am", "seems", "rid", "dial",
+    "put", "place", "throw", "slap", "pop", "want", "wants", "needs",
+    # the adjustment's own nouns: 'brighten the exposure' is no region called exposure
+    "exposure", "brightness", "saturation", "vibrance", "contrast", "warmth", "temperature",
+    "clarity", "sharpness", "blur", "toning", "finish", "lift", "pump", "extra", "fill",
+    "her", "his", "their", "our", "your",
 }  # fmt: skip
-_SOFTER = r"\b(?:slight(?:ly)?|a (?:little )?bit|a little|a touch|a tad|subtl[ey]|gentl[ey]|somewhat|mild(?:ly)?|lightly|a light\b|barely|just a bit)\b"
-_STRONGER = r"\b(?:much|a lot|lots|strong(?:ly)?|heav(?:y|ily)|very|really|way|significantly|dramatic(?:ally)?|considerabl[ey]|hugely|extremely|massively)\b"
+_SOFTER = r"\b(?:slight(?:ly)?|a (?:little )?bit|a little|a touch|a tad|a smidge(?:n)?|a hair|subtl[ey]|gentl[ey]|somewhat|mild(?:ly)?|lightly|a light\b|barely|just a bit|marginally)\b"
+_STRONGER = r"\b(?:much|a lot|lots|loads|tons|heaps|strong(?:ly)?|heav(?:y|ily)|very|really|way|significantly|dramatic(?:ally)?|considerabl[ey]|hugely|extremely|massively)\b"
 _POSITION_WORDS = {"left", "right", "top", "bottom", "center", "centre", "middle", "largest",
                    "smallest", "biggest", "corner", "side", "far"}  # fmt: skip
 #: regions that are a tonal range or the frame, not a thing: they choose the op instead
@@ -264,12 +284,59 @@ def region_of(text: str) -> tuple[str | None, str | None]:
     words = re.findall(r"[a-z][a-z'-]*", text.lower())
     position = [w for w in words if w in {"left", "right", "top", "bottom", "center", "centre",
                                           "middle", "largest", "smallest", "biggest"}]  # fmt: skip
-    kept = [w for w in words if w not in _FILLER and w not in _POSITION_WORDS]
+    named = _named_words(words)
+    kept = [w for i, w in enumerate(words) if w not in _FILLER and w not in _POSITION_WORDS
+            and i in named]  # fmt: skip
     if not kept or all(w in WHOLE for w in kept):
         return None, None
     kept = [w for w in kept if w not in WHOLE]
     place = " ".join(position).replace("centre", "center").replace("biggest", "largest")
-    return " ".join(kept), place or None
+    return _as_said(words, kept), place or None
+
+
+#: words that make what follows a thing the words name ('the sky', 'her face')
+_DEFINITE = {"the", "this", "that", "these", "those", "my", "his", "her", "their", "our",
+             "your", "its", "each", "every", "all"}  # fmt: skip
+#: things named bare, without 'the' ('blur background', 'sky only')
+_BARE_REGIONS = {"sky", "background", "foreground", "face", "faces", "skin", "hair", "eyes",
+                 "subject", "person", "people", "water", "clouds", "trees", "grass"}  # fmt: skip
+
+
+def _named_words(words: list[str]) -> set[int]:
+    """The places of the words a determiner makes a thing ('the lamp', 'her face', 'the
+    people in the background'), and of the regions said bare: a word no determiner
+    introduces ('a smidge', 'thirty', 'loads', 'studio' in 'a studio shot') is how,
+    not where."""
+    named: set[int] = set()
+    inside = False
+    for index, word in enumerate(words):
+        if word in _DEFINITE:
+            inside = True
+        elif word in {"a", "an", "some", "by", "with", "using", "to", "for", "and", "but", "than",
+                      "about"}:  # fmt: skip
+            inside = False
+        if inside or word in _BARE_REGIONS:
+            named.add(index)
+    return named
+
+
+#: words that tie a thing to where it is ('the people in the background')
+_WHERE = {"in", "on", "at", "behind", "near", "by", "under", "above", "of"}
+
+
+def _as_said(words: list[str], kept: list[str]) -> str:
+    """The kept words as one phrase: where two are joined by where one is ('people in
+    the background'), that joint stays; otherwise the kept words."""
+    if len(kept) < 2:
+        return " ".join(kept)
+    first, last = words.index(kept[0]), len(words) - 1 - words[::-1].index(kept[-1])
+    span = words[first : last + 1]
+    between = [w for w in span if w not in kept]
+    if between and set(between) <= _WHERE | {"the", "a", "an", "its", "their", "his", "her"} and (
+        set(between) & _WHERE
+    ) and [w for w in span if w in kept] == kept:
+        return " ".join(span)
+    return " ".join(kept)
 
 
 #: a verb whose particle says the direction: 'take the exposure down', 'pull down the
@@ -280,9 +347,11 @@ _PARTICLE_VERB = r"(?:take|knock|pull|bring|dial|turn|tone|crank|push|nudge)"
 def _with_direction(text: str) -> str:
     """A verb and its particle as the one word of that direction ('take the exposure
     down' -> 'lower the exposure')."""
-    for particle, verb in (("down|back", "lower"), ("up", "raise")):
+    # 'take 25% off the saturation', 'take a little saturation out of the background'
+    text = re.sub(r"\b(?:take|knock|shave)\s+(.*?)\s*\b(?:off|out of|away from)\b", r"reduce \1 ", text)
+    for particle, verb in (("down", "lower"), ("back", "lower"), ("up", "raise")):
         # ('bring back the shadows' recovers them: not a lowering)
-        verbs = _PARTICLE_VERB.replace("bring|", "") if "back" in particle else _PARTICLE_VERB
+        verbs = _PARTICLE_VERB.replace("bring|", "") if particle == "back" else _PARTICLE_VERB
         text = re.sub(rf"\b{verbs}\s+(?:{particle})\b", verb, text)
         text = re.sub(
             rf"\b{verbs}\s+((?:the|its|my)\s+[a-z]+)\s+(?:{particle})\b", rf"{verb} \1", text
@@ -314,7 +383,10 @@ def parse_adjustment(text: str) -> Subtask | None:
             target = None
         elif target in _OP_REGIONS:
             target = None
-        amount, extra, given = amount_of(text, op, phrase.sign)
+        sign = phrase.sign
+        if sign > 0 and re.search(rf"\b{_DOWN}\b", text[: match.start()]):
+            sign = -sign  # ('reduce the vibrance': what no lowering phrase of its own says)
+        amount, extra, given = amount_of(text, op, sign)
         if op == "sharpen" and not given and target is None:
             return None  # 'sharpen the photo': deblurring's tools and checks
         params: dict[str, Any] = {"op": op, "amount": amount, **phrase.extra, **extra}

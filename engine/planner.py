@@ -15,8 +15,16 @@ from functools import lru_cache
 from typing import Any
 
 from layerpath.engine.adjust_words import parse_adjustment, region_of
-from layerpath.engine.statements import as_edit, naming, statement_subject, without_purpose
-from layerpath.engine.style_words import MODIFIER_CLAUSE, parse_look
+from layerpath.engine.statements import (
+    as_edit,
+    naming,
+    needed_thing,
+    remedy,
+    statement_subject,
+    wanted,
+    without_purpose,
+)
+from layerpath.engine.style_words import MODIFIER_CLAUSE, STRENGTH_CLAUSE, parse_look
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import BadInput, UnsupportedInstruction, shown
 from layerpath.tools.imaging import parse_color
@@ -31,7 +39,7 @@ _CLAUSE_SPLIT = re.compile(
     r"\s+and\s+finally\s+|\bfinally\b,?\s*|\bnext\b,\s*)",
     re.I,
 )
-_ARTICLES = r"(?:the|a|an|this|that|these|those|all|all the|my)\s+"
+_ARTICLES = r"(?:(?:all|some|each|any) of the|the|a|an|this|that|these|those|all|all the|my|his|her|their|our|your)\s+"
 _TEXT_WORDS = r"(?:text|texts|word|words|writing|letters|lettering|title|headline|inscription|caption text|label text|signage|signboard)"
 _PRONOUNS = {"it", "them", "this one", "that one"}
 #: what a blur or redaction of which is a text redaction
@@ -56,9 +64,12 @@ class Plan:
     planner: str = "offline"
 
 
-def is_color(words: str) -> bool:
+def is_color(words: str, loose: bool = False) -> bool:
+    """Whether the words name a colour. A one-word name of the xkcd survey ('sand',
+    'stone', 'copper') counts only when `loose`: after a verb that colours ('dye her
+    hair copper'); elsewhere such a word is more often a thing ('remove the sand')."""
     try:
-        parse_color(words)
+        parse_color(words, surveyed=loose or len(words.split()) > 1)
         return True
     except BadInput:
         return False
@@ -101,7 +112,7 @@ def _lift_literals(instruction: str) -> tuple[str, list[str]]:
         literals.append(match.group(0))
         return f"quote{len(literals) - 1}"
 
-    known = r"(?!(?:B&W|BW|EV|HDR|ISO|RGB|JPE?G|PNG|TIFF?|RAW|OK)\b)"  # words, not text
+    known = r"(?!(?:B&W|BW|EV|HDR|ISO|RGB|JPE?G|PNG|TIFF?|RAW|OK|WB|ND|UV)\b)"  # words, not text
     text = re.sub(r"\b" + known + r"[A-Z][A-Z0-9!&$%-]*[A-Z0-9!&$%]\b", upper, text)
     return text, literals
 
@@ -233,14 +244,17 @@ def _recolor_named(m: re.Match[str], c: _Clause) -> Subtask | None:
     return Subtask(K.OBJECT_RECOLORATION, target=thing, to=colour)
 
 
-_RATIO = r"\d+(?:\.\d+)?\s*[:x/]\s*\d+(?:\.\d+)?|\b(?:square|portrait|landscape|panorama|wide)\b"
+_NUMBERED_RATIO = r"\d+(?:\.\d+)?\s*(?:[:x/]|by)\s*\d+(?:\.\d+)?"
+_RATIO = _NUMBERED_RATIO + r"|\b(?:square|portrait|landscape|panorama|wide|widescreen)\b"
+#: a frame's name that is a ratio
+_RATIO_NAMES = {"widescreen": "16:9"}
 
 
 @rule(r"\bcrop\w*\b|\breframe\b")
 def _crop(m: re.Match[str], c: _Clause) -> Subtask:
     """'crop to 16:9', 'square crop', 'crop to the face', 'crop around the person at 4:5'."""
-    ratio = re.search(_RATIO, c.text)
-    rest = re.sub(r"\bfor\s+(?:instagram|facebook|print|a\s+\w+|the\s+web|web)\b", " ", c.text)
+    ratio = re.search(_NUMBERED_RATIO, c.text) or re.search(_RATIO, c.text)
+    rest = re.sub(r"\bfor\b.*$", " ", c.text)  # ('for a youtube banner': what it is for)
     rest = re.sub(_RATIO, " ", rest)
     rest = re.sub(
         r"\b(?:crop\w*|reframe|around|in on|tight(?:er|ly)?|closer|ratio|aspect|format)\b",
@@ -248,14 +262,15 @@ def _crop(m: re.Match[str], c: _Clause) -> Subtask:
         rest,
     )
     target, position = region_of(rest)
-    params: dict[str, object] = {"aspect": ratio.group(0).replace(" ", "")} if ratio else {}
+    aspect = re.sub(r"\s*by\s*", ":", ratio.group(0)).replace(" ", "") if ratio else None
+    params: dict[str, object] = {"aspect": _RATIO_NAMES.get(aspect, aspect)} if aspect else {}
     if position:
         params["position"] = position
     return Subtask(K.CROP, target=target, params=params)
 
 
 @rule(
-    r"\b(?:rotate|turn|spin)\b.*(?:\d+(?:\.\d+)?\s*(?:°|degrees?|deg)\b|\b(?:counter-?clockwise|anti-?clockwise|clockwise|upside down|left|right)\b)|"
+    r"\b(?:rotate|turn|spin|tilt)\b.*(?:\d+(?:\.\d+)?\s*(?:°|degrees?|deg)\b|\b(?:counter[\s-]?clockwise|anti[\s-]?clockwise|clockwise|upside down|left|right)\b)|"
     r"\b(?:straighten|level)\b|\b(?:fix|correct)\b.*\b(?:tilt|horizon)\b|\bhorizon\b.*\blevel\b|"
     r"\b(?:flip|mirror)\b"
 )
@@ -273,7 +288,7 @@ def _rotate(m: re.Match[str], c: _Clause) -> Subtask | None:
         return Subtask(K.ROTATION, params={})
     number = re.search(r"(\d+(?:\.\d+)?)\s*(?:°|degrees?|deg)\b", text)
     degrees = float(number.group(1)) if number else (180.0 if "upside down" in text else 90.0)
-    anticlockwise = re.search(r"\b(?:counter-?clockwise|anti-?clockwise|left)\b", text)
+    anticlockwise = re.search(r"\b(?:counter[\s-]?clockwise|anti[\s-]?clockwise|left)\b", text)
     # (a half turn is the same either way: said as +180)
     signed = degrees if anticlockwise or "upside down" in text or degrees == 180 else -degrees
     return Subtask(K.ROTATION, params={"degrees": signed})
@@ -292,12 +307,32 @@ def _look(m: re.Match[str], c: _Clause) -> Subtask | None:
 @rule(r".")
 def _adjustment(m: re.Match[str], c: _Clause) -> Subtask | None:
     """'brighten', 'warmer', 'black and white', 'blur the face', ... (adjust_words)."""
+    colouring = re.match(r"(?:recolou?r|colou?r|paint|dye|tint)\s+(.+)$", c.text)
+    if colouring and _split_color(colouring.group(1), loose=True):
+        return None  # ('paint the wall a warm grey': a recolour, not a warmer picture)
     found = parse_adjustment(c.text)
     if found is None:
         return None
+    if found.params.get("op") == "curve" and parse_look(c.text):
+        return None  # ('that silver retention film look': the look, not a faded curve)
     if found.target and re.search(_TEXTLIKE, found.target):
         return None  # 'blur the licence plate': a text redaction reads it first
     return found
+
+
+@rule(r"\bmake\s+(.+?)\s+(?:disappear|vanish|go away)\b|\bget\s+(.+?)\s+out of\s+(?:the\s+)?(?:shot|frame|picture|photo|image)\b")
+def _make_disappear(m: re.Match[str], c: _Clause) -> Subtask:
+    """'make the bin bags disappear', 'get the van out of the shot'."""
+    return Subtask(K.OBJECT_REMOVAL, target=_clean_target(c.expand(m.group(1) or m.group(2))))
+
+
+@rule(r"\b(?:cover(?:\s+up)?|hide|mask out)\s+(.+)$")
+def _cover(m: re.Match[str], c: _Clause) -> Subtask | None:
+    """'cover up the phone number': text hidden, as a redaction hides it."""
+    target = _clean_target(c.expand(m.group(1)))
+    if not re.search(_TEXTLIKE, target):
+        return None
+    return Subtask(K.TEXT_REDACTION, target=target, params=_text_params(c, m.group(1)))
 
 
 @rule(
@@ -306,7 +341,8 @@ def _adjustment(m: re.Match[str], c: _Clause) -> Subtask | None:
 def _redact(m: re.Match[str], c: _Clause) -> Subtask:
     # 'the text on it': the text, wherever it is
     target = re.sub(r"\s+(?:on|in|from|of|at)\s+.*$", "", _clean_target(c.expand(m.group(1))))
-    target = target or "text"
+    target = re.sub(r"\s+out$", "", target)  # ('blur the plates out')
+    target = "text" if not target or re.fullmatch(_TEXT_WORDS, target) else target
     return Subtask(K.TEXT_REDACTION, target=target, params=_text_params(c, m.group(1)))
 
 
@@ -331,7 +367,7 @@ def _replace(m: re.Match[str], c: _Clause) -> Subtask | None:
     textual = re.search(r"\b" + _TEXT_WORDS + r"\b|\bsign\b|quote", old) or re.search(
         r"\bto (?:say|read)\b", c.text
     )
-    if "colo" in old and is_color(_clean_target(c.expand(new))):
+    if "colo" in old and is_color(_clean_target(c.expand(new)), loose=True):
         return None  # "change the colour of X to Y" is a recolour
     if textual and "quote" in new:
         match = {"match": c.expand(re.search(r"quote\d", old).group(0))} if "quote" in old else {}  # type: ignore[union-attr]
@@ -369,7 +405,7 @@ def _sign_word(old: str) -> str:
 
 
 @rule(
-    r"\b(?:remove|erase|delete|clear|get rid of|take out|wipe)\b.*(?:\b"
+    r"\b(?:remove|erase|delete|clear|get rid of|take out|wipe|strip)\b.*(?:\b"
     + _TEXT_WORDS
     + r"\b|quote0)"
 )
@@ -404,7 +440,7 @@ def _remove_background(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.BACKGROUND_REMOVAL, target="background")
 
 
-@rule(r"\bsharpen\b|\bmake\b.*\bsharper\b")
+@rule(r"\bsharpen\b|\bmake\b.*\bsharper\b|\bcrisp\s+(?:it|them|the\s+\w+\s+)?\s*up\b")
 def _sharpen_photo(m: re.Match[str], c: _Clause) -> Subtask:
     """'sharpen the photo': the paper's deblurring (a strength or a region made it the
     sharpening adjustment further up)."""
@@ -412,7 +448,8 @@ def _sharpen_photo(m: re.Match[str], c: _Clause) -> Subtask:
 
 
 @rule(
-    r"\b(?:outpaint|uncrop|zoom out|widen)\b|\b(?:extend|expand)\b.*\b(?:image|picture|photo|canvas|frame|borders?|edges?|left|right|sides?)\b"
+    r"\b(?:outpaint|uncrop|zoom out|widen)\b|\b(?:extend|expand)\b.*\b(?:image|picture|photo|canvas|frame|borders?|edges?|left|right|sides?)\b|"
+    r"\b(?:add|give)\b.*\b(?:canvas|room)\b.*\b(?:left|right|top|bottom|sides?|around)\b"
 )
 def _outpaint(m: re.Match[str], c: _Clause) -> Subtask:
     side = re.search(r"\b(left|right|top|bottom|all sides)\b", c.text)
@@ -424,14 +461,16 @@ def _outpaint(m: re.Match[str], c: _Clause) -> Subtask:
 
 
 @rule(
-    r"\b(?:upscale|upsample|enlarge|super-?resolve|super-?resolution|increase (?:the )?resolution|higher resolution|\dx)\b"
+    r"\b(?:upscale|upsample|enlarge|super-?resolve|super-?resolution|increase (?:the )?resolution|higher resolution|\dx|"
+    r"(?:double|triple|quadruple) the (?:resolution|size|pixels))\b"
 )
 def _upscale(m: re.Match[str], c: _Clause) -> Subtask:
     factor = re.search(r"\b(\d)x\b|\bx(\d)\b", c.text)
-    return Subtask(
-        K.IMAGE_UPSCALING,
-        params={"factor": int(factor.group(1) or factor.group(2))} if factor else {},
-    )
+    times = re.search(r"\b(double|triple|quadruple) the\b", c.text)
+    if factor:
+        return Subtask(K.IMAGE_UPSCALING, params={"factor": int(factor.group(1) or factor.group(2))})
+    named = {"double": 2, "triple": 3, "quadruple": 4}
+    return Subtask(K.IMAGE_UPSCALING, params={"factor": named[times.group(1)]} if times else {})
 
 
 @rule(r"\bdepth\b")
@@ -463,34 +502,51 @@ def _scenery(m: re.Match[str], c: _Clause) -> Subtask | None:
 _NO_THING = {"the", "a", "an", "its", "their", "to", "into", "in", "as", "with"}
 
 
-def _split_color(rest: str) -> tuple[str, str] | None:
+def _split_color(rest: str, loose: bool = False) -> tuple[str, str] | None:
     """'the wall to light blue' -> ('wall', 'light blue'); None if no colour ends it;
-    ('', colour) when no thing is named."""
+    ('', colour) when no thing is named. `loose`: after a verb that colours (is_color)."""
     rest = rest.strip(" .")
     joined = re.match(r"(.+?)\s+(?:to|in|into|with|as)\s+(?:a\s+)?(.+)$", rest)
-    if joined and is_color(joined.group(2)):
+    if joined and is_color(joined.group(2), loose):
         return _clean_target(joined.group(1)), joined.group(2)
     words = rest.split()
     for n in (3, 2, 1):
-        if len(words) > n and is_color(" ".join(words[-n:])):
+        if len(words) > n and is_color(" ".join(words[-n:]), loose):
             thing = re.sub(r"\s+(?:a|an|some)$", "", " ".join(words[:-n]))  # 'the bowl a deep blue'
             thing = _clean_target(thing)
             return ("" if thing in _NO_THING else thing), " ".join(words[-n:])
     return None
 
 
+#: verbs that are a colour: 'whiten the wall'
+_COLOUR_VERBS = {"whiten": "white", "blacken": "black", "redden": "red"}
+
+
+@rule(r"\b(whiten|blacken|redden)\s+(.+)$")
+def _colour_verb(m: re.Match[str], c: _Clause) -> Subtask | None:
+    target = _clean_target(c.expand(m.group(2)))
+    if not target or target.split()[0] in {"it", "the", "a"}:
+        return None
+    return Subtask(K.OBJECT_RECOLORATION, target=target, to=_COLOUR_VERBS[m.group(1)])
+
+
 @rule(
-    r"\b(?:recolou?r|colou?r|paint|dye|tint)\b\s+(.+)$|\bchange\b\s+(?:the\s+)?colou?r\s+of\s+(.+)$|"
+    r"\b(?:recolou?r|colou?r|paint|dye|tint|switch)\b\s+(.+)$|\bchange\b\s+(?:the\s+)?colou?r\s+of\s+(.+)$|"
     r"\b(?:make|turn)\b\s+(.+)$"
 )
 def _recolor(m: re.Match[str], c: _Clause) -> Subtask | None:
-    found = _split_color(m.group(1) or m.group(2) or m.group(3))
+    # ('make the beanie lilac': after 'make' or 'turn' a thing must be named first)
+    loose = m.group(3) is None or bool(re.match(r"(?:the|his|her|their|my|this|that)\s", m.group(3)))
+    found = _split_color(m.group(1) or m.group(2) or m.group(3), loose=loose)
     if found is None or not (found[0] or m.group(3) is None):
         return None
     return Subtask(K.OBJECT_RECOLORATION, target=found[0] or "this", to=found[1])
 
 
-@rule(r"\b(?:remove|erase|delete|get rid of|take out|eliminate|clear|wipe out|cut)\b\s+(.+)$")
+@rule(
+    r"\b(?:remove|erase|delete|get rid of|take out|take away|eliminate|clear(?:\s+(?:away|out|off))?|"
+    r"wipe (?:out|away)|cut|lose|ditch|zap|clone out|edit out|paint out|airbrush out)\b\s+(.+)$"
+)
 def _remove(m: re.Match[str], c: _Clause) -> Subtask:
     return Subtask(K.OBJECT_REMOVAL, target=_clean_target(c.expand(m.group(1))))
 
@@ -560,7 +616,9 @@ def _must_follow(later: Subtask, earlier: Subtask, overlaps: Overlaps | None) ->
         # one (turned, its side is no longer the sky's)
         return True
     if later.kind in frames and earlier.kind not in frames and not _frame_relative(earlier):
-        return True
+        # (a whole-picture adjustment needs no mask: 'upscale it, then sharpen' as said)
+        whole = earlier.kind == K.PHOTO_ADJUSTMENT and later.kind == K.IMAGE_UPSCALING
+        return not whole
     if later.kind in frames and earlier.kind in frames:
         return frames.index(later.kind) > frames.index(earlier.kind)
     if earlier.kind == K.OBJECT_REPLACEMENT and earlier.to and later.target == earlier.to:
@@ -642,12 +700,15 @@ _VERBS = {
     "raise", "apply", "give", "set", "cut", "clear", "isolate", "mask", "dye", "tint", "drop",
     "rewrite", "edit", "alter", "count", "box", "spot", "answer", "translate", "obscure",
     "censor", "anonymize", "anonymise", "pixelate", "denoise", "desaturate", "saturate",
-    "lighten", "crop", "rotate", "straighten", "wipe", "take", "get",
+    "lighten", "crop", "rotate", "straighten", "wipe", "take", "get", "lose", "ditch", "zap",
+    "clone", "strip", "switch", "pump", "knock", "open", "crisp", "fill", "smooth", "tilt",
+    "burn", "dial", "double", "pixelate", "cover", "hide",
 }  # fmt: skip
 _COURTESY = re.compile(
     r"^(?:please|kindly|first(?:ly)?|then|next|lastly|finally|now|also|and|so|ok(?:ay)?|"
     r"(?:can|could|would|will) you(?: please)?|i(?:'d| would) like(?: you)? to|"
-    r"i (?:want|need)(?: you)? to|let's|lets|help me|try to|go ahead and|by)\b,?\s*",
+    r"i (?:want|need)(?: you)? to|let's|lets|help me|try to|go ahead and|by|"
+    r"i(?:'d| would)? (?:want|need|like|love)(?= (?:a|an|some)\b))\b,?\s*",
     re.I,
 )
 
@@ -673,19 +734,74 @@ def _clause_words(text: str) -> str:
             break
         text = stripped
     first = re.match(r"([a-z]+)\b", text)
+    if first and first.group(1) in _VERBS:  # ('could you change it to navy?': a request)
+        text = text.rstrip(" ?!")
     verb = _imperative(first.group(1)) if first else None
     return verb + text[first.end() :] if first and verb else text
 
 
+#: 'keep the bride in colour and turn the rest black and white'
+_KEEP_THE_REST = re.compile(
+    r"^(?:please\s+)?(?:keep|leave)\s+(?P<kept>.+?)(?:\s+(?:in colou?r|as (?:it|they) (?:is|are)|as is|unchanged|"
+    r"untouched|natural|alone|the same|sharp|in focus|crisp))?(?:\s*,\s*(?:and\s+|but\s+|then\s+)?|\s+(?:and|but|then)\s+)"
+    r"(?P<edit>.+?)\s+(?:the rest|everything else|everything around (?:it|them|him|her))\b(?P<after>.*)$",
+    re.I,
+)
+
+
+#: 'turn everything apart from the red bus black and white'
+_ALL_BUT = re.compile(
+    r"^(?P<verb>(?:please\s+)?(?:turn|make|convert|render))\s+everything\s+(?:apart from|except(?:\s+for)?|"
+    r"other than|but)\s+(?P<kept>.+?)\s+(?P<edit>black[\s-]and[\s-]white|b&w|mono(?:chrome)?|"
+    r"gr[ae]y\s*scale|(?:in)?to\s+.+)$",
+    re.I,
+)
+_NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+    "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
+}  # fmt: skip
+
+
+def _in_figures(text: str) -> str:
+    """Amounts said in words as figures: 'thirty percent' -> '30 percent', 'ninety
+    degrees' -> '90 degrees', 'a stop and a half' -> '1.5 stops' (only before a unit:
+    'the one from ref' stays)."""
+    words = "|".join(_NUMBER_WORDS)
+
+    def figure(found: re.Match[str]) -> str:
+        total = sum(_NUMBER_WORDS[w] for w in re.split(r"[\s-]+", found.group(1).lower()))
+        return f"{total} {found.group(2)}"
+
+    text = re.sub(
+        rf"\b((?:{words})(?:[\s-](?:{words}))?)\s+(percent|%|degrees?|stops?|pixels?|px)\b",
+        figure,
+        text,
+        flags=re.I,
+    )
+    text = re.sub(r"\b(?:a|one) stop and a half\b|\bone and a half stops\b", "1.5 stops", text, flags=re.I)
+    return re.sub(r"\b(?:two) stops and a half\b", "2.5 stops", text, flags=re.I)
+
+
 def _in_order(instruction: str) -> str:
     """Order words said as such: 'after you X, Y' and 'Y after you X' are 'X, then Y';
-    'before you X, Y' is 'Y, then X'. An 'Answer:' or 'Question:' label goes."""
+    'before you X, Y' is 'Y, then X'. An 'Answer:' or 'Question:' label goes. A region
+    kept first and 'the rest' edited is the edit but for that region."""
     text = re.sub(
         r"^\s*(?:answer|question|q|task|instruction)\s*[:\-]\s*",
         "",
         instruction.strip(),
         flags=re.I,
     )
+    text = _in_figures(text)
+    text = re.sub(r"\b(left|right)[\s-]hand(?:\s+side)?\b", r"\1", text, flags=re.I)
+    text = re.sub(r"\b(top|bottom)\s+of\s+the\s+(?:frame|picture|photo|image)\b", r"\1", text, flags=re.I)
+    apart = _ALL_BUT.match(text)
+    if apart:
+        text = f"{apart.group('verb')} it {apart.group('edit')} except {apart.group('kept')}"
+    kept = _KEEP_THE_REST.match(text)
+    if kept:
+        text = f"{kept.group('edit')} it{kept.group('after')} except {kept.group('kept')}"
     lead = r"(?:you\s+|you've\s+|you have\s+|having\s+)?"
     found = re.match(rf"^\s*after\s+{lead}(.+?),\s*(.+)$", text, re.I | re.S)
     if found:
@@ -765,15 +881,47 @@ def _once(subtasks: list[Subtask]) -> list[Subtask]:
     return kept
 
 
+#: an edit that says only that something is to be put right ('fix it', 'correct that')
+_FIX_IT = r"(?:fix|correct|sort(?:\s+out)?|deal with|repair|get rid of|remove)\s+(?:it|that|this|them)(?:\s+out)?\s*$"
+
+
+def _remedied(clause: _Clause, about: str | None) -> _Clause | None:
+    """The edit that puts a complaint right, on what it is about ('the sky is too
+    bright' -> 'darken the sky'), or None when it names no fault known (remedy)."""
+    fix = remedy(_clause_words(clause.text))
+    if fix is None:
+        return None
+    if about:
+        fix = re.sub(r"\bit\b", naming(about), fix)
+    amount = re.search(r"\b(?:half a|a|one|\d+(?:\.\d+)?)\s+stops?\b", clause.text)
+    if amount:  # ("it's a stop underexposed": by that much)
+        fix = f"{fix} by {amount.group(0)}"
+    return _Clause(fix, [], fix)
+
+
 def _without_statements(clauses: list[_Clause]) -> list[_Clause]:
     """The clauses that say what to do, when some do: a complaint, a reason or a purpose
     beside them is dropped (engine/statements.py), a complaint's subject standing in for
     the next clause's 'it' or 'them' ('the sky looks dull, make it bluer'), a ratio it
     names for a crop that names none; a purpose said at a clause's end goes too. Only
-    statements ('the photo is too dark'): they are read as edits, as before."""
+    statements ('the photo is too dark'): they are read as edits, as before. A need that
+    is no edit ('the faces need to be anonymous') is a complaint about its thing; what a
+    statement wants the picture to be ('the client wants it in black and white') is what
+    a clause that says no edit of its own asks for ('convert it')."""
     said = [statement_subject(_clause_words(c.text)) for c in clauses]
-    if all(s is not None for s in said):
-        return clauses
+    for index, clause in enumerate(clauses):
+        thing = needed_thing(_clause_words(clause.text))
+        if said[index] is None and thing and _parse_clause(
+            _Clause(as_edit(_clause_words(clause.text)), clause.literals)
+        ) is None:
+            said[index] = thing
+    if all(s is not None for s in said):  # (a complaint alone: what puts it right)
+        return [_remedied(c, s) or c for c, s in zip(clauses, said, strict=True)]
+    statements = [c for c, s in zip(clauses, said, strict=True) if s is not None]
+    wish = next((w for w in (wanted(_clause_words(c.text)) for c in statements) if w), None)
+    # ('there's an orange cast, correct it': the complaint says what 'correct it' does)
+    fixable = [fixed for c, s in zip(clauses, said, strict=True) if s is not None
+               for fixed in [_remedied(c, s)] if fixed]  # fmt: skip
     kept: list[_Clause] = []
     subject: str | None = None
     ratios = [
@@ -785,6 +933,10 @@ def _without_statements(clauses: list[_Clause]) -> list[_Clause]:
             subject = about or None
             continue
         text, raw = as_edit(without_purpose(clause.text)), as_edit(without_purpose(clause.raw))
+        if fixable and re.match(_FIX_IT, _clause_words(text)):
+            kept.append(fixable.pop(0))  # (the complaint put right, on what it is about)
+            subject = None
+            continue
         if subject is not None and not re.search(r"\b(?:crop|rotat|flip|straighten)", text):
             # 'make it bluer' after 'the sky looks dull' (a crop or a turn is the frame's)
             pronoun = r"\b(?:it|them)\b"
@@ -793,6 +945,9 @@ def _without_statements(clauses: list[_Clause]) -> list[_Clause]:
             subject = None
         if ratio and re.search(r"\bcrop\w*\b", text) and not re.search(_RATIO, text):
             text, raw = f"{text} to {ratio}", f"{raw} to {ratio}"
+        if wish and _parse_clause(_Clause(_clause_words(text), clause.literals)) is None:
+            text, raw = f"{text} {wish}", f"{raw} {wish}"  # ('convert it' what they want)
+            wish = None
         kept.append(_Clause(text, clause.literals, raw))
     return kept
 
@@ -800,14 +955,23 @@ def _without_statements(clauses: list[_Clause]) -> list[_Clause]:
 def _with_modifiers(clauses: list[_Clause]) -> list[_Clause]:
     """A clause that only says what to leave alone or how to grade it ('but keep the
     face unchanged', 'graduated from the top') joined to the look or adjustment before
-    it, which it modifies."""
+    it, which it modifies; one that only gives a ratio ('4:5') to the crop before it."""
     joined: list[_Clause] = []
     for clause in clauses:
         previous = joined[-1] if joined else None
         if (
             previous is not None
+            and re.fullmatch(rf"\s*(?:(?:to|at|in)\s+)?(?:{_RATIO})\s*[.!]?\s*", clause.text)
+            and re.search(r"\bcrop\w*\b|\breframe\b", previous.text)
+            and not re.search(_NUMBERED_RATIO, previous.text)
+        ):  # 'crop this for instagram, 4:5'
+            joined[-1] = _Clause(
+                f"{previous.text} to {clause.text}", previous.literals, f"{previous.raw} to {clause.raw}"
+            )
+        elif (
+            previous is not None
             and not clause.literals
-            and MODIFIER_CLAUSE.match(clause.text)
+            and (MODIFIER_CLAUSE.match(clause.text) or STRENGTH_CLAUSE.match(clause.text))
             and (parse_look(previous.text) or parse_adjustment(previous.text))
         ):
             joined[-1] = _Clause(

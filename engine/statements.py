@@ -38,12 +38,27 @@ _NEEDS_MORE = re.compile(
     re.I,
 )
 #: a clause that gives a reason or a purpose ('because it's distracting')
-_REASON = re.compile(r"^(?:because|since|so that|so it|so the|as it|as the|in order to)\b", re.I)
+_REASON = re.compile(
+    r"^(?:because|since|so that|so it|so the|as it|as the|in order to)\b|"
+    r"^(?:(?:way|much|far|a bit|a little|slightly|just|far)\s+)?too\s+[a-z]+$",  # ('way too saturated')
+    re.I,
+)
 #: a purpose or reason at the end of an edit's clause ('crop it to 4:5 so it fits on
 #: instagram', 'remove the bin because it's ugly')
 _TAIL = re.compile(
     r"\s+(?:so that|so|because|since|in order to)\s+(?:it|the|my|our|i|we|they|you|this|"
-    r"that|there|people|everyone)\b.*$|\s+for\s+(?:my|our|your|his|her|their)\s+[a-z' -]+$",
+    r"that|there|people|everyone|nobody|no one|no-one)\b.*$|\s+for\s+(?:my|our|your|his|her|their)\s+[a-z' -]+$|"
+    # 'for privacy', 'for the web'
+    r"\s+for\s+(?:privacy|anonymity|safety|security|legal reasons|print(?:ing)?|(?:the\s+)?web|"
+    r"social media|the client|a client)\s*$|"
+    # 'to draw the eye to the middle', 'to help the subject stand out'
+    r"\s+(?:in order\s+)?to\s+(?:draw|help|focus|lead|guide|pull|direct|attract|emphasi[sz]e|"
+    r"hide|protect|show off)\s+(?:the|it|my|our|attention|them|people|viewers?|everyone|"
+    r"more|focus)\b.*$|"
+    # 'for some punch', 'for the wedding album', 'would suit this'
+    r"\s+for\s+(?:some|a bit of|a little|more|extra)\s+[a-z]+$|"
+    r"\s+from\s+the\s+(?:lens|camera|flash|sensor)$|"
+    r"\s+would\s+(?:suit|work|look good|be nice|help)\b.*$",
     re.I,
 )
 
@@ -58,11 +73,64 @@ def statement_subject(text: str) -> str | None:
         return None
     if _WANTING.match(found.group("verb") or ""):  # ('the client hates it': not the client)
         return ""
+    there = re.match(r"^there(?:'s| is| are)\s+(?:a|an|some|two|three)\s+([a-z][a-z' -]*)$", text, re.I)
+    if there:  # ('there's a bin in the corner, remove it': the bin in the corner)
+        return there.group(1).lower()
     subject = found.group("subject") or ""
     named = re.sub(r"^(?:the|my|our|your|his|her|their)\s+", "", subject.lower()).strip()
     if named in {"it", "this", "that", "they", "these", "those", "everything", "i", "we", "there"}:
         return ""
     return named
+
+
+#: what a person wants the picture to be, said as a statement ('the client wants it in
+#: black and white', 'I need it square')
+_WANTED = re.compile(
+    r"\b(?:wants?|needs?|would like|'d like|prefers?|asked for)\s+(?:it|this|them|the\s+"
+    r"(?:photo|picture|image|shot|photos|pictures))\s+(?P<rest>.+)$",
+    re.I,
+)
+
+
+def wanted(text: str) -> str | None:
+    """What a statement of wanting asks the picture to be ('in black and white'), or
+    None."""
+    found = _WANTED.search(text)
+    return found.group("rest").strip(" ,.!") if found else None
+
+
+def needed_thing(text: str) -> str | None:
+    """The thing a need is said of ('the faces need to be anonymous': 'faces'), or None."""
+    found = _NEEDS_TO_BE.match(text)
+    if found is None:
+        return None
+    return re.sub(r"^(?:the|my|our|your|this|that)\s+", "", found.group("thing").lower())
+
+
+#: what puts a complaint right: its words, and the edit that answers them. A complaint
+#: names the fault, so its adjective is the opposite of the edit ('too warm': cooler)
+_REMEDIES = (
+    (r"\b(?:\w+\s+)?(?:colou?r\s+)?cast\b|\btint(?:ed)?\b", "correct the white balance"),
+    (r"\btoo (?:warm|yellow|orange)\b|\b(?:yellowish|orangey)\b", "make it cooler"),
+    (r"\btoo (?:cold|cool|blue)\b|\bbluish\b", "make it warmer"),
+    (r"\btoo (?:dark|dim)\b|\bunderexposed\b|\bdark\b|\bgloomy\b", "brighten it"),
+    (r"\btoo bright\b|\boverexposed\b|\bblown out\b", "darken it"),
+    (r"\b(?:too|over)[\s-]?saturated\b|\bgarish\b|\boversaturated\b", "reduce the saturation"),
+    (r"\bnois[ey]\b|\bgrainy\b", "reduce the noise"),
+    (r"\bblurr?y\b|\bout of focus\b|\bsoft\b", "deblur it"),
+    (r"\bcrooked\b|\btilted\b|\bwonky\b|\bnot (?:level|straight)\b", "straighten it"),
+    (r"\b(?:flat|dull|lifeless|muddy)\b", "add contrast"),
+)
+
+
+def remedy(text: str) -> str | None:
+    """The edit a complaint asks for ('there's an orange cast' -> 'correct the white
+    balance', "it's too warm" -> 'make it cooler'), or None when it names no fault
+    layerpath knows how to put right."""
+    for words, edit in _REMEDIES:
+        if re.search(words, text, re.I):
+            return edit
+    return None
 
 
 def as_edit(text: str) -> str:
@@ -77,9 +145,16 @@ def as_edit(text: str) -> str:
     return text
 
 
+#: what an edit is for, said at its end ('for the wedding album'), where no swap's 'for'
+#: names the new thing ('swap the cat for a dog')
+_FOR = re.compile(r"\s+for\s+(?:the|a|an|my|our|your)\s+[a-z' -]+$", re.I)
+_SWAPS = re.compile(r"\b(?:swap|exchange|trade|replace|switch|change)\b", re.I)
+
+
 def without_purpose(text: str) -> str:
     """An edit's clause without the purpose or reason said at its end."""
-    return _TAIL.sub("", text)
+    text = _TAIL.sub("", text)
+    return text if _SWAPS.search(text) else _FOR.sub("", text)
 
 
 def naming(subject: str) -> str:

@@ -27,6 +27,15 @@ MODIFIER_CLAUSE = re.compile(
     r"graduat\w*\b|gradually\b|fading\s+(?:out\s+)?(?:from|towards?|into|to)\b)",
     re.I,
 )
+#: a clause that only says how strong the edit before it is ('but only subtly', 'about
+#: 70%', 'and go strong with it', 'dialled down to 30%')
+STRENGTH_CLAUSE = re.compile(
+    r"^(?:but\s+|and\s+|yet\s+)?(?:only\s+|just\s+|keep it\s+|make it\s+|go\s+|at\s+|about\s+|"
+    r"around\s+|roughly\s+|dial(?:l?ed)?\s+(?:down|back|up)\s+to\s+|turned\s+(?:down|up)\s+to\s+)*"
+    r"(?:a\s+)?(?:subtl[ey]|gentl[ey]|light(?:ly)?|soft(?:ly)?|strong(?:ly)?|heavy|full[\s-]strength|"
+    r"half[\s-]strength|\d+(?:\.\d+)?\s*(?:%|percent))(?:\s+(?:with it|strength|please))?[\s.!]*$",
+    re.I,
+)
 _KEEP = re.compile(
     r"\b(?:but\s+|and\s+|yet\s+)?(?:please\s+)?(?:keep(?:ing)?|leav(?:e|ing)|preserv(?:e|ing)|protect(?:ing)?|"
     r"don'?t (?:touch|change))\s+(?P<region>.+?)"
@@ -41,7 +50,8 @@ _EXCEPT = re.compile(
 )
 _SIDE = r"(?:from|at|on|towards?|into|to)\s+(?:the\s+)?(?:top|bottom|left|right|sky|ground)\b"
 _GRADUATED = re.compile(
-    r"\b(?:graduat\w*|gradual(?:ly)?)\b(?:\s+(?:filter|effect|look))?(?:\s+" + _SIDE + ")?"
+    r"\b(?:(?:with|using)\s+(?:a|an)\s+)?(?:graduat\w*|gradual(?:ly)?|gradient|grad(?:\s+nd)?)\b"
+    r"(?:\s+(?:filter|effect|look|nd))?(?:\s+" + _SIDE + ")?"
     r"|\bfad(?:e|es|ing)(?:\s+(?:out|away|off))?\s+" + _SIDE,
     re.I,
 )
@@ -63,13 +73,14 @@ _OBJECT_VERBS = re.compile(
 _A_PICTURE_OF = re.compile(
     r"\b(?:a|an|the)\s+(?:painting|drawing|sketch|illustration|cartoon|comic)\s+of\b", re.I
 )
-_SOFTER = r"\b(?:slight(?:ly)?|a (?:little )?bit|a little|a touch|a hint|a tad|subtl[ey]|gentl[ey]|somewhat|mild(?:ly)?|lightly|a light\b|barely|soft(?:ly)?)\b"
-_STRONGER = r"\b(?:much|a lot|lots|strong(?:ly)?|heav(?:y|ily)|very|really|full(?:y)?|extreme(?:ly)?|intense(?:ly)?|completely|totally)\b"
+#: ('soft' is not among them: 'a soft glow', 'soft light' say what the look is like)
+_SOFTER = r"\b(?:slight(?:ly)?|a (?:little )?bit|a little|a touch|a hint|a tad|a smidge(?:n)?|subtl[ey]|gentl[ey]|somewhat|mild(?:ly)?|lightly|a light\b|barely|softly|understated|restrained)\b"
+_STRONGER = r"\b(?:much|a lot|lots|loads|strong(?:ly)?|heav(?:y|ily)|very|really|full(?:y)?|extreme(?:ly)?|intense(?:ly)?|completely|totally|all the way|max(?:imum)?)\b"
 
 
 #: words after a look's name that make it the look, not a thing: 'the vintage look'
 _LOOK_NOUNS = (
-    r"\s*(?:look|style|grade|grading|feel|effect|filter|vibe|mood|tone|toning|atmosphere|"
+    r"\s*(?:(?:film|photo|colou?r)\s+)?(?:look|style|grade|grading|feel|effect|filter|vibe|mood|tone|toning|atmosphere|"
     r"version|lighting|light|colou?rs?|palette|preset)\b"
 )
 
@@ -80,6 +91,8 @@ def split_modifiers(text: str) -> tuple[str, dict[str, Any], str | None]:
     'outside' names ('the face'), or None."""
     params: dict[str, Any] = {}
     keep_region = None
+    # ('but keep it subtle': how strong, not a region kept)
+    text = re.sub(r"\b(?:but\s+|and\s+)?keep it\s+(subtle|light|gentle|understated|restrained)\b", r"\1", text)
     for pattern in (_KEEP, _EXCEPT):
         found = pattern.search(text)
         if found is not None:
@@ -112,6 +125,8 @@ def strength_of(text: str, default: float) -> float:
     number = re.search(r"(\d+(?:\.\d+)?)\s*(%|percent\b)", text)
     if number is not None:
         return max(0.0, min(1.0, float(number.group(1)) / 100.0))
+    if re.search(r"\bhalf[\s-]strength\b", text):
+        return 0.5
     if re.search(_SOFTER, text):
         return round(default * 0.5, 3)
     if re.search(_STRONGER, text):
@@ -131,8 +146,8 @@ def parse_look(text: str) -> Subtask | None:
     look, match = found
     before, after = text[: match.start()], text[match.end() :]
     as_noun = re.search(r"\b(?:the|this|that|my|its|their)\s+$", before) and not re.search(
-        r"\blike\s+(?:the|a)\s+$", before
-    )
+        r"\b(?:like|from|of)\s+(?:the|a)\s+$", before
+    )  # ('a photo from the seventies': the era, not a thing in the picture)
     if as_noun and not re.match(_LOOK_NOUNS, after):
         return None  # 'make the sunset more orange': the sunset is what is edited
     rest, params, keep = split_modifiers(text[: match.start()] + " " + text[match.end() :])
@@ -144,7 +159,7 @@ def parse_look(text: str) -> Subtask | None:
         r"painting|paintings|drawing|sketch|artwork|art|rendering|render|done|made|in|"
         # adjectives that restate the look ('a warm golden hour feel', 'a nice vintage look')
         r"warm|cool|cold|nice|lovely|beautiful|pretty|classic|proper|real|kind|sort|faded|"
-        r"retro|old|old-school|aged)\b",
+        r"retro|old|old-school|aged|dark|bright|soft|muted|rich|gritty|punchy|glowing)\b",
         " ",
         rest,
     )

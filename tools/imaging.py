@@ -139,48 +139,73 @@ _SHADE_STEMS = {"blu": "blue", "redd": "red", "purpl": "purple", "whit": "white"
                 "mauv": "mauve", "oliv": "olive"}  # fmt: skip
 
 
-def parse_color(name: str) -> tuple[int, int, int]:
+def parse_color(name: str, surveyed: bool = True) -> tuple[int, int, int]:
     """'yellow', 'light blue', 'deep blue', '#ffcc00' -> RGB; a clear error for unknown
     names. A colour's own name first ('dark red', 'light grey' are CSS colours), then a
     modifier (COLOUR_MODIFIERS) applied to the colour after it ('deep blue', 'pale
-    yellow')."""
+    yellow'). `surveyed`: the xkcd survey's names count too ('mustard', 'sand': words
+    that are also things, which a planner reading a sentence may want to leave out)."""
     cleaned = " ".join(name.strip().lower().replace("-", " ").split())
     words = cleaned.split()
     if words and len(words[-1]) > 5 and words[-1].endswith("ish"):  # 'bluish': a shade of blue
         stem = words[-1][:-3]
         cleaned = " ".join([*words[:-1], _SHADE_STEMS.get(stem, stem)])
-    known = _named_colour(cleaned)
-    if known is not None:
-        return known
     words = cleaned.split()
-    if len(words) > 1 and words[0] in COLOUR_MODIFIERS:
-        base = _named_colour(" ".join(words[1:])) or _modified(" ".join(words[1:]))
-        if base is not None:
-            return _shifted(base, *COLOUR_MODIFIERS[words[0]])
+    # CSS and X11 names, with a modifier; only then the survey's ('pale blue' is CSS's
+    # blue made paler, not the survey's near-white cyan)
+    for names in (False, True) if surveyed else (False,):
+        known = _named_colour(cleaned, names)
+        if known is not None:
+            return known
+        if len(words) > 1 and words[0] in COLOUR_MODIFIERS:
+            rest = " ".join(words[1:])
+            base = _named_colour(rest, names) or _modified(rest, names)
+            if base is not None:
+                return _shifted(base, *COLOUR_MODIFIERS[words[0]])
     raise BadInput(
         f"'{name}' is not a colour layerpath knows. Use a colour name such as "
         "'yellow', 'navy' or 'deep blue', or a hex value such as '#ffcc00'."
     )
 
 
-def _modified(name: str) -> tuple[int, int, int] | None:
+def _modified(name: str, surveyed: bool = True) -> tuple[int, int, int] | None:
     try:
-        return parse_color(name)
+        return parse_color(name, surveyed)
     except BadInput:
         return None
 
 
-def _named_colour(cleaned: str) -> tuple[int, int, int] | None:
-    """A colour's own name (CSS, X11), None when it is none."""
+@lru_cache(maxsize=1)
+def _surveyed_colours() -> dict[str, str]:
+    """The 949 names people gave colours in the xkcd colour survey ('mustard yellow',
+    'warm grey', 'terracotta'), name -> hex (tools/data/colour_names.json)."""
+    import json
+    from importlib import resources
+
+    text = resources.files("layerpath.tools.data").joinpath("colour_names.json").read_text()
+    return dict(json.loads(text)["colours"])
+
+
+def _named_colour(cleaned: str, surveyed: bool = True) -> tuple[int, int, int] | None:
+    """A colour's own name (CSS and X11 first, then the names of the xkcd colour survey:
+    'mustard', 'copper', 'warm grey'), None when it is none."""
     words = cleaned.split()
     shade = (" ".join(words[:-1]),) if len(words) > 1 and words[-1] in _HUES else ()
     # 'navy blue', 'forest green': the shade names the colour, the hue confirms it
-    for candidate in (cleaned, cleaned.replace(" ", ""), cleaned.replace(" ", "-"), *shade):
+    candidates = (cleaned, cleaned.replace(" ", ""), cleaned.replace(" ", "-"), *shade)
+    for candidate in candidates:
         try:
             r, g, b = ImageColor.getrgb(candidate)[:3]
             return int(r), int(g), int(b)
         except ValueError:
             continue
+    if not surveyed:
+        return None
+    names = _surveyed_colours()
+    for candidate in (cleaned, cleaned.replace("gray", "grey"), *shade):
+        if candidate in names:
+            r, g, b = ImageColor.getrgb(names[candidate])[:3]
+            return int(r), int(g), int(b)
     return None
 
 
