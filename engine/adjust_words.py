@@ -146,7 +146,7 @@ PHRASES: tuple[Phrase, ...] = (
     ),
     # noise, sharpening, blur
     _p(
-        r"\bde-?nois\w*\b|\b(?:remove|reduce|clean(?:\s+up)?|get rid of|less|lower|cut|fix)\b.*\b(?:noise|grain|noisy|grainy)\b|\bnoise reduction\b|\bless (?:noisy|grainy)\b",
+        r"\bde-?nois\w*\b|\b(?:remove|reduce|clean(?:\s+up)?|get rid of|less|lower|cut|fix|smooth(?:\s+out)?|tame|suppress)\b.*\b(?:noise|grain|noisy|grainy)\b|\bnoise reduction\b|\bless (?:noisy|grainy)\b",
         "denoise",
     ),
     _p(r"\bsharpen\w*\b|\bcrisper\b|\bmore crisp\b|\bsharper\b|\bcrisp\s+(?:it|them|the\s+\w+\s+)?\s*up\b", "sharpen"),
@@ -158,7 +158,8 @@ PHRASES: tuple[Phrase, ...] = (
         2.0,
     ),
     _p(
-        r"(?<![a-z])(?:blur(?:red|ry)?|defocus\w*|bokeh|out of focus|soften|smooth(?:en)?)\b",
+        r"(?<![a-z])(?:blur(?:red|ry)?|defocus\w*|bokeh|out of focus|soften|"
+        r"smooth(?:en)?(?!\s+(?:out\s+)?(?:the\s+|some\s+)?(?:noise|grain)))\b",
         "blur",
     ),
     # contrast
@@ -182,6 +183,15 @@ PHRASES: tuple[Phrase, ...] = (
         r"[+-]?\d+(?:\.\d+)?\s*(?:ev|stops?)\b|\bopen\s+(?:it|the\s+\w+)\s+up\b|"
         r"\b(?:exposure|brightness)\b|\bbrighten\w*\b|\blighten\w*\b|\bbrighter\b|\blighter\b|\btoo dark\b|\bunderexposed\b",
         "exposure",
+    ),
+    # a thing lowered or raised as a whole, no adjustment named ('pull the sky down'):
+    # its exposure (last: a named adjustment is found first)
+    _p(
+        r"\b(?:lower|darken|knock down|pull down|bring down)\b(?=\s+(?:the|her|his|their|its)\s+"
+        r"(?!exposure|brightness|contrast|saturation|vibrance|warmth|temperature|highlights|"
+        r"shadows|noise|sharpness|clarity|blacks|whites|tint|colou?rs?)[a-z])",
+        "exposure",
+        -1.0,
     ),
 )
 

@@ -307,7 +307,7 @@ def _look(m: re.Match[str], c: _Clause) -> Subtask | None:
 @rule(r".")
 def _adjustment(m: re.Match[str], c: _Clause) -> Subtask | None:
     """'brighten', 'warmer', 'black and white', 'blur the face', ... (adjust_words)."""
-    colouring = re.match(r"(?:recolou?r|colou?r|paint|dye|tint)\s+(.+)$", c.text)
+    colouring = re.match(r"(?:recolou?r|colou?r|(?:re-?)?paint|dye|tint|switch)\s+(.+)$", c.text)
     if colouring and _split_color(colouring.group(1), loose=True):
         return None  # ('paint the wall a warm grey': a recolour, not a warmer picture)
     found = parse_adjustment(c.text)
@@ -315,12 +315,15 @@ def _adjustment(m: re.Match[str], c: _Clause) -> Subtask | None:
         return None
     if found.params.get("op") == "curve" and parse_look(c.text):
         return None  # ('that silver retention film look': the look, not a faded curve)
-    if found.target and re.search(_TEXTLIKE, found.target):
+    if found.target and re.search(_TEXTLIKE, found.target) and found.params.get("op") == "blur":
         return None  # 'blur the licence plate': a text redaction reads it first
     return found
 
 
-@rule(r"\bmake\s+(.+?)\s+(?:disappear|vanish|go away)\b|\bget\s+(.+?)\s+out of\s+(?:the\s+)?(?:shot|frame|picture|photo|image)\b")
+@rule(
+    r"\bmake\s+(.+?)\s+(?:disappear|vanish|go away)\b|"
+    r"\b(?:get|take)\s+(.+?)\s+out(?:\s+of\s+(?:the\s+)?(?:shot|frame|picture|photo|image))?\s*$"
+)
 def _make_disappear(m: re.Match[str], c: _Clause) -> Subtask:
     """'make the bin bags disappear', 'get the van out of the shot'."""
     return Subtask(K.OBJECT_REMOVAL, target=_clean_target(c.expand(m.group(1) or m.group(2))))
@@ -375,6 +378,9 @@ def _replace(m: re.Match[str], c: _Clause) -> Subtask | None:
     if textual and len(new.split()) <= 4 and c.raw:  # 'update the closed signage to open'
         typed = c.raw[m.start(2) : m.start(2) + len(new)].strip(" .")
         match = {"match": old_word} if (old_word := _sign_word(old)) else {}
+        said = re.search(r"\bfrom\s+(\S+(?:\s+\S+)?)$", old)  # ('the sign from closed to open')
+        if said and not match:
+            match = {"match": c.expand(said.group(1))}
         return Subtask(K.TEXT_REPLACEMENT, target="text", to=c.expand(typed), params=match)
     if textual:
         return None
@@ -531,7 +537,7 @@ def _colour_verb(m: re.Match[str], c: _Clause) -> Subtask | None:
 
 
 @rule(
-    r"\b(?:recolou?r|colou?r|paint|dye|tint|switch)\b\s+(.+)$|\bchange\b\s+(?:the\s+)?colou?r\s+of\s+(.+)$|"
+    r"\b(?:recolou?r|colou?r|(?:re-?)?paint|dye|tint|switch)\b\s+(.+)$|\bchange\b\s+(?:the\s+)?colou?r\s+of\s+(.+)$|"
     r"\b(?:make|turn)\b\s+(.+)$"
 )
 def _recolor(m: re.Match[str], c: _Clause) -> Subtask | None:
@@ -749,6 +755,35 @@ _KEEP_THE_REST = re.compile(
 )
 
 
+_SAID = r"[\"“‘'][^\"”’']+[\"”’']"
+#: what a sign should say, said as a wish: (the words, the edit they ask for)
+_SIGN_WISHES = (
+    (  # "the board should read 'Back in 5', replace the text"
+        re.compile(
+            rf"^(?P<thing>(?:the\s+)?[a-z ]+?)\s+(?:should|must|needs? to|has to)\s+(?:read|say)\s+"
+            rf"(?P<new>{_SAID})\s*[,;.]?\s*(?:so\s+)?(?:please\s+)?(?:replace|change|update|fix|edit)\s+"
+            r"(?:the\s+)?(?:text|wording|words|it|that)\s*[.!]?$",
+            re.I,
+        ),
+        "replace the text on {thing} with {new}",
+    ),
+    (  # "fix the banner so it reads 'Welcome Home'"
+        re.compile(
+            rf"^(?:(?:can|could|would) you\s+)?(?:please\s+)?(?:fix|change|update|edit)\s+(?P<thing>the\s+[a-z ]+?)"
+            rf"\s+so\s+(?:that\s+)?it\s+(?:reads|says)\s+(?P<new>{_SAID})\s*[.!?]?$",
+            re.I,
+        ),
+        "replace the text on {thing} with {new}",
+    ),
+    (  # "the menu board says 'Tuesday', make it say 'Thursday'"
+        re.compile(
+            rf"^(?:the\s+)?[a-z ]+?\s+(?:says|reads)\s+(?P<old>{_SAID})\s*[,;.]?\s*(?:so\s+)?(?:please\s+)?"
+            rf"(?:make it|have it|change it to|get it to)\s+(?:say|read)?\s*(?P<new>{_SAID})\s*[.!]?$",
+            re.I,
+        ),
+        "replace {old} with {new}",
+    ),
+)
 #: 'turn everything apart from the red bus black and white'
 _ALL_BUT = re.compile(
     r"^(?P<verb>(?:please\s+)?(?:turn|make|convert|render))\s+everything\s+(?:apart from|except(?:\s+for)?|"
@@ -796,6 +831,17 @@ def _in_order(instruction: str) -> str:
     text = _in_figures(text)
     text = re.sub(r"\b(left|right)[\s-]hand(?:\s+side)?\b", r"\1", text, flags=re.I)
     text = re.sub(r"\b(top|bottom)\s+of\s+the\s+(?:frame|picture|photo|image)\b", r"\1", text, flags=re.I)
+    text = re.sub(
+        r"\bfade\s+(.+?)\s+in\s+from\s+(?:the\s+)?(top|bottom|left|right)\b",
+        r"\1 graduated from the \2",
+        text,
+        flags=re.I,
+    )  # ('fade a blue hour look in from the top')
+    for pattern, edit in _SIGN_WISHES:
+        wished = pattern.match(text)
+        if wished:
+            text = edit.format(**wished.groupdict())
+            break
     apart = _ALL_BUT.match(text)
     if apart:
         text = f"{apart.group('verb')} it {apart.group('edit')} except {apart.group('kept')}"
@@ -847,6 +893,13 @@ def plan_offline(instruction: str) -> Plan:
         ):  # 'detect the text and extract it'
             subtask = Subtask(K.TEXT_EXTRACTION, target="text")
         subtask = _resolve_pronoun(subtask, previous_target)
+        if (
+            previous_target
+            and subtask.kind == K.PHOTO_ADJUSTMENT
+            and re.search(r"\b(?:everything|all) else\b|\bthe rest\b", clause.text)
+        ):  # ('recolour the umbrella red and desaturate everything else': all but it)
+            params = {**subtask.params, "outside": True}
+            subtask = replace(subtask, kind=K.REGION_ADJUSTMENT, target=previous_target, params=params)
         verb = None if verbless else _LEADING_VERB.match(clause.text)
         previous_verb = verb.group(1) if verb else previous_verb
         if subtask.kind == K.OBJECT_REPLACEMENT and subtask.to:

@@ -40,7 +40,8 @@ _NEEDS_MORE = re.compile(
 #: a clause that gives a reason or a purpose ('because it's distracting')
 _REASON = re.compile(
     r"^(?:because|since|so that|so it|so the|as it|as the|in order to)\b|"
-    r"^(?:(?:way|much|far|a bit|a little|slightly|just|far)\s+)?too\s+[a-z]+$",  # ('way too saturated')
+    r"^(?:(?:way|much|far|a bit|a little|slightly|just|far)\s+)?too\s+[a-z]+$|"  # ('way too saturated')
+    r"^(?:i|we)\s+(?:\w+ed|shot|took|forgot|got)\b",  # ('I underexposed it')
     re.I,
 )
 #: a purpose or reason at the end of an edit's clause ('crop it to 4:5 so it fits on
@@ -151,9 +152,17 @@ _FOR = re.compile(r"\s+for\s+(?:the|a|an|my|our|your)\s+[a-z' -]+$", re.I)
 _SWAPS = re.compile(r"\b(?:swap|exchange|trade|replace|switch|change)\b", re.I)
 
 
+#: when or why it is wanted, said at the end ('before I post this')
+_WHEN = re.compile(r"\s+before\s+(?:i|we|you|it|posting|printing|sending|uploading|sharing)\b.*$", re.I)
+#: the cause of a fault, said after it ('the colour cast from the lights'): not a region
+_CAUSE = re.compile(
+    r"\b(cast|noise|grain|vignetting)\s+(?:from|caused by|due to)\s+.+$", re.I
+)
+
+
 def without_purpose(text: str) -> str:
     """An edit's clause without the purpose or reason said at its end."""
-    text = _TAIL.sub("", text)
+    text = _CAUSE.sub(r"\1", _WHEN.sub("", _TAIL.sub("", text)))
     return text if _SWAPS.search(text) else _FOR.sub("", text)
 
 

@@ -146,9 +146,9 @@ def parse_look(text: str) -> Subtask | None:
     look, match = found
     before, after = text[: match.start()], text[match.end() :]
     as_noun = re.search(r"\b(?:the|this|that|my|its|their)\s+$", before) and not re.search(
-        r"\b(?:like|from|of)\s+(?:the|a)\s+$", before
+        r"\b(?:like|from|of|in)\s+(?:the|a)\s+$", before
     )  # ('a photo from the seventies': the era, not a thing in the picture)
-    if as_noun and not re.match(_LOOK_NOUNS, after):
+    if as_noun and not re.match(r"(?:\s+[a-z-]+){0,2}?" + _LOOK_NOUNS, after):
         return None  # 'make the sunset more orange': the sunset is what is edited
     rest, params, keep = split_modifiers(text[: match.start()] + " " + text[match.end() :])
     rest = re.sub(r"\d+(?:\.\d+)?\s*(?:%|percent\b)|" + _SOFTER + "|" + _STRONGER, " ", rest)

@@ -453,3 +453,50 @@ def test_a_purpose_or_a_cause_at_the_end_is_no_region() -> None:
     assert _plans("remove the vignetting from the lens")[0][1] is None
     # a swap's 'for' names the new thing
     assert _plans("swap the mug for a teapot")[0][:3] == ("object_replacement", "mug", "teapot")
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [  # the shapes the fourth fresh set missed, said with other words
+        ("take the bollard out, please", ("object_removal", "bollard", None)),
+        ("repaint the gate forest green", ("object_recoloration", "gate", "forest green")),
+        ("blur the phone number before we print it", ("text_redaction", "phone number", None)),
+        ("remove the glare from the window behind her", ("object_removal", "glare from the window behind her", None)),
+        ("correct the colour cast from the tungsten lamps", ("photo_adjustment", None, None)),
+        ("smooth out the grain", ("photo_adjustment", None, None)),
+        ("sharpen the logo", ("region_adjustment", "logo", None)),
+        ("give it the blockbuster movie look", ("photo_adjustment", None, None)),
+        ("pull the foreground down a touch", ("region_adjustment", "foreground", None)),
+    ],
+)
+def test_the_fourth_sets_shapes_said_otherwise(
+    instruction: str, expected: tuple[str, str | None, str | None]
+) -> None:
+    plans = _plans(instruction)
+    assert len(plans) == 1 and plans[0][:3] == expected
+
+
+def test_a_reason_said_as_what_i_did_is_no_edit() -> None:
+    assert _plans("brighten it by half a stop, we shot it too dark") == [
+        ("photo_adjustment", None, None, {"op": "exposure", "amount": 0.5})
+    ]
+
+
+def test_what_the_rest_or_everything_else_gets_keeps_the_thing_just_edited() -> None:
+    assert _plans("recolour the scarf teal and make everything else black and white")[1] == (
+        "region_adjustment", "scarf", None, {"op": "black_and_white", "amount": 1.0, "outside": True}
+    )
+
+
+@pytest.mark.parametrize(
+    ("instruction", "to", "match"),
+    [  # what a sign should say, said as a wish
+        ("the poster should say 'Sold Out', change the text", "Sold Out", None),
+        ("could you fix the sign so it reads 'Closed Mondays'", "Closed Mondays", None),
+        ("the chalkboard says 'Soup', make it say 'Salad'", "Salad", "Soup"),
+        ("change the sign from open to closed", "closed", "open"),
+    ],
+)
+def test_a_sign_s_new_words_said_as_a_wish(instruction: str, to: str, match: str | None) -> None:
+    ((kind, _, got_to, params),) = _plans(instruction)
+    assert (kind, got_to, params.get("match")) == ("text_replacement", to, match)
