@@ -94,6 +94,8 @@ PHRASES: tuple[Phrase, ...] = (
         "temperature",
         -1.0,
     ),
+    # the slider by its name: up unless a lowering word says down ('lower the temperature')
+    _p(r"\b(?:colou?r\s+)?temperature\b", "temperature"),
     # colour towards a hue: 'make the sky bluer'
     _p(
         r"\b(?:bluer|greener|redder|yellower|more (?:" + _COLOURS + r"))\b|"

@@ -137,7 +137,7 @@ def test_the_public_instruction_set_is_planned_exactly() -> None:
     assert all(r.right for r in results if r.group == "other languages")
     # the held-out phrasings, never tuned on: README reports them; a floor under them
     held = [r for r in results if r.group in HELD_OUT]
-    assert len(held) >= 140 and sum(r.right for r in held) >= 0.80 * len(held)
+    assert len(held) >= 140 and sum(r.right for r in held) >= 0.95 * len(held)
 
 
 @pytest.mark.parametrize(
@@ -500,3 +500,9 @@ def test_what_the_rest_or_everything_else_gets_keeps_the_thing_just_edited() -> 
 def test_a_sign_s_new_words_said_as_a_wish(instruction: str, to: str, match: str | None) -> None:
     ((kind, _, got_to, params),) = _plans(instruction)
     assert (kind, got_to, params.get("match")) == ("text_replacement", to, match)
+
+
+def test_the_temperature_by_its_name_goes_the_way_the_verb_says() -> None:
+    """(the one word the fifth fresh set showed missing, after it was measured)"""
+    assert _plans("bring the temperature down a little")[0][3] == {"op": "temperature", "amount": -0.175}
+    assert _plans("increase the colour temperature")[0][3] == {"op": "temperature", "amount": 0.35}
