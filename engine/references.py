@@ -99,7 +99,7 @@ class Reference:
         from layerpath.tools.sky import sky_of
 
         found: dict[str, list[float]] = self.answer(
-            "sky", lambda: colour_stats(sky_of(self.picture("a sky")))
+            "sky", lambda: sky_stats(sky_of(self.picture("a sky")))
         )
         return found
 
@@ -227,6 +227,26 @@ def colour_stats(pixels: np.ndarray) -> dict[str, Any]:
     sky = reference_sky(small)
     if sky is not None:  # (a colour match pairs skies with skies, ground with ground)
         stats["parts"] = {"sky": _stats(lab[sky]), "ground": _stats(lab[~sky])}
+    return stats
+
+
+#: the horizontal bands a reference sky's colours are kept for, top to bottom
+SKY_ROWS = 32
+
+
+def sky_stats(sky: np.ndarray) -> dict[str, Any]:
+    """A reference sky's colours (colour_stats), with the CIELAB mean of each of SKY_ROWS
+    bands from its top to its horizon ('rows') and its height over its width ('aspect'):
+    a sky laid into a wide, low sky keeps only its lower part (tools/sky.py's covering),
+    so a dusk's violet top and orange glow are not both expected there."""
+    from layerpath.tools.imaging import lab_exact
+
+    stats = colour_stats(sky)
+    small = _small(sky, 512)
+    lab = lab_exact(small.astype(np.float64) / 255.0)
+    bands = np.array_split(np.arange(lab.shape[0]), min(SKY_ROWS, lab.shape[0]))
+    stats["rows"] = [[round(float(v), 3) for v in lab[rows].reshape(-1, 3).mean(axis=0)] for rows in bands]
+    stats["aspect"] = round(sky.shape[0] / sky.shape[1], 4)
     return stats
 
 

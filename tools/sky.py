@@ -27,7 +27,7 @@ from layerpath.tools.base import Tool
 from layerpath.tools.finders import full_size_mask
 from layerpath.tools.imaging import mask_box, mean_near, rgb, with_rgb
 from layerpath.tools.regions import crop, grow_box, paste
-from layerpath.tools.sky_region import FOREIGN, find_sky, sky_coloured, sky_model
+from layerpath.tools.sky_region import FOREIGN, find_sky, sky_alone, sky_coloured, sky_model
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 #: the share of a row a reference's sky must fill for the row to count as sky
@@ -123,8 +123,11 @@ def sky_of(reference: np.ndarray) -> np.ndarray:
     """The reference's sky: the rows at its top its sky fills (RGB, full resolution),
     what stands in them (a mast, a blade, a roof's corner) filled in from the sky
     around it. A picture of the sky alone is all sky. A clear error when it shows too
-    little sky."""
+    little sky. A sky alone of any colour (a dark evening, a sunset's glow: colours the
+    sky finder does not take for sky in a photo) is all sky."""
     picture = rgb(reference)
+    if sky_alone(picture):
+        return picture.copy()
     small = small_copy(picture, 640)
     found = find_sky(small)
     rows = found.mean(axis=1) >= ROW_SKY
@@ -132,7 +135,8 @@ def sky_of(reference: np.ndarray) -> np.ndarray:
     if depth < LEAST_SKY * len(rows):
         raise BadInput(
             "The reference shows too little sky to use (a sky fills its top rows: blue or "
-            "overcast, smooth); give a photo whose upper part is sky."
+            "overcast, smooth); give a photo whose upper part is sky, or a picture of the "
+            "sky alone."
         )
     bottom = round(depth / len(rows) * picture.shape[0])
     band = picture[:bottom].copy()  # (the reference itself stays as it is)

@@ -417,6 +417,31 @@ def sky_doubts(picture: np.ndarray, sky: np.ndarray) -> dict[str, float]:
     }
 
 
+#: a picture is a sky alone (given for its sky: the reference of a sky replacement) when
+#: it is smooth nearly all over and no row holds an edge across most of its width (a
+#: horizon, a rooftop, the slats of a blind), its gradients measured against its own
+#: brightness (per cent of the softened grey level + 12: a dark evening's ground is as
+#: faint in grey levels as a bright sky's clouds, not against its own light). At
+#: WORK_SIDE, chosen on the tuning split: the sky bands of its skies and photos (Storm, a
+#: sunset, the tops of Bridge, Dune, Picos de Europa, Aitzgorri), each also made darker
+#: (x0.5, x0.35, x0.25 in L*) and oranger (a glow), have a 90th percentile of at most 9.5
+#: and a largest row edge (each row's 90th percentile) of at most 33; its 26 whole
+#: photos, none a sky alone, at those four darknesses, at least 10.5 or 45. (Fine grain
+#: counts: a dark sky with heavy noise at that size is refused, never taken wrongly)
+ALONE_GRADIENT = 10.5
+ALONE_ROW_EDGE = 45.0
+
+
+def sky_alone(picture: np.ndarray) -> bool:
+    """Whether an RGB picture shows nothing but sky (any colour: a dark evening, a
+    sunset's glow), so all of it is the sky it is given for."""
+    work = _work_copy(picture)
+    grey = cv2.cvtColor(np.ascontiguousarray(work), cv2.COLOR_RGB2GRAY).astype(np.float32)
+    relative = 100.0 * gradient(work) / (cv2.GaussianBlur(grey, (0, 0), 8.0) + 12.0)
+    row_edge = float(np.percentile(relative, 90, axis=1).max())
+    return float(np.percentile(relative, 90)) < ALONE_GRADIENT and row_edge < ALONE_ROW_EDGE
+
+
 def sure_sky(picture: np.ndarray, sky: np.ndarray) -> bool:
     """Whether a found sky is sure enough to act on unasked (a colour match's parts):
     its doubts together (their 4-norm) within their tolerance."""

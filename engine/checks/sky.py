@@ -32,6 +32,30 @@ def sky_distance(lab: np.ndarray, stats: Mapping[str, Any]) -> float:
     return float(max(np.sqrt((mean**2).sum()), np.sqrt((spread**2).sum())))
 
 
+def laid_in(stats: Mapping[str, Any], region: np.ndarray) -> Mapping[str, Any]:
+    """The colours a reference sky (engine/references.py's sky_stats) shows once laid
+    into `region` as tools/sky.py's covering lays it: scaled to cover the region's box,
+    its horizon at the bottom, so a wide, low region shows only the sky's lower part. Its
+    mean and spread over the region's own rows; the whole sky's stats when they do not
+    say its rows."""
+    if "rows" not in stats or not region.any():
+        return stats
+    ys = np.nonzero(region.any(axis=1))[0]
+    xs = np.nonzero(region.any(axis=0))[0]
+    height, width = ys[-1] - ys[0] + 1, xs[-1] - xs[0] + 1
+    rows = np.array(stats["rows"], np.float64)
+    kept = min(1.0, (height / width) / float(stats["aspect"]))  # its lower share shown
+    counts = region[ys[0] : ys[-1] + 1].sum(axis=1).astype(np.float64)
+    at = (1.0 - kept) + kept * (np.arange(height) + 0.5) / height  # where in the sky, 0..1
+    band = np.clip((at * len(rows)).astype(int), 0, len(rows) - 1)
+    means = rows[band]
+    mean = (means * counts[:, None]).sum(axis=0) / counts.sum()
+    # the spread: the whole sky's within its bands, and the bands' own spread shown here
+    within = np.maximum(0.0, np.array(stats["std"]) ** 2 - rows.var(axis=0))
+    between = ((means - mean) ** 2 * counts[:, None]).sum(axis=0) / counts.sum()
+    return {"mean": mean.tolist(), "std": np.sqrt(within + between).tolist()}
+
+
 def old_sky_left(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> float:
     """Of the pixels along the sky's edge that showed the old sky (a fringe around
     leaves, blades and roofs the mask left out), the share that still shows it after a
@@ -84,7 +108,8 @@ def check_sky_replaced(
     pick = np.zeros_like(inner)
     pick[::step, ::step] = True
     lab = lambda picture: lab_exact(rgb(picture)[inner & pick].astype(np.float64) / 255.0)  # noqa: E731
-    now, was = sky_distance(lab(after), reference), sky_distance(lab(before), reference)
+    shown = laid_in(reference, mask)
+    now, was = sky_distance(lab(after), shown), sky_distance(lab(before), shown)
     defects = {"not the reference's sky": max(0.0, now - 1.0)}
     if was > 1.0:  # a sky already like the reference's cannot show that it changed
         defects["the sky hardly changed"] = max(0.0, 1.0 - (was - now) / (was - 1.0 + 1e-6)) * 2

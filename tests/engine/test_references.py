@@ -10,6 +10,7 @@ import json
 import wave
 from pathlib import Path
 
+import cv2
 import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
@@ -303,3 +304,55 @@ def test_a_new_sky_that_leaves_the_old_one_around_a_pole_is_turned_down() -> Non
         picture, after, found, {"mean": [21.0, 4.0, -25.0], "std": [1.0, 1.0, 1.0]}
     )
     assert verdict.score < 0.5 and "the old sky left along the edges" in verdict.reason
+
+
+def dusk_sky(h: int = 600, w: int = 900) -> np.ndarray:
+    """A sky alone at dusk, made here: violet at the top fading to an orange glow,
+    soft darker clouds, film grain. Colours the photo sky finder does not take for sky
+    (dark, then warm and saturated), and nothing else in it."""
+    rng = np.random.default_rng(5)
+    t = np.linspace(0.0, 1.0, h)[:, None, None]
+    top, glow = np.array([70.0, 50.0, 110.0]), np.array([235.0, 130.0, 60.0])
+    sky = (1 - t) * top + t * glow + np.zeros((h, w, 3))
+    clouds = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 25)
+    sky *= (1 - 0.1 * np.clip(clouds / (clouds.std() + 1e-6), 0, 2))[..., None]
+    sky += rng.normal(0, 0.8, sky.shape)  # (a photo's grain once shrunk to the finder's size)
+    return np.clip(sky, 0, 255).astype(np.uint8)
+
+
+def test_a_dusk_sky_alone_is_a_sky_to_replace_with(tmp_path: Path) -> None:
+    """(issue 25: a sunset's and a dark evening's sky, given alone, were refused as 'too
+    little sky')"""
+    from layerpath.tools.sky import sky_of
+
+    Image.fromarray(dusk_sky()).save(tmp_path / "dusk.png")
+    references = parse_refs([f"ref={tmp_path / 'dusk.png'}"])
+    assert sky_of(references["ref"].pixels).shape[:2] == (600, 900)  # all of it
+    picture, sky, pole = landscape()
+    result = Engine(Registry.from_catalogue()).run(
+        EditRequest("replace the sky with the one in ref", Snapshot(picture), references=references)
+    )
+    (outcome,) = result.outcomes
+    assert outcome.ok, outcome.error
+    inner = sky.copy()
+    inner[:, 280:320], inner[200:] = False, False
+    now = lab_exact(result.image[inner][:, :3].astype(np.float64) / 255.0).mean(axis=0)
+    dusk = references["ref"].answers["sky"]["mean"]
+    assert np.linalg.norm(now - np.array(dusk)) < 12  # the dusk's colours, not the blue
+    ground = np.zeros_like(sky)
+    ground[280:] = True
+    assert np.array_equal(result.image[ground], picture[ground])
+
+
+def test_a_smooth_picture_with_no_sky_is_not_a_sky_alone() -> None:
+    """A plank's wavy grain and a blind's slats, smooth between their lines: no sky."""
+    from layerpath.tools.sky_region import sky_alone
+
+    rng = np.random.default_rng(2)
+    yy, xx = np.mgrid[:300, :500]
+    grain = 18 * np.sin(yy / 3.0 + 2 * np.sin(xx / 60.0)) + rng.normal(0, 4, (300, 500))
+    wood = np.clip(np.stack([120 + grain, 78 + 0.7 * grain, 40 + 0.4 * grain], -1), 0, 255)
+    slats = np.where(((yy // 30) % 2 == 1)[..., None], 200, 170) + np.zeros((300, 500, 3))
+    slats = cv2.GaussianBlur(slats.astype(np.float32), (0, 0), 1.0)
+    assert not sky_alone(wood.astype(np.uint8)) and not sky_alone(slats.astype(np.uint8))
+    assert sky_alone(dusk_sky())
