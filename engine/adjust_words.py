@@ -161,7 +161,7 @@ PHRASES: tuple[Phrase, ...] = (
     ),
     _p(
         r"(?<![a-z])(?:blur(?:red|ry)?|defocus\w*|bokeh|out of focus|soften|"
-        r"smooth(?:en)?(?!\s+(?:out\s+)?(?:the\s+|some\s+)?(?:noise|grain)))\b",
+        r"smooth(?:en)?(?=\s+(?:out\s+)?(?:the|her|his|their|my|it|them|skin)\b)(?!\s+(?:out\s+)?(?:the\s+|some\s+)?(?:noise|grain)))\b",
         "blur",
     ),
     # contrast
@@ -200,7 +200,7 @@ PHRASES: tuple[Phrase, ...] = (
 #: words that name the whole picture, not a region of it
 WHOLE = {"image", "photo", "photograph", "picture", "pic", "it", "everything", "shot", "frame",
          "whole", "entire", "overall", "all", "scene", "this", "one", "them", "pictures", "photos",
-         "thing"}  # fmt: skip
+         "thing", "rest"}  # fmt: skip
 _FILLER = {
     "make", "makes", "made", "look", "looks", "looking", "a", "an", "the", "of", "on", "in", "to",
     "by", "at", "with", "and", "some", "its", "my", "that", "effect", "more", "up", "down",
@@ -224,12 +224,13 @@ _FILLER = {
     # the adjustment's own nouns: 'brighten the exposure' is no region called exposure
     "exposure", "brightness", "saturation", "vibrance", "contrast", "warmth", "temperature",
     "clarity", "sharpness", "blur", "toning", "finish", "lift", "pump", "extra", "fill",
+    "strip", "else", "half", "edit", "taken", "shot", "was", "were", "dialled", "dialed",
     "her", "his", "their", "our", "your",
 }  # fmt: skip
 _SOFTER = r"\b(?:slight(?:ly)?|a (?:little )?bit|a little|a touch|a tad|a smidge(?:n)?|a hair|subtl[ey]|gentl[ey]|somewhat|mild(?:ly)?|lightly|a light\b|barely|just a bit|marginally)\b"
 _STRONGER = r"\b(?:much|a lot|lots|loads|tons|heaps|strong(?:ly)?|heav(?:y|ily)|very|really|way|significantly|dramatic(?:ally)?|considerabl[ey]|hugely|extremely|massively)\b"
 _POSITION_WORDS = {"left", "right", "top", "bottom", "center", "centre", "middle", "largest",
-                   "smallest", "biggest", "corner", "side", "far"}  # fmt: skip
+                   "smallest", "biggest", "corner", "side", "far", "edge"}  # fmt: skip
 #: regions that are a tonal range or the frame, not a thing: they choose the op instead
 _OP_REGIONS = {"shadows": "shadows", "shadow": "shadows", "highlights": "highlights",
                "highlight": "highlights", "corners": "vignette", "edges": "vignette"}  # fmt: skip
@@ -298,7 +299,7 @@ def region_of(text: str) -> tuple[str | None, str | None]:
                                           "middle", "largest", "smallest", "biggest"}]  # fmt: skip
     named = _named_words(words)
     kept = [w for i, w in enumerate(words) if w not in _FILLER and w not in _POSITION_WORDS
-            and i in named]  # fmt: skip
+            and i in named and not w.endswith("-")]  # fmt: skip  ('hand-' of 'hand-painted')
     if not kept or all(w in WHOLE for w in kept):
         return None, None
     kept = [w for w in kept if w not in WHOLE]
@@ -315,21 +316,28 @@ _BARE_REGIONS = {"sky", "background", "foreground", "face", "faces", "skin", "ha
 
 
 def _named_words(words: list[str]) -> set[int]:
-    """The places of the words a determiner makes a thing ('the lamp', 'her face', 'the
-    people in the background'), and of the regions said bare: a word no determiner
-    introduces ('a smidge', 'thirty', 'loads', 'studio' in 'a studio shot') is how,
-    not where."""
+    """The places of the words that may name a region: the verb's object ('blur licence
+    plates', 'brighten the lamp') and what a determiner or a preposition introduces ('her
+    face', 'saturation of the flowers', 'out of the background'); not what follows an
+    indefinite article, a conjunction or a verb of seeming ('a smidge', 'a studio shot',
+    'but only subtly', 'look hand-painted': how, not where)."""
     named: set[int] = set()
-    inside = False
+    inside = True  # (the words at the start are the verb's object: the verb is gone)
     for index, word in enumerate(words):
-        if word in _DEFINITE:
+        if word in _DEFINITE or word in _PLACES:
             inside = True
-        elif word in {"a", "an", "some", "by", "with", "using", "to", "for", "and", "but", "than",
-                      "about"}:  # fmt: skip
+        elif word in _HOW:
             inside = False
         if inside or word in _BARE_REGIONS:
             named.add(index)
     return named
+
+
+#: words after which a region is named again
+_PLACES = {"of", "on", "in", "to", "from", "around", "behind", "across", "over", "under"}
+#: words after which what follows says how, not where
+_HOW = {"a", "an", "some", "by", "with", "using", "and", "but", "than", "about", "look", "looks",
+        "looking", "feel", "feels", "seem", "seems", "like", "only", "until", "so", "because"}  # fmt: skip
 
 
 #: words that tie a thing to where it is ('the people in the background')
@@ -360,7 +368,8 @@ def _with_direction(text: str) -> str:
     """A verb and its particle as the one word of that direction ('take the exposure
     down' -> 'lower the exposure')."""
     # 'take 25% off the saturation', 'take a little saturation out of the background'
-    text = re.sub(r"\b(?:take|knock|shave)\s+(.*?)\s*\b(?:off|out of|away from)\b", r"reduce \1 ", text)
+    text = re.sub(r"\btake\s+(?:all\s+)?(?:the\s+)?colou?rs?\s+out\b", "remove the colour", text)
+    text = re.sub(r"\b(?:take|knock|shave)\s+(.*?)\s*\b(?:off|out of|away from|out$)", r"reduce \1 ", text)
     for particle, verb in (("down", "lower"), ("back", "lower"), ("up", "raise")):
         # ('bring back the shadows' recovers them: not a lowering)
         verbs = _PARTICLE_VERB.replace("bring|", "") if particle == "back" else _PARTICLE_VERB
@@ -396,7 +405,10 @@ def parse_adjustment(text: str) -> Subtask | None:
         elif target in _OP_REGIONS:
             target = None
         sign = phrase.sign
-        if sign > 0 and re.search(rf"\b{_DOWN}\b", text[: match.start()]):
+        if sign > 0 and (
+            re.search(rf"\b{_DOWN}\b", text[: match.start()])
+            or re.match(r"\s+(?:right\s+)?down\b", text[match.end() :])  # ('temperature down a bit')
+        ):
             sign = -sign  # ('reduce the vibrance': what no lowering phrase of its own says)
         amount, extra, given = amount_of(text, op, sign)
         if op == "sharpen" and not given and target is None:

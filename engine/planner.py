@@ -64,6 +64,14 @@ class Plan:
     planner: str = "offline"
 
 
+#: one-word names of the xkcd survey that after 'make' or 'turn' are a state or a scene,
+#: not a colour ('make the sky dark', 'make the skin pale', 'turn it golden')
+_NOT_AFTER_MAKE = {"dark", "pale", "golden", "bland", "drab", "ice", "dusk", "twilight",
+                   "midnight", "sky", "sea", "ocean", "grass", "leaf", "earth", "dirt", "mud",
+                   "dust", "forest", "desert", "swamp", "velvet", "sunshine", "sandy", "stone",
+                   "steel", "silver", "gold", "rose"}  # fmt: skip
+
+
 def is_color(words: str, loose: bool = False) -> bool:
     """Whether the words name a colour. A one-word name of the xkcd survey ('sand',
     'stone', 'copper') counts only when `loose`: after a verb that colours ('dye her
@@ -254,7 +262,14 @@ _RATIO_NAMES = {"widescreen": "16:9"}
 def _crop(m: re.Match[str], c: _Clause) -> Subtask:
     """'crop to 16:9', 'square crop', 'crop to the face', 'crop around the person at 4:5'."""
     ratio = re.search(_NUMBERED_RATIO, c.text) or re.search(_RATIO, c.text)
-    rest = re.sub(r"\bfor\b.*$", " ", c.text)  # ('for a youtube banner': what it is for)
+    # ('for a youtube banner': what it is for; 'crop for the face' names what to keep)
+    rest = re.sub(
+        r"\bfor\s+(?:(?:a|an|the|my|our)\s+)?(?:[a-z'-]+\s+)*?(?:instagram|facebook|youtube|tiktok|"
+        r"print|web|website|banner|thumbnail|slideshow|feed|story|stories|profile|post|poster|cover|"
+        r"album|listing|shop|blog|card|invite|invitation)\b.*$",
+        " ",
+        c.text,
+    )
     rest = re.sub(_RATIO, " ", rest)
     rest = re.sub(
         r"\b(?:crop\w*|reframe|around|in on|tight(?:er|ly)?|closer|ratio|aspect|format)\b",
@@ -324,9 +339,14 @@ def _adjustment(m: re.Match[str], c: _Clause) -> Subtask | None:
     r"\bmake\s+(.+?)\s+(?:disappear|vanish|go away)\b|"
     r"\b(?:get|take)\s+(.+?)\s+out(?:\s+of\s+(?:the\s+)?(?:shot|frame|picture|photo|image))?\s*$"
 )
-def _make_disappear(m: re.Match[str], c: _Clause) -> Subtask:
-    """'make the bin bags disappear', 'get the van out of the shot'."""
-    return Subtask(K.OBJECT_REMOVAL, target=_clean_target(c.expand(m.group(1) or m.group(2))))
+def _make_disappear(m: re.Match[str], c: _Clause) -> Subtask | None:
+    """'make the bin bags disappear', 'get the van out of the shot' ('take the noise out'
+    is an adjustment's)."""
+    target = _clean_target(c.expand(m.group(1) or m.group(2)))
+    if re.fullmatch(r"(?:colou?rs?|noise|grain|saturation|contrast|blur|warmth|tint|cast|"
+                    r"(?:the\s+)?(?:blue|red|green|yellow|orange|magenta)s?)", target):
+        return None
+    return Subtask(K.OBJECT_REMOVAL, target=target)
 
 
 @rule(r"\b(?:cover(?:\s+up)?|hide|mask out)\s+(.+)$")
@@ -505,7 +525,8 @@ def _scenery(m: re.Match[str], c: _Clause) -> Subtask | None:
 
 
 #: what names no thing: 'change the colour to red', 'recolor to red' recolour the selection
-_NO_THING = {"the", "a", "an", "its", "their", "to", "into", "in", "as", "with"}
+_NO_THING = {"the", "a", "an", "its", "their", "to", "into", "in", "as", "with", "her", "his",
+             "my", "our", "your"}  # fmt: skip
 
 
 def _split_color(rest: str, loose: bool = False) -> tuple[str, str] | None:
@@ -516,12 +537,15 @@ def _split_color(rest: str, loose: bool = False) -> tuple[str, str] | None:
     if joined and is_color(joined.group(2), loose):
         return _clean_target(joined.group(1)), joined.group(2)
     words = rest.split()
+    splits = []
     for n in (3, 2, 1):
         if len(words) > n and is_color(" ".join(words[-n:]), loose):
             thing = re.sub(r"\s+(?:a|an|some)$", "", " ".join(words[:-n]))  # 'the bowl a deep blue'
             thing = _clean_target(thing)
-            return ("" if thing in _NO_THING else thing), " ".join(words[-n:])
-    return None
+            splits.append((("" if thing in _NO_THING else thing), " ".join(words[-n:])))
+    # the longest colour that leaves a thing named ('make the grass green': not the
+    # survey's 'grass green' of nothing)
+    return next((s for s in splits if s[0]), splits[0] if splits else None)
 
 
 #: verbs that are a colour: 'whiten the wall'
@@ -541,9 +565,12 @@ def _colour_verb(m: re.Match[str], c: _Clause) -> Subtask | None:
     r"\b(?:make|turn)\b\s+(.+)$"
 )
 def _recolor(m: re.Match[str], c: _Clause) -> Subtask | None:
-    # ('make the beanie lilac': after 'make' or 'turn' a thing must be named first)
+    # ('make the beanie lilac': after 'make' or 'turn' a thing must be named first, and a
+    # state is no colour: 'make the sky dark')
     loose = m.group(3) is None or bool(re.match(r"(?:the|his|her|their|my|this|that)\s", m.group(3)))
     found = _split_color(m.group(1) or m.group(2) or m.group(3), loose=loose)
+    if found and m.group(3) is not None and found[1] in _NOT_AFTER_MAKE:
+        return None
     if found is None or not (found[0] or m.group(3) is None):
         return None
     return Subtask(K.OBJECT_RECOLORATION, target=found[0] or "this", to=found[1])
@@ -793,7 +820,8 @@ _ALL_BUT = re.compile(
 )
 _NUMBER_WORDS = {
     "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
+    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "thirteen": 13, "fourteen": 14,
+    "fifteen": 15, "sixteen": 16, "seventeen": 17, "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
     "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100,
 }  # fmt: skip
 
@@ -814,8 +842,39 @@ def _in_figures(text: str) -> str:
         text,
         flags=re.I,
     )
+    text = re.sub(
+        rf"\b({words})\s+(?:by|to)\s+({words})\b",
+        lambda found: f"{_NUMBER_WORDS[found.group(1).lower()]}:{_NUMBER_WORDS[found.group(2).lower()]}",
+        text,
+        flags=re.I,
+    )  # ('crop to four by five')
     text = re.sub(r"\b(?:a|one) stop and a half\b|\bone and a half stops\b", "1.5 stops", text, flags=re.I)
     return re.sub(r"\b(?:two) stops and a half\b", "2.5 stops", text, flags=re.I)
+
+
+def _plainly(text: str) -> str:
+    """Amounts in figures (_in_figures), a side said plainly ('the right-hand side', 'the
+    bottom of the frame'), a look faded in from a side as a graduated one."""
+    text = _in_figures(text)
+    text = re.sub(r"\b(left|right)[\s-]hand(?:\s+side)?\b", r"\1", text, flags=re.I)
+    text = re.sub(r"\b(top|bottom)\s+of\s+the\s+(?:frame|picture|photo|image)\b", r"\1", text, flags=re.I)
+    return re.sub(
+        r"\bfade\s+(.+?)\s+in\s+from\s+(?:the\s+)?(top|bottom|left|right)\b",
+        r"\1 graduated from the \2",
+        text,
+        flags=re.I,
+    )  # ('fade a blue hour look in from the top')
+
+
+def _outside_quotes(text: str, change: Callable[[str], str]) -> str:
+    """`change` applied to the words outside quotes and outside words in capitals (a
+    sign's text, as _lift_literals takes it: 'ONE STOP SHOP' stays as typed)."""
+    kept = r"[\"“”‘’][^\"“”‘’]*[\"“”‘’]|(?<![a-z])'[^']+'(?![a-z])|\b[A-Z][A-Z0-9!&$%-]*[A-Z0-9!&$%]\b(?:\s+[A-Z][A-Z0-9!&$%-]*[A-Z0-9!&$%]\b)*"
+    parts, last = [], 0
+    for found in re.finditer(kept, text):
+        parts += [change(text[last : found.start()]), found.group(0)]
+        last = found.end()
+    return "".join([*parts, change(text[last:])])
 
 
 def _in_order(instruction: str) -> str:
@@ -828,15 +887,7 @@ def _in_order(instruction: str) -> str:
         instruction.strip(),
         flags=re.I,
     )
-    text = _in_figures(text)
-    text = re.sub(r"\b(left|right)[\s-]hand(?:\s+side)?\b", r"\1", text, flags=re.I)
-    text = re.sub(r"\b(top|bottom)\s+of\s+the\s+(?:frame|picture|photo|image)\b", r"\1", text, flags=re.I)
-    text = re.sub(
-        r"\bfade\s+(.+?)\s+in\s+from\s+(?:the\s+)?(top|bottom|left|right)\b",
-        r"\1 graduated from the \2",
-        text,
-        flags=re.I,
-    )  # ('fade a blue hour look in from the top')
+    text = _outside_quotes(text, _plainly)
     for pattern, edit in _SIGN_WISHES:
         wished = pattern.match(text)
         if wished:
@@ -846,8 +897,13 @@ def _in_order(instruction: str) -> str:
     if apart:
         text = f"{apart.group('verb')} it {apart.group('edit')} except {apart.group('kept')}"
     kept = _KEEP_THE_REST.match(text)
-    if kept:
-        text = f"{kept.group('edit')} it{kept.group('after')} except {kept.group('kept')}"
+    if kept and re.match(r"(?:the|his|her|their|my|this|that|these|those)\s", kept.group("kept")):
+        edit = kept.group("edit").strip()
+        verb, _, particle = edit.partition(" ")
+        edit = f"{verb} it {particle}" if particle in ("up", "down") else f"{edit} it"
+        candidate = f"{edit}{kept.group('after')} except {kept.group('kept')}"
+        if parse_adjustment(candidate) or parse_look(candidate):  # (an edit kept off a region)
+            text = candidate
     lead = r"(?:you\s+|you've\s+|you have\s+|having\s+)?"
     found = re.match(rf"^\s*after\s+{lead}(.+?),\s*(.+)$", text, re.I | re.S)
     if found:
@@ -944,7 +1000,7 @@ def _remedied(clause: _Clause, about: str | None) -> _Clause | None:
     fix = remedy(_clause_words(clause.text))
     if fix is None:
         return None
-    if about:
+    if about and not re.match(r"there\b", clause.text):  # ('there's a cast': no thing's)
         fix = re.sub(r"\bit\b", naming(about), fix)
     amount = re.search(r"\b(?:half a|a|one|\d+(?:\.\d+)?)\s+stops?\b", clause.text)
     if amount:  # ("it's a stop underexposed": by that much)

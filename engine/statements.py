@@ -111,16 +111,17 @@ def needed_thing(text: str) -> str | None:
 #: what puts a complaint right: its words, and the edit that answers them. A complaint
 #: names the fault, so its adjective is the opposite of the edit ('too warm': cooler)
 _REMEDIES = (
-    (r"\b(?:\w+\s+)?(?:colou?r\s+)?cast\b|\btint(?:ed)?\b", "correct the white balance"),
+    (r"\b(?:colou?r|blue|yellow|orange|green|magenta|red|pink|purple|warm|cool|cold)\s+(?:colou?r\s+)?cast\b|"
+     r"\btinted\b", "correct the white balance in it"),
     (r"\btoo (?:warm|yellow|orange)\b|\b(?:yellowish|orangey)\b", "make it cooler"),
     (r"\btoo (?:cold|cool|blue)\b|\bbluish\b", "make it warmer"),
-    (r"\btoo (?:dark|dim)\b|\bunderexposed\b|\bdark\b|\bgloomy\b", "brighten it"),
+    (r"\bnois[ey]\b|\bgrainy\b", "reduce the noise in it"),
+    (r"\btoo (?:dark|dim)\b|\bunderexposed\b", "brighten it"),
     (r"\btoo bright\b|\boverexposed\b|\bblown out\b", "darken it"),
-    (r"\b(?:too|over)[\s-]?saturated\b|\bgarish\b|\boversaturated\b", "reduce the saturation"),
-    (r"\bnois[ey]\b|\bgrainy\b", "reduce the noise"),
-    (r"\bblurr?y\b|\bout of focus\b|\bsoft\b", "deblur it"),
+    (r"\b(?:too|over)[\s-]?saturated\b|\bgarish\b|\boversaturated\b", "reduce the saturation in it"),
+    (r"\bblurr?y\b|\bout of focus\b", "deblur it"),
     (r"\bcrooked\b|\btilted\b|\bwonky\b|\bnot (?:level|straight)\b", "straighten it"),
-    (r"\b(?:flat|dull|lifeless|muddy)\b", "add contrast"),
+    (r"\b(?:flat|dull|lifeless|muddy)\b", "add contrast to it"),
 )
 
 
@@ -148,7 +149,15 @@ def as_edit(text: str) -> str:
 
 #: what an edit is for, said at its end ('for the wedding album'), where no swap's 'for'
 #: names the new thing ('swap the cat for a dog')
-_FOR = re.compile(r"\s+for\s+(?:the|a|an|my|our|your)\s+[a-z' -]+$", re.I)
+_FOR = re.compile(
+    r"\s+for\s+(?:the|a|an|my|our|your|his|her|their)\s+(?:[a-z'-]+\s+)*(?:album|banner|thumbnail|"
+    r"slideshow|website|site|blog|post|story|stories|poster|cover|feed|profile|portfolio|magazine|"
+    r"brochure|catalog(?:ue)?|listing|print|invitation|invite|card|newsletter|client|shoot|shots|"
+    r"wedding|party|headshot|menu|ad|advert|campaign|instagram|facebook|youtube|tiktok|web|"
+    r"gallery|exhibition|competition|family|grandma|grandpa|mum|mom|dad|boss|team|photo|photos|"
+    r"picture|pictures|page|yearbook|book|frame|wall|office|shop|store)$",
+    re.I,
+)
 _SWAPS = re.compile(r"\b(?:swap|exchange|trade|replace|switch|change)\b", re.I)
 
 

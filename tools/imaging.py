@@ -202,7 +202,8 @@ def _named_colour(cleaned: str, surveyed: bool = True) -> tuple[int, int, int] |
     if not surveyed:
         return None
     names = _surveyed_colours()
-    for candidate in (cleaned, cleaned.replace("gray", "grey"), *shade):
+    # (whole names only: 'sky orange' is the sky made orange, not a shade called 'sky')
+    for candidate in (cleaned, cleaned.replace("gray", "grey")):
         if candidate in names:
             r, g, b = ImageColor.getrgb(names[candidate])[:3]
             return int(r), int(g), int(b)

@@ -40,12 +40,17 @@ def laid_in(stats: Mapping[str, Any], region: np.ndarray) -> Mapping[str, Any]:
     say its rows."""
     if "rows" not in stats or not region.any():
         return stats
+    from layerpath.tools.sky import REACH
+
     ys = np.nonzero(region.any(axis=1))[0]
     xs = np.nonzero(region.any(axis=0))[0]
-    height, width = ys[-1] - ys[0] + 1, xs[-1] - xs[0] + 1
+    reach = max(8, round(REACH * max(region.shape)))  # (the window sky_replace covers)
+    top, bottom = max(0, ys[0] - reach), min(region.shape[0], ys[-1] + 1 + reach)
+    left, right = max(0, xs[0] - reach), min(region.shape[1], xs[-1] + 1 + reach)
+    height, width = bottom - top, right - left
     rows = np.array(stats["rows"], np.float64)
     kept = min(1.0, (height / width) / float(stats["aspect"]))  # its lower share shown
-    counts = region[ys[0] : ys[-1] + 1].sum(axis=1).astype(np.float64)
+    counts = region[top:bottom].sum(axis=1).astype(np.float64)
     at = (1.0 - kept) + kept * (np.arange(height) + 0.5) / height  # where in the sky, 0..1
     band = np.clip((at * len(rows)).astype(int), 0, len(rows) - 1)
     means = rows[band]

@@ -506,3 +506,36 @@ def test_the_temperature_by_its_name_goes_the_way_the_verb_says() -> None:
     """(the one word the fifth fresh set showed missing, after it was measured)"""
     assert _plans("bring the temperature down a little")[0][3] == {"op": "temperature", "amount": -0.175}
     assert _plans("increase the colour temperature")[0][3] == {"op": "temperature", "amount": 0.35}
+
+
+@pytest.mark.parametrize(
+    ("instruction", "expected"),
+    [  # what a review of the new words found going wrong, kept right
+        ("make the sky orange", ("object_recoloration", "sky", "orange")),
+        ("make the grass green", ("object_recoloration", "grass", "green")),
+        ("make her lipstick red", ("object_recoloration", "lipstick", "red")),
+        ("blur license plates", ("text_redaction", "license plates", None)),
+        ("brighten mountains", ("region_adjustment", "mountains", None)),
+        ("increase saturation of flowers", ("region_adjustment", "flowers", None)),
+        ("crop for the face", ("crop", "face", None)),
+        ("take the noise out", ("photo_adjustment", None, None)),
+        ("the sky is noisy, fix it", ("region_adjustment", "sky", None)),
+        ("the water looks flat, fix it", ("region_adjustment", "water", None)),
+        ("the dark areas are noisy, fix it", ("region_adjustment", "dark areas", None)),
+        ("crop to sixteen by nine", ("crop", None, None)),
+    ],
+)
+def test_words_a_review_found_misread(instruction: str, expected: tuple[str, str | None, str | None]) -> None:
+    plans = _plans(instruction)
+    assert len(plans) == 1 and plans[0][:3] == expected
+
+
+def test_a_state_after_make_is_no_colour_and_a_shadow_cast_is_no_colour_cast() -> None:
+    for instruction in ("make the sky dark", "make the skin pale"):
+        with pytest.raises(UnsupportedInstruction):
+            plan_offline(instruction)  # (asked again, not painted a colour called 'dark')
+    try:
+        plans = _plans("there's a shadow cast across her face, fix it")
+    except UnsupportedInstruction:
+        plans = []
+    assert all(p[3].get("op") != "white_balance" for p in plans)
