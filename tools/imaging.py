@@ -177,7 +177,7 @@ def _modified(name: str, surveyed: bool = True) -> tuple[int, int, int] | None:
 
 @lru_cache(maxsize=1)
 def _surveyed_colours() -> dict[str, str]:
-    """The 949 names people gave colours in the xkcd colour survey ('mustard yellow',
+    """The 923 names people gave colours in the xkcd colour survey ('mustard yellow',
     'warm grey', 'terracotta'), name -> hex (tools/data/colour_names.json)."""
     import json
     from importlib import resources
