@@ -151,7 +151,10 @@ PHRASES: tuple[Phrase, ...] = (
         r"\bde-?nois\w*\b|\b(?:remove|reduce|clean(?:\s+up)?|get rid of|less|lower|cut|fix|smooth(?:\s+out)?|tame|suppress)\b.*\b(?:noise|grain|noisy|grainy)\b|\bnoise reduction\b|\bless (?:noisy|grainy)\b",
         "denoise",
     ),
-    _p(r"\bsharpen\w*\b|\bcrisper\b|\bmore crisp\b|\bsharper\b|\bcrisp\s+(?:it|them|the\s+\w+\s+)?\s*up\b", "sharpen"),
+    _p(
+        r"\bsharpen\w*\b|\bcrisper\b|\bmore crisp\b|\bsharper\b|\bcrisp\s+(?:it|them|the\s+\w+\s+)?\s*up\b",
+        "sharpen",
+    ),
     # (anonymising: twice the default blur)
     _p(
         r"\b(?:blur\s+out|blur(?=\s+(?:it|them|(?:the|their|his|her|these|those)\s+[a-z' ]+?)\s+out\b)|anonymi[sz]e|"
@@ -220,11 +223,11 @@ _FILLER = {
     "bump", "crank", "push", "higher", "improve", "strengthen", "intensify", "drop", "weaken",
     "minimise", "minimize", "tame", "pull", "back", "auto", "automatic", "automatically",
     "it's", "image's", "photo's", "picture's", "are", "was", "am", "seems", "rid", "dial",
-    "put", "place", "throw", "slap", "pop", "want", "wants", "needs",
+    "put", "place", "throw", "slap", "pop", "wants", "needs",
     # the adjustment's own nouns: 'brighten the exposure' is no region called exposure
     "exposure", "brightness", "saturation", "vibrance", "contrast", "warmth", "temperature",
     "clarity", "sharpness", "blur", "toning", "finish", "lift", "pump", "extra", "fill",
-    "strip", "else", "half", "edit", "taken", "shot", "was", "were", "dialled", "dialed",
+    "strip", "else", "half", "edit", "taken", "shot", "were", "dialled", "dialed",
     "her", "his", "their", "our", "your",
 }  # fmt: skip
 _SOFTER = r"\b(?:slight(?:ly)?|a (?:little )?bit|a little|a touch|a tad|a smidge(?:n)?|a hair|subtl[ey]|gentl[ey]|somewhat|mild(?:ly)?|lightly|a light\b|barely|just a bit|marginally)\b"
@@ -298,8 +301,11 @@ def region_of(text: str) -> tuple[str | None, str | None]:
     position = [w for w in words if w in {"left", "right", "top", "bottom", "center", "centre",
                                           "middle", "largest", "smallest", "biggest"}]  # fmt: skip
     named = _named_words(words)
-    kept = [w for i, w in enumerate(words) if w not in _FILLER and w not in _POSITION_WORDS
-            and i in named and not w.endswith("-")]  # fmt: skip  ('hand-' of 'hand-painted')
+    kept = [
+        w
+        for i, w in enumerate(words)
+        if w not in _FILLER and w not in _POSITION_WORDS and i in named and not w.endswith("-")
+    ]  # fmt: skip  ('hand-' of 'hand-painted')
     if not kept or all(w in WHOLE for w in kept):
         return None, None
     kept = [w for w in kept if w not in WHOLE]
@@ -352,9 +358,12 @@ def _as_said(words: list[str], kept: list[str]) -> str:
     first, last = words.index(kept[0]), len(words) - 1 - words[::-1].index(kept[-1])
     span = words[first : last + 1]
     between = [w for w in span if w not in kept]
-    if between and set(between) <= _WHERE | {"the", "a", "an", "its", "their", "his", "her"} and (
-        set(between) & _WHERE
-    ) and [w for w in span if w in kept] == kept:
+    if (
+        between
+        and set(between) <= _WHERE | {"the", "a", "an", "its", "their", "his", "her"}
+        and (set(between) & _WHERE)
+        and [w for w in span if w in kept] == kept
+    ):
         return " ".join(span)
     return " ".join(kept)
 
@@ -369,7 +378,9 @@ def _with_direction(text: str) -> str:
     down' -> 'lower the exposure')."""
     # 'take 25% off the saturation', 'take a little saturation out of the background'
     text = re.sub(r"\btake\s+(?:all\s+)?(?:the\s+)?colou?rs?\s+out\b", "remove the colour", text)
-    text = re.sub(r"\b(?:take|knock|shave)\s+(.*?)\s*\b(?:off|out of|away from|out$)", r"reduce \1 ", text)
+    text = re.sub(
+        r"\b(?:take|knock|shave)\s+(.*?)\s*\b(?:off|out of|away from|out$)", r"reduce \1 ", text
+    )
     for particle, verb in (("down", "lower"), ("back", "lower"), ("up", "raise")):
         # ('bring back the shadows' recovers them: not a lowering)
         verbs = _PARTICLE_VERB.replace("bring|", "") if particle == "back" else _PARTICLE_VERB
@@ -407,7 +418,9 @@ def parse_adjustment(text: str) -> Subtask | None:
         sign = phrase.sign
         if sign > 0 and (
             re.search(rf"\b{_DOWN}\b", text[: match.start()])
-            or re.match(r"\s+(?:right\s+)?down\b", text[match.end() :])  # ('temperature down a bit')
+            or re.match(
+                r"\s+(?:right\s+)?down\b", text[match.end() :]
+            )  # ('temperature down a bit')
         ):
             sign = -sign  # ('reduce the vibrance': what no lowering phrase of its own says)
         amount, extra, given = amount_of(text, op, sign)

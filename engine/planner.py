@@ -343,8 +343,11 @@ def _make_disappear(m: re.Match[str], c: _Clause) -> Subtask | None:
     """'make the bin bags disappear', 'get the van out of the shot' ('take the noise out'
     is an adjustment's)."""
     target = _clean_target(c.expand(m.group(1) or m.group(2)))
-    if re.fullmatch(r"(?:colou?rs?|noise|grain|saturation|contrast|blur|warmth|tint|cast|"
-                    r"(?:the\s+)?(?:blue|red|green|yellow|orange|magenta)s?)", target):
+    if re.fullmatch(
+        r"(?:colou?rs?|noise|grain|saturation|contrast|blur|warmth|tint|cast|"
+        r"(?:the\s+)?(?:blue|red|green|yellow|orange|magenta)s?)",
+        target,
+    ):
         return None
     return Subtask(K.OBJECT_REMOVAL, target=target)
 
@@ -494,7 +497,9 @@ def _upscale(m: re.Match[str], c: _Clause) -> Subtask:
     factor = re.search(r"\b(\d)x\b|\bx(\d)\b", c.text)
     times = re.search(r"\b(double|triple|quadruple) the\b", c.text)
     if factor:
-        return Subtask(K.IMAGE_UPSCALING, params={"factor": int(factor.group(1) or factor.group(2))})
+        return Subtask(
+            K.IMAGE_UPSCALING, params={"factor": int(factor.group(1) or factor.group(2))}
+        )
     named = {"double": 2, "triple": 3, "quadruple": 4}
     return Subtask(K.IMAGE_UPSCALING, params={"factor": named[times.group(1)]} if times else {})
 
@@ -567,7 +572,9 @@ def _colour_verb(m: re.Match[str], c: _Clause) -> Subtask | None:
 def _recolor(m: re.Match[str], c: _Clause) -> Subtask | None:
     # ('make the beanie lilac': after 'make' or 'turn' a thing must be named first, and a
     # state is no colour: 'make the sky dark')
-    loose = m.group(3) is None or bool(re.match(r"(?:the|his|her|their|my|this|that)\s", m.group(3)))
+    loose = m.group(3) is None or bool(
+        re.match(r"(?:the|his|her|their|my|this|that)\s", m.group(3))
+    )
     found = _split_color(m.group(1) or m.group(2) or m.group(3), loose=loose)
     if found and m.group(3) is not None and found[1] in _NOT_AFTER_MAKE:
         return None
@@ -735,7 +742,7 @@ _VERBS = {
     "censor", "anonymize", "anonymise", "pixelate", "denoise", "desaturate", "saturate",
     "lighten", "crop", "rotate", "straighten", "wipe", "take", "get", "lose", "ditch", "zap",
     "clone", "strip", "switch", "pump", "knock", "open", "crisp", "fill", "smooth", "tilt",
-    "burn", "dial", "double", "pixelate", "cover", "hide",
+    "burn", "dial", "double", "cover", "hide",
 }  # fmt: skip
 _COURTESY = re.compile(
     r"^(?:please|kindly|first(?:ly)?|then|next|lastly|finally|now|also|and|so|ok(?:ay)?|"
@@ -844,11 +851,15 @@ def _in_figures(text: str) -> str:
     )
     text = re.sub(
         rf"\b({words})\s+(?:by|to)\s+({words})\b",
-        lambda found: f"{_NUMBER_WORDS[found.group(1).lower()]}:{_NUMBER_WORDS[found.group(2).lower()]}",
+        lambda found: (
+            f"{_NUMBER_WORDS[found.group(1).lower()]}:{_NUMBER_WORDS[found.group(2).lower()]}"
+        ),
         text,
         flags=re.I,
     )  # ('crop to four by five')
-    text = re.sub(r"\b(?:a|one) stop and a half\b|\bone and a half stops\b", "1.5 stops", text, flags=re.I)
+    text = re.sub(
+        r"\b(?:a|one) stop and a half\b|\bone and a half stops\b", "1.5 stops", text, flags=re.I
+    )
     return re.sub(r"\b(?:two) stops and a half\b", "2.5 stops", text, flags=re.I)
 
 
@@ -857,7 +868,9 @@ def _plainly(text: str) -> str:
     bottom of the frame'), a look faded in from a side as a graduated one."""
     text = _in_figures(text)
     text = re.sub(r"\b(left|right)[\s-]hand(?:\s+side)?\b", r"\1", text, flags=re.I)
-    text = re.sub(r"\b(top|bottom)\s+of\s+the\s+(?:frame|picture|photo|image)\b", r"\1", text, flags=re.I)
+    text = re.sub(
+        r"\b(top|bottom)\s+of\s+the\s+(?:frame|picture|photo|image)\b", r"\1", text, flags=re.I
+    )
     return re.sub(
         r"\bfade\s+(.+?)\s+in\s+from\s+(?:the\s+)?(top|bottom|left|right)\b",
         r"\1 graduated from the \2",
@@ -955,7 +968,9 @@ def plan_offline(instruction: str) -> Plan:
             and re.search(r"\b(?:everything|all) else\b|\bthe rest\b", clause.text)
         ):  # ('recolour the umbrella red and desaturate everything else': all but it)
             params = {**subtask.params, "outside": True}
-            subtask = replace(subtask, kind=K.REGION_ADJUSTMENT, target=previous_target, params=params)
+            subtask = replace(
+                subtask, kind=K.REGION_ADJUSTMENT, target=previous_target, params=params
+            )
         verb = None if verbless else _LEADING_VERB.match(clause.text)
         previous_verb = verb.group(1) if verb else previous_verb
         if subtask.kind == K.OBJECT_REPLACEMENT and subtask.to:
@@ -1020,9 +1035,11 @@ def _without_statements(clauses: list[_Clause]) -> list[_Clause]:
     said = [statement_subject(_clause_words(c.text)) for c in clauses]
     for index, clause in enumerate(clauses):
         thing = needed_thing(_clause_words(clause.text))
-        if said[index] is None and thing and _parse_clause(
-            _Clause(as_edit(_clause_words(clause.text)), clause.literals)
-        ) is None:
+        if (
+            said[index] is None
+            and thing
+            and _parse_clause(_Clause(as_edit(_clause_words(clause.text)), clause.literals)) is None
+        ):
             said[index] = thing
     if all(s is not None for s in said):  # (a complaint alone: what puts it right)
         return [_remedied(c, s) or c for c, s in zip(clauses, said, strict=True)]
@@ -1075,7 +1092,9 @@ def _with_modifiers(clauses: list[_Clause]) -> list[_Clause]:
             and not re.search(_NUMBERED_RATIO, previous.text)
         ):  # 'crop this for instagram, 4:5'
             joined[-1] = _Clause(
-                f"{previous.text} to {clause.text}", previous.literals, f"{previous.raw} to {clause.raw}"
+                f"{previous.text} to {clause.text}",
+                previous.literals,
+                f"{previous.raw} to {clause.raw}",
             )
         elif (
             previous is not None

@@ -245,7 +245,9 @@ def sky_stats(sky: np.ndarray) -> dict[str, Any]:
     small = _small(sky, 512)
     lab = lab_exact(small.astype(np.float64) / 255.0)
     bands = np.array_split(np.arange(lab.shape[0]), min(SKY_ROWS, lab.shape[0]))
-    stats["rows"] = [[round(float(v), 3) for v in lab[rows].reshape(-1, 3).mean(axis=0)] for rows in bands]
+    stats["rows"] = [
+        [round(float(v), 3) for v in lab[rows].reshape(-1, 3).mean(axis=0)] for rows in bands
+    ]
     stats["aspect"] = round(sky.shape[0] / sky.shape[1], 4)
     return stats
 

@@ -74,7 +74,9 @@ def statement_subject(text: str) -> str | None:
         return None
     if _WANTING.match(found.group("verb") or ""):  # ('the client hates it': not the client)
         return ""
-    there = re.match(r"^there(?:'s| is| are)\s+(?:a|an|some|two|three)\s+([a-z][a-z' -]*)$", text, re.I)
+    there = re.match(
+        r"^there(?:'s| is| are)\s+(?:a|an|some|two|three)\s+([a-z][a-z' -]*)$", text, re.I
+    )
     if there:  # ('there's a bin in the corner, remove it': the bin in the corner)
         return there.group(1).lower()
     subject = found.group("subject") or ""
@@ -111,14 +113,20 @@ def needed_thing(text: str) -> str | None:
 #: what puts a complaint right: its words, and the edit that answers them. A complaint
 #: names the fault, so its adjective is the opposite of the edit ('too warm': cooler)
 _REMEDIES = (
-    (r"\b(?:colou?r|blue|yellow|orange|green|magenta|red|pink|purple|warm|cool|cold)\s+(?:colou?r\s+)?cast\b|"
-     r"\btinted\b", "correct the white balance in it"),
+    (
+        r"\b(?:colou?r|blue|yellow|orange|green|magenta|red|pink|purple|warm|cool|cold)\s+(?:colou?r\s+)?cast\b|"
+        r"\btinted\b",
+        "correct the white balance in it",
+    ),
     (r"\btoo (?:warm|yellow|orange)\b|\b(?:yellowish|orangey)\b", "make it cooler"),
     (r"\btoo (?:cold|cool|blue)\b|\bbluish\b", "make it warmer"),
     (r"\bnois[ey]\b|\bgrainy\b", "reduce the noise in it"),
     (r"\btoo (?:dark|dim)\b|\bunderexposed\b", "brighten it"),
     (r"\btoo bright\b|\boverexposed\b|\bblown out\b", "darken it"),
-    (r"\b(?:too|over)[\s-]?saturated\b|\bgarish\b|\boversaturated\b", "reduce the saturation in it"),
+    (
+        r"\b(?:too|over)[\s-]?saturated\b|\bgarish\b|\boversaturated\b",
+        "reduce the saturation in it",
+    ),
     (r"\bblurr?y\b|\bout of focus\b", "deblur it"),
     (r"\bcrooked\b|\btilted\b|\bwonky\b|\bnot (?:level|straight)\b", "straighten it"),
     (r"\b(?:flat|dull|lifeless|muddy)\b", "add contrast to it"),
@@ -162,11 +170,11 @@ _SWAPS = re.compile(r"\b(?:swap|exchange|trade|replace|switch|change)\b", re.I)
 
 
 #: when or why it is wanted, said at the end ('before I post this')
-_WHEN = re.compile(r"\s+before\s+(?:i|we|you|it|posting|printing|sending|uploading|sharing)\b.*$", re.I)
-#: the cause of a fault, said after it ('the colour cast from the lights'): not a region
-_CAUSE = re.compile(
-    r"\b(cast|noise|grain|vignetting)\s+(?:from|caused by|due to)\s+.+$", re.I
+_WHEN = re.compile(
+    r"\s+before\s+(?:i|we|you|it|posting|printing|sending|uploading|sharing)\b.*$", re.I
 )
+#: the cause of a fault, said after it ('the colour cast from the lights'): not a region
+_CAUSE = re.compile(r"\b(cast|noise|grain|vignetting)\s+(?:from|caused by|due to)\s+.+$", re.I)
 
 
 def without_purpose(text: str) -> str:

@@ -92,7 +92,9 @@ def split_modifiers(text: str) -> tuple[str, dict[str, Any], str | None]:
     params: dict[str, Any] = {}
     keep_region = None
     # ('but keep it subtle': how strong, not a region kept)
-    text = re.sub(r"\b(?:but\s+|and\s+)?keep it\s+(subtle|light|gentle|understated|restrained)\b", r"\1", text)
+    text = re.sub(
+        r"\b(?:but\s+|and\s+)?keep it\s+(subtle|light|gentle|understated|restrained)\b", r"\1", text
+    )
     for pattern in (_KEEP, _EXCEPT):
         found = pattern.search(text)
         if found is not None:

@@ -310,7 +310,9 @@ def test_a_wish_or_a_need_said_as_a_statement_gives_the_vague_edit_its_meaning()
     assert _plans("my editor wants it in black and white, do it please") == [
         ("photo_adjustment", None, None, {"op": "black_and_white", "amount": 1.0})
     ]
-    ((kind, target, _, params),) = _plans("the faces in the crowd need to be unrecognisable, blur them out")
+    ((kind, target, _, params),) = _plans(
+        "the faces in the crowd need to be unrecognisable, blur them out"
+    )
     assert (kind, target) == ("region_adjustment", "faces in the crowd")
     assert (params["op"], params["amount"]) == ("blur", 1.0)
 
@@ -335,8 +337,20 @@ def test_extra_canvas_on_a_side_is_outpainting() -> None:
         ("it's far too warm, fix it", "photo_adjustment", None, "temperature", -1),
         ("too cold", "photo_adjustment", None, "temperature", 1),
         ("the sky is too bright, sort it out", "region_adjustment", "sky", "exposure", -1),
-        ("there's a magenta cast from the lamps, correct it", "photo_adjustment", None, "white_balance", 1),
-        ("the photo is oversaturated, can you fix that?", "photo_adjustment", None, "saturation", -1),
+        (
+            "there's a magenta cast from the lamps, correct it",
+            "photo_adjustment",
+            None,
+            "white_balance",
+            1,
+        ),
+        (
+            "the photo is oversaturated, can you fix that?",
+            "photo_adjustment",
+            None,
+            "saturation",
+            -1,
+        ),
     ],
 )
 def test_a_complaint_and_fix_it_is_the_edit_that_puts_the_fault_right(
@@ -361,7 +375,12 @@ def test_a_fault_with_no_adjustment_is_put_right_by_its_own_kind() -> None:
 
 def test_a_kept_region_said_first_and_the_rest_edited() -> None:
     assert _plans("leave the flowers as they are, and make the rest black and white") == [
-        ("region_adjustment", "flowers", None, {"op": "black_and_white", "amount": 1.0, "outside": True})
+        (
+            "region_adjustment",
+            "flowers",
+            None,
+            {"op": "black_and_white", "amount": 1.0, "outside": True},
+        )
     ]
 
 
@@ -398,20 +417,70 @@ def test_surveyed_colour_names_resolve_after_css_and_modifiers() -> None:
     ("instruction", "kind", "target", "params"),
     [  # the shapes the third fresh set missed, said with other words
         # how much, said in words: never a region
-        ("cool it down a smidge", "photo_adjustment", None, {"op": "temperature", "amount": -0.175}),
-        ("saturation up forty percent", "photo_adjustment", None, {"op": "saturation", "amount": 0.4}),
-        ("push the exposure a stop and a half", "photo_adjustment", None, {"op": "exposure", "amount": 1.5}),
+        (
+            "cool it down a smidge",
+            "photo_adjustment",
+            None,
+            {"op": "temperature", "amount": -0.175},
+        ),
+        (
+            "saturation up forty percent",
+            "photo_adjustment",
+            None,
+            {"op": "saturation", "amount": 0.4},
+        ),
+        (
+            "push the exposure a stop and a half",
+            "photo_adjustment",
+            None,
+            {"op": "exposure", "amount": 1.5},
+        ),
         ("pump up the vibrance", "photo_adjustment", None, {"op": "vibrance", "amount": 0.4}),
         # a look's strength said in a clause of its own
-        ("film noir, but only subtly", "photo_adjustment", None, {"op": "look", "look": "low_key", "amount": 0.4}),
-        ("cinematic grade, about 60%", "photo_adjustment", None, {"op": "look", "look": "teal_orange", "amount": 0.6}),
-        ("vintage look at half strength", "photo_adjustment", None, {"op": "look", "look": "vintage", "amount": 0.5}),
+        (
+            "film noir, but only subtly",
+            "photo_adjustment",
+            None,
+            {"op": "look", "look": "low_key", "amount": 0.4},
+        ),
+        (
+            "cinematic grade, about 60%",
+            "photo_adjustment",
+            None,
+            {"op": "look", "look": "teal_orange", "amount": 0.6},
+        ),
+        (
+            "vintage look at half strength",
+            "photo_adjustment",
+            None,
+            {"op": "look", "look": "vintage", "amount": 0.5},
+        ),
         # a graduated edit said with a filter's name, from a side said plainly
-        ("darken the sky a stop with a grad ND", "region_adjustment", "sky", {"op": "exposure", "amount": -1.0, "graduated": "top"}),
-        ("brighten the left-hand side with a gradient", "photo_adjustment", None, {"op": "exposure", "amount": 0.5, "graduated": "left"}),
+        (
+            "darken the sky a stop with a grad ND",
+            "region_adjustment",
+            "sky",
+            {"op": "exposure", "amount": -1.0, "graduated": "top"},
+        ),
+        (
+            "brighten the left-hand side with a gradient",
+            "photo_adjustment",
+            None,
+            {"op": "exposure", "amount": 0.5, "graduated": "left"},
+        ),
         # everything but a region, said mid-sentence
-        ("make everything except the umbrella black and white", "region_adjustment", "umbrella", {"op": "black_and_white", "amount": 1.0, "outside": True}),
-        ("keep the dog sharp and blur everything around him", "region_adjustment", "dog", {"op": "blur", "amount": 0.5, "outside": True}),
+        (
+            "make everything except the umbrella black and white",
+            "region_adjustment",
+            "umbrella",
+            {"op": "black_and_white", "amount": 1.0, "outside": True},
+        ),
+        (
+            "keep the dog sharp and blur everything around him",
+            "region_adjustment",
+            "dog",
+            {"op": "blur", "amount": 0.5, "outside": True},
+        ),
     ],
 )
 def test_amounts_strengths_sides_and_kept_regions_said_every_which_way(
@@ -430,7 +499,10 @@ def test_amounts_strengths_sides_and_kept_regions_said_every_which_way(
         ("get the tripod out of the frame", ("object_removal", "tripod", None)),
         ("switch the kettle to sage green", ("object_recoloration", "kettle", "sage green")),
         ("turn the cushions mauve", ("object_recoloration", "cushions", "mauve")),
-        ("change the colour of the door to teal blue", ("object_recoloration", "door", "teal blue")),
+        (
+            "change the colour of the door to teal blue",
+            ("object_recoloration", "door", "teal blue"),
+        ),
         ("go mono", ("photo_adjustment", None, None)),
         ("smooth her skin slightly", ("region_adjustment", "skin", None)),
         ("crisp it up a little", ("photo_adjustment", None, None)),
@@ -461,7 +533,10 @@ def test_a_purpose_or_a_cause_at_the_end_is_no_region() -> None:
         ("take the bollard out, please", ("object_removal", "bollard", None)),
         ("repaint the gate forest green", ("object_recoloration", "gate", "forest green")),
         ("blur the phone number before we print it", ("text_redaction", "phone number", None)),
-        ("remove the glare from the window behind her", ("object_removal", "glare from the window behind her", None)),
+        (
+            "remove the glare from the window behind her",
+            ("object_removal", "glare from the window behind her", None),
+        ),
         ("correct the colour cast from the tungsten lamps", ("photo_adjustment", None, None)),
         ("smooth out the grain", ("photo_adjustment", None, None)),
         ("sharpen the logo", ("region_adjustment", "logo", None)),
@@ -484,7 +559,10 @@ def test_a_reason_said_as_what_i_did_is_no_edit() -> None:
 
 def test_what_the_rest_or_everything_else_gets_keeps_the_thing_just_edited() -> None:
     assert _plans("recolour the scarf teal and make everything else black and white")[1] == (
-        "region_adjustment", "scarf", None, {"op": "black_and_white", "amount": 1.0, "outside": True}
+        "region_adjustment",
+        "scarf",
+        None,
+        {"op": "black_and_white", "amount": 1.0, "outside": True},
     )
 
 
@@ -504,7 +582,10 @@ def test_a_sign_s_new_words_said_as_a_wish(instruction: str, to: str, match: str
 
 def test_the_temperature_by_its_name_goes_the_way_the_verb_says() -> None:
     """(the one word the fifth fresh set showed missing, after it was measured)"""
-    assert _plans("bring the temperature down a little")[0][3] == {"op": "temperature", "amount": -0.175}
+    assert _plans("bring the temperature down a little")[0][3] == {
+        "op": "temperature",
+        "amount": -0.175,
+    }
     assert _plans("increase the colour temperature")[0][3] == {"op": "temperature", "amount": 0.35}
 
 
@@ -525,7 +606,9 @@ def test_the_temperature_by_its_name_goes_the_way_the_verb_says() -> None:
         ("crop to sixteen by nine", ("crop", None, None)),
     ],
 )
-def test_words_a_review_found_misread(instruction: str, expected: tuple[str, str | None, str | None]) -> None:
+def test_words_a_review_found_misread(
+    instruction: str, expected: tuple[str, str | None, str | None]
+) -> None:
     plans = _plans(instruction)
     assert len(plans) == 1 and plans[0][:3] == expected
 
