@@ -118,8 +118,16 @@ _REMEDIES = (
         r"\btinted\b",
         "correct the white balance in it",
     ),
-    (r"\btoo (?:warm|yellow|orange)\b|\b(?:yellowish|orangey)\b", "make it cooler"),
-    (r"\btoo (?:cold|cool|blue)\b|\bbluish\b", "make it warmer"),
+    (
+        r"\btoo (?:warm|yellow|orange)\b|\b(?:yellowish|orangey)\b|\btemperature\b.*\btoo high\b",
+        "make it cooler",
+    ),
+    (r"\btoo (?:cold|cool|blue)\b|\bbluish\b|\btemperature\b.*\btoo low\b", "make it warmer"),
+    (
+        r"\btoo (?:much|harsh|contrasty)\b.*\bcontrast\b|\bcontrast\b.*\btoo (?:high|strong|harsh)\b|"
+        r"\btoo contrasty\b",
+        "reduce the contrast in it",
+    ),
     (r"\bnois[ey]\b|\bgrainy\b", "reduce the noise in it"),
     (r"\btoo (?:dark|dim)\b|\bunderexposed\b", "brighten it"),
     (r"\btoo bright\b|\boverexposed\b|\bblown out\b", "darken it"),
@@ -180,7 +188,12 @@ _CAUSE = re.compile(r"\b(cast|noise|grain|vignetting)\s+(?:from|caused by|due to
 def without_purpose(text: str) -> str:
     """An edit's clause without the purpose or reason said at its end."""
     text = _CAUSE.sub(r"\1", _WHEN.sub("", _TAIL.sub("", text)))
-    return text if _SWAPS.search(text) else _FOR.sub("", text)
+    # (a swap's 'for' names the new thing, unless 'with' named it: 'replace the sky with
+    # a sunset for the poster')
+    swap = _SWAPS.search(text)
+    if swap and not re.search(r"\b(?:with|by|into)\b", text[swap.end() :]):
+        return text
+    return _FOR.sub("", text)
 
 
 def naming(subject: str) -> str:

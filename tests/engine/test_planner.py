@@ -622,3 +622,19 @@ def test_a_state_after_make_is_no_colour_and_a_shadow_cast_is_no_colour_cast() -
     except UnsupportedInstruction:
         plans = []
     assert all(p[3].get("op") != "white_balance" for p in plans)
+
+
+def test_a_purpose_after_a_swap_that_named_its_new_thing_goes_and_a_slider_too_high_comes_down() -> (
+    None
+):
+    assert _plans("replace the sky with a sunset for the poster")[0][:3] == (
+        "changing_scenery",
+        "sky",
+        "sunset",
+    )
+    assert _plans("swap the mug for a teapot")[0][2] == "teapot"
+    assert _plans("the temperature is too high, fix it")[0][3]["amount"] < 0
+    assert _plans("the contrast is too harsh, sort it out")[0][3] == {
+        "op": "contrast",
+        "amount": -0.35,
+    }
