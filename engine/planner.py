@@ -106,6 +106,13 @@ class _Clause:
         return value
 
 
+#: a word in capitals is sign text (OPEN, SALE), but for these words of photography
+_UPPER = (
+    r"\b(?!(?:B&W|BW|EV|HDR|ISO|RGB|JPE?G|PNG|TIFF?|RAW|OK|WB|ND|UV)\b)"
+    r"[A-Z][A-Z0-9!&$%-]*[A-Z0-9!&$%]\b"
+)
+
+
 def _lift_literals(instruction: str) -> tuple[str, list[str]]:
     literals: list[str] = []
 
@@ -120,8 +127,7 @@ def _lift_literals(instruction: str) -> tuple[str, list[str]]:
         literals.append(match.group(0))
         return f"quote{len(literals) - 1}"
 
-    known = r"(?!(?:B&W|BW|EV|HDR|ISO|RGB|JPE?G|PNG|TIFF?|RAW|OK|WB|ND|UV)\b)"  # words, not text
-    text = re.sub(r"\b" + known + r"[A-Z][A-Z0-9!&$%-]*[A-Z0-9!&$%]\b", upper, text)
+    text = re.sub(_UPPER, upper, text)
     return text, literals
 
 
@@ -789,7 +795,7 @@ _KEEP_THE_REST = re.compile(
 )
 
 
-_SAID = r"[\"“‘'][^\"”’']+[\"”’']"
+_SAID = _QUOTE.pattern
 #: what a sign should say, said as a wish: (the words, the edit they ask for)
 _SIGN_WISHES = (
     (  # "the board should read 'Back in 5', replace the text"
@@ -882,9 +888,8 @@ def _plainly(text: str) -> str:
 def _outside_quotes(text: str, change: Callable[[str], str]) -> str:
     """`change` applied to the words outside quotes and outside words in capitals (a
     sign's text, as _lift_literals takes it: 'ONE STOP SHOP' stays as typed)."""
-    kept = r"[\"“”‘’][^\"“”‘’]*[\"“”‘’]|(?<![a-z])'[^']+'(?![a-z])|\b[A-Z][A-Z0-9!&$%-]*[A-Z0-9!&$%]\b(?:\s+[A-Z][A-Z0-9!&$%-]*[A-Z0-9!&$%]\b)*"
     parts, last = [], 0
-    for found in re.finditer(kept, text):
+    for found in re.finditer(f"{_QUOTE.pattern}|(?-i:{_UPPER})", text, re.I):
         parts += [change(text[last : found.start()]), found.group(0)]
         last = found.end()
     return "".join([*parts, change(text[last:])])

@@ -235,15 +235,16 @@ SKY_ROWS = 32
 
 
 def sky_stats(sky: np.ndarray) -> dict[str, Any]:
-    """A reference sky's colours (colour_stats), with the CIELAB mean of each of SKY_ROWS
+    """A reference sky's colours (the mean and spread of its CIELAB, as colour_stats gives
+    them, without parts: it is all sky), with the CIELAB mean of each of SKY_ROWS
     bands from its top to its horizon ('rows') and its height over its width ('aspect'):
     a sky laid into a wide, low sky keeps only its lower part (tools/sky.py's covering),
     so a dusk's violet top and orange glow are not both expected there."""
     from layerpath.tools.imaging import lab_exact
 
-    stats = colour_stats(sky)
     small = _small(sky, 512)
     lab = lab_exact(small.astype(np.float64) / 255.0)
+    stats: dict[str, Any] = _stats(lab.reshape(-1, 3))  # (a sky has no sky and ground parts)
     bands = np.array_split(np.arange(lab.shape[0]), min(SKY_ROWS, lab.shape[0]))
     stats["rows"] = [
         [round(float(v), 3) for v in lab[rows].reshape(-1, 3).mean(axis=0)] for rows in bands

@@ -40,7 +40,7 @@ _NEEDS_MORE = re.compile(
 #: a clause that gives a reason or a purpose ('because it's distracting')
 _REASON = re.compile(
     r"^(?:because|since|so that|so it|so the|as it|as the|in order to)\b|"
-    r"^(?:(?:way|much|far|a bit|a little|slightly|just|far)\s+)?too\s+[a-z]+$|"  # ('way too saturated')
+    r"^(?:(?:way|much|far|a bit|a little|slightly|just)\s+)?too\s+[a-z]+$|"  # ('way too saturated')
     r"^(?:i|we)\s+(?:\w+ed|shot|took|forgot|got)\b",  # ('I underexposed it')
     re.I,
 )

@@ -41,11 +41,11 @@ def _said(path: Path | str) -> str:
     return shown(str(path), 200)
 
 
-def regular_file(
-    path: Path,
-    what: str = "file",
-    instead: str = "save what it holds as a file and give that",
-) -> os.stat_result:
+#: what to do with a pipe or a device given as a file
+SAVE_AS_FILE = "save what it holds as a file and give that"
+
+
+def regular_file(path: Path, what: str = "file", instead: str = SAVE_AS_FILE) -> os.stat_result:
     """The file's status once it is known to be a regular, readable file; else a
     BadInput saying what it is instead (missing, a folder, a pipe or device, a link
     that loops or leads nowhere, unreadable) and, for a pipe or device, what to do
@@ -85,11 +85,7 @@ def read_bytes(
     before it is read, and one that grows while read stops at the limit); a `store` of
     layerpath's own says so when something else stands in its place."""
     status = regular_file(
-        path,
-        what,
-        "layerpath keeps its own file there"
-        if store
-        else "save what it holds as a file and give that",
+        path, what, "layerpath keeps its own file there" if store else SAVE_AS_FILE
     )
     too_big = BadInput(
         f"The {what} {_said(path)} is {status.st_size / 1e6:.1f} MB; layerpath reads "

@@ -13,7 +13,7 @@ from layerpath.engine.checks.removal import untouched_outside
 from layerpath.engine.checks.verdict import Verdict, verdict
 from layerpath.tools.imaging import dilate, erode, lab_exact, mean_near, rgb
 from layerpath.tools.regions import analysis_copy
-from layerpath.tools.sky import fine_detail, things_in
+from layerpath.tools.sky import REACH, fine_detail, things_in
 
 #: how far apart (in CIELAB, mean and spread of L*, a*, b*) two skies' colours may lie and
 #: still read as the same sky: about a just-noticeable step in each
@@ -40,8 +40,6 @@ def laid_in(stats: Mapping[str, Any], region: np.ndarray) -> Mapping[str, Any]:
     say its rows."""
     if "rows" not in stats or not region.any():
         return stats
-    from layerpath.tools.sky import REACH
-
     ys = np.nonzero(region.any(axis=1))[0]
     xs = np.nonzero(region.any(axis=0))[0]
     reach = max(8, round(REACH * max(region.shape)))  # (the window sky_replace covers)
