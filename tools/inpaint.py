@@ -13,6 +13,7 @@ import numpy as np
 from layerpath.errors import ToolFailed
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import dilate, mask_box, rgb
+from layerpath.tools.lines import carry_lines
 from layerpath.tools.patchmatch import fill_window, ring_texture, smooth_fill
 from layerpath.tools.regions import crop, grow_box, paste
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
@@ -82,9 +83,21 @@ class PatchMatchFill(Tool):
         progress: Callable[[float], None] = lambda share: None,
         deep: np.ndarray | None = None,
     ) -> np.ndarray:
-        """The window filled: smoothly where the ground is soft (a sky, bokeh), else
-        with copied texture; with `deep` (the window at 16 bits) the same fill at 16."""
-        if ring_texture(picture, hole) < float(params.get("smooth_below", 0.0)):
+        """The window filled: the straight lines crossing the hole carried across it
+        first (tools/lines.py), then smoothly where the ground is soft (a sky, bokeh),
+        else with copied texture; with `deep` (the window at 16 bits) the same fill at
+        16."""
+        smooth = ring_texture(picture, hole) < float(params.get("smooth_below", 0.0))
+        if params.get("lines", True):
+            picture, rest, deep = carry_lines(picture, hole, deep)
+            carried = hole & ~rest
+            if carried.any():
+                again = {**params, "lines": False, "smooth_below": 0.0}  # (no glow spread)
+                filled = PatchMatchFill._fill(picture, rest, again, progress, deep)
+                drawn = picture if deep is None else deep
+                filled[carried] = drawn[carried]  # (a smooth fill blends over its border)
+                return filled
+        if smooth:
             return smooth_fill(picture if deep is None else deep, hole, seed=int(params["seed"]))
         return fill_window(
             picture,

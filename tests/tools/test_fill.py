@@ -99,6 +99,45 @@ def test_patch_fill_carries_an_edge_straight_through_the_hole() -> None:
     assert np.abs(floor - (128, 128, 128)).max(axis=2).mean() < 14  # floor
 
 
+@pytest.mark.parametrize("ground", ["soft", "gravel"])
+def test_a_line_entering_the_hole_continues_through_it(ground: str) -> None:
+    """A bright wire (5 px, slanted) crosses an object on soft dark ground and on
+    scikit-image's gravel: the fill carries it straight across, as bright as outside
+    and where it was, and the ground either side is ground again (a patch fill left
+    it broken in two, a smooth fill blurred it into a disc)."""
+    rng = np.random.default_rng(0)
+    h, w = 300, 400
+    if ground == "soft":
+        base = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 3)
+        grey = np.clip(60 + base * 8, 0, 255)
+    else:
+        grey = cv2.resize(data.gravel(), (w, h)).astype(np.float32) * 0.5
+    image = np.dstack([grey, grey, grey, np.full((h, w), 255.0)]).astype(np.uint8)
+    cv2.line(image, (0, 80), (399, 230), (230, 225, 210, 255), 5, cv2.LINE_AA)
+    truth = image.copy()
+    mask = np.zeros((h, w), np.uint8)
+    cv2.circle(mask, (200, 155), 45, 1, -1)
+    image[mask > 0, :3] = (200, 30, 30)
+    filled = remove("patch_fill", image, mask > 0)[..., :3].astype(float)
+    wire = np.zeros((h, w), np.uint8)
+    cv2.line(wire, (0, 80), (399, 230), 1, 3)
+    on = (wire > 0) & (mask > 0)
+    off = (mask > 0) & ~(cv2.dilate(wire, np.ones((11, 11), np.uint8)) > 0)
+    assert np.abs(filled[on] - truth[on, :3]).mean() < 25  # the wire, where it was
+    assert filled[off].mean() < truth[off, :3].mean() + 25  # no glow or wire elsewhere
+
+
+def test_no_line_is_carried_across_grass() -> None:
+    """Grass is edges every which way: nothing there is a line to carry."""
+    from layerpath.tools.lines import carry_lines
+
+    grass = np.asarray(data.grass())
+    picture = np.dstack([grass, grass, grass])
+    mask = hole(picture.shape)
+    _, rest, _ = carry_lines(picture, mask)
+    assert (mask & ~rest).sum() < 0.05 * mask.sum()
+
+
 def test_patch_fill_fills_out_of_focus_ground_smoothly() -> None:
     """On out-of-focus ground (a generated picture: soft blobs of colour, as a wide
     aperture renders what lies behind the subject, with a little sensor noise) copied
