@@ -38,6 +38,7 @@ from layerpath.benchmarks.photos import (
     place_in_perspective,
     texture_sources,
 )
+from layerpath.engine.checks.removal import fill_distance, judged_fill
 from layerpath.tools.imaging import dilate, erode, mask_box, parse_color, to_lab
 from layerpath.tools.recolor import recolor_lab
 from layerpath.tools.regions import grow_box
@@ -83,41 +84,6 @@ def _cut(array: np.ndarray, box: Box) -> np.ndarray:
 
 def _lab(rgb: np.ndarray) -> np.ndarray:
     return to_lab(rgb)
-
-
-def energy(rgb: np.ndarray) -> np.ndarray:
-    grey = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2GRAY).astype(np.float32)
-    return cv2.magnitude(cv2.Sobel(grey, cv2.CV_32F, 1, 0), cv2.Sobel(grey, cv2.CV_32F, 0, 1))
-
-
-def fill_distance(
-    after: np.ndarray, truth: np.ndarray, hole: np.ndarray, sigma: float | None = None
-) -> tuple[float, float]:
-    """How far a fill is from the truth as a photographer sees it: the mean colour
-    difference once both are softened (Lab; by a tenth of the hole's size, at least 2
-    pixels: other grass in a lawn is a right fill, a lighter blob is not), and the
-    fill's texture energy relative to the truth's (1 = as textured; a smear is far
-    below)."""
-    sigma = sigma or max(2.0, 0.1 * float(np.sqrt(hole.sum())))
-    soft = lambda rgb: cv2.GaussianBlur(_lab(rgb), (0, 0), sigma)  # noqa: E731
-    low = float(np.linalg.norm(soft(after)[hole] - soft(truth)[hole], axis=1).mean())
-    texture = float(energy(after)[hole].mean() / (energy(truth)[hole].mean() + 1e-3))
-    return low, texture
-
-
-def judged_fill(
-    after: np.ndarray, truth: np.ndarray, hole: np.ndarray, sigma: float | None = None
-) -> bool | None:
-    """Good (True), bad (False), or too close to call (None) by the truth. A made defect
-    (a tiled patch, streaks) is checked at the fine `sigma` of 2 pixels: it must differ
-    visibly from the truth, not merely in its statistics."""
-    low, texture = fill_distance(after, truth, hole, sigma)
-    textured = energy(truth)[hole].mean() > 6.0  # a plain sky shows no smear
-    if low < 3.5 and (not textured or 0.7 <= texture <= 1.5):
-        return True
-    if low > 7.0 or (textured and (texture < 0.5 or texture > 2.0)):
-        return False
-    return None
 
 
 # --- removal -------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ import numpy as np
 
 from layerpath.engine.deep import sixteen_bit
 from layerpath.engine.search import Node
+from layerpath.engine.steps import removal_bound
 from layerpath.engine.types import ArtifactKind, LayerKind, StepLayer, ToolContext
+from layerpath.tools.regions import confined
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +119,15 @@ class DeepTrack:
         assert self.image is not None
         deep = self.image.copy()
         answer = self._redo(node, ctx)
+        assert node.tool is not None and node.parent is not None
+        bound = removal_bound(node.tool, ctx, {k: a.value for k, a in node.parent.state.items()})
+        if (
+            answer is not None
+            and answer.shape == deep.shape
+            and bound is not None
+            and bound.shape == deep.shape[:2]
+        ):
+            answer = confined(self.image, answer, bound)  # as the 8-bit step was
         if answer is not None and answer.shape == deep.shape:
             deep[changed] = answer[changed]
         else:

@@ -399,8 +399,9 @@ class Engine:
             subtask,
             ctx,
             ledger,
-            lambda *args: judge(
+            lambda *args, **given: judge(
                 *args,
+                **given,
                 critic=critic,
                 colours=ctx.colour,
                 selection=snapshot.selection,
@@ -415,6 +416,25 @@ class Engine:
             charge=self._charge(subtask.kind),
             timeout_s=self.tool_timeout_s,
         )
+
+    def _removal_advice(self, subtask: Subtask) -> str:
+        """What would help a removal the checks could not vouch for: a tighter mask, the
+        brush, and a learnt fill where this install has none."""
+        if subtask.kind != SubtaskKind.OBJECT_REMOVAL:
+            return ""
+        advice = (
+            "What would help: a mask painted closer around the object (less to make up), "
+            "or painting the rest over with the editor's brush"
+        )
+        learnt = [t for t in self.registry if t.spec.model and subtask.kind in t.spec.subtasks]
+        if learnt and not any(
+            t.name in {a.name for a in self.registry.available()} for t in learnt
+        ):
+            advice += (
+                f"; a learnt fill, {learnt[0].spec.label} (`layerpath models download "
+                f"{learnt[0].spec.model}`), makes up busy ground the offline fills cannot"
+            )
+        return advice
 
     def _charge(self, kind: SubtaskKind) -> Callable[[Tool, float], float] | None:
         """What the search is charged for a call (None: its measured seconds)."""
@@ -580,7 +600,9 @@ class Engine:
                 sum(c.seconds for c in own_calls),
                 0.0,
                 fallback_reason=fallback_reason,
-                error=_failure(failures, rejected, bool(steps), subtask),
+                error=_failure(
+                    failures, rejected, bool(steps), subtask, self._removal_advice(subtask)
+                ),
                 features=features,
                 start_image=image.value,
                 opinions=rejected.result.opinions if rejected is not None else (),
@@ -638,7 +660,11 @@ def learnt_rule_words(rule: Rule) -> str:
 
 
 def _failure(
-    failures: Sequence[str], rejected: Rejected | None, kept: bool, subtask: Subtask
+    failures: Sequence[str],
+    rejected: Rejected | None,
+    kept: bool,
+    subtask: Subtask,
+    advice: str = "",
 ) -> str:
     """Why a subtask failed, in plain words: the last attempt's reason and, when the
     checks turned results down, what they found wrong with the best one, and that it is
@@ -662,6 +688,8 @@ def _failure(
         found = rejected.result.reason
         if found.split("; ")[0] not in message:  # (not said twice)
             message += f"; the best attempt ({rejected.tool.name}) was turned down: {found}"
+    if advice and rejected is not None:
+        message += f". {advice}"
     if kept:
         message += "; the best attempt is kept as a hidden layer"
     return message

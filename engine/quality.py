@@ -20,7 +20,7 @@ from layerpath.engine.checks.cutout import check_cutout
 from layerpath.engine.checks.geometry import check_cropped, check_rotated
 from layerpath.engine.checks.recolour import check_recolour
 from layerpath.engine.checks.region import check_found_region
-from layerpath.engine.checks.removal import check_removal, untouched_outside
+from layerpath.engine.checks.removal import Trial, check_removal, untouched_outside
 from layerpath.engine.checks.sky import check_sky_replaced
 from layerpath.engine.checks.text import (
     check_text_added,
@@ -224,6 +224,7 @@ def judge(
     colours: ColourNames = parse_color,
     selection: np.ndarray | None = None,
     earlier: Sequence[Earlier] = (),
+    trial: Callable[[], Trial] | None = None,
 ) -> Verdict:
     """Quality of one tool step, and what is wrong with it in plain words: the lowest of
     the experts' opinions (engine/experts.py), which the verdict carries. `produced` is
@@ -234,7 +235,9 @@ def judge(
     checks look there and around it only, never at the rest of a large photo. A region
     a finder `found` (not the user's mask) is judged for being the right one. A
     finishing step is also judged for the tones it clipped, for undoing an `earlier`
-    subtask of the run, and by the `critic` (CLIP, a VLM) when there is one."""
+    subtask of the run, and by the `critic` (CLIP, a VLM) when there is one. A removal's
+    `trial` makes the same fill on ground nearby, where varied ground leaves the checks
+    unable to say what belongs in the hole (engine/checks/removal.py)."""
     kind = as_kind or subtask.kind
     what = finder_for(subtask.target)
     if found and what in ALONG_EDGES and isinstance(produced.get(ArtifactKind.MASK), np.ndarray):
@@ -261,7 +264,7 @@ def judge(
         K.OBJECT_RECOLORATION: lambda: check_recolour(
             start, after, mask, subtask.to or "", colours
         ),
-        K.OBJECT_REMOVAL: lambda: check_removal(start, after, mask),
+        K.OBJECT_REMOVAL: lambda: check_removal(start, after, mask, trial),
         K.TEXT_REPLACEMENT: lambda: check_text_replacement(start, after, boxes, subtask.to or ""),
         K.TEXT_REMOVAL: lambda: check_text_removal(start, after, boxes),
         K.TEXT_REDACTION: lambda: check_text_gone(start, after, boxes),

@@ -10,12 +10,14 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from layerpath.deadline import Abandoned, Overdue, limited
 from layerpath.engine import events, reflection
+from layerpath.engine.checks.removal import Trial, tried_nearby
+from layerpath.engine.checks.texture import foreign
 from layerpath.engine.checks.verdict import Opinion, Verdict
 from layerpath.engine.experts import objections
 from layerpath.engine.reflection import SCHEDULED, NextTry, complaints, next_scheduled
@@ -31,27 +33,35 @@ from layerpath.engine.types import (
 )
 from layerpath.errors import BadInput, Cancelled, LayerpathError, TargetNotFound, ToolFailed
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import moved_edge
-from layerpath.tools.regions import changed_window, grow_box
+from layerpath.tools.imaging import dilate, erode, mask_box, moved_edge, rgb, to_lab
+from layerpath.tools.masks import user_region
+from layerpath.tools.regions import changed_window, confined, crop, grow_box
 
 log = logging.getLogger(__name__)
 
 State = Mapping[ArtifactKind, Artifact]
+
+
 #: Judges a step: (subtask, produced values, state values, image before, judge-as kind,
 #: the window outside which the image did not change, whether a finder found its region
 #: rather than the user giving it) -> q and what is wrong
-Scorer = Callable[
-    [
-        Subtask,
-        Mapping[ArtifactKind, Any],
-        Mapping[ArtifactKind, Any],
-        np.ndarray,
-        SubtaskKind | None,
-        Box | None,
-        bool,
-    ],
-    Verdict,
-]
+class Scorer(Protocol):
+    """Judges one step (engine/quality.judge with the run's critic and colours)."""
+
+    def __call__(
+        self,
+        subtask: Subtask,
+        produced: Mapping[ArtifactKind, Any],
+        state: Mapping[ArtifactKind, Any],
+        before: np.ndarray,
+        as_kind: SubtaskKind | None,
+        window: Box | None,
+        found: bool,
+        *,
+        trial: Callable[[], Trial] | None = None,
+    ) -> Verdict: ...
+
+
 #: how long one tool call may take by default (the tool_timeout_s setting), and how many
 #: times that a tool with a model or one made for a GPU gets (loading, a CPU fallback)
 TOOL_TIMEOUT_S = 300.0
@@ -225,6 +235,30 @@ class StepRunner:
                 return answered
         return next_scheduled(tool.spec, tried, tries)
 
+    def _trial(
+        self,
+        tool: Tool,
+        ctx: ToolContext,
+        params: Mapping[str, Any],
+        values: Mapping[ArtifactKind, Any],
+    ) -> Callable[[], Trial] | None:
+        """For a removal: the same tool and parameters tried on holes of the mask's shape
+        in the ground nearby (asked for by the check only where the ground is too varied
+        for it to say what belongs in the hole)."""
+        after, mask = values.get(ArtifactKind.IMAGE), values.get(ArtifactKind.MASK)
+        if self.subtask.kind != SubtaskKind.OBJECT_REMOVAL or not isinstance(mask, np.ndarray):
+            return None
+        if not isinstance(after, np.ndarray) or mask.shape != after.shape[:2]:
+            return None
+        quiet = replace(ctx, progress=lambda share: None)
+
+        def fill(picture: np.ndarray, hole: np.ndarray) -> np.ndarray:
+            inputs = {**values, ArtifactKind.IMAGE: picture, ArtifactKind.MASK: hole}
+            made = tool.run(quiet, {k: inputs[k] for k in tool.spec.inputs}, params)
+            return np.asarray(made.outputs[ArtifactKind.IMAGE])
+
+        return lambda: tried_nearby(fill, after, mask.astype(bool))
+
     def _run_once(
         self,
         tool: Tool,
@@ -260,9 +294,11 @@ class StepRunner:
                 cancelled=lambda: given_up.is_set() or self.ctx.cancelled(),
             )
             values = {k: state[k].value for k in tool.spec.inputs}
+            bound = removal_bound(tool, ctx, {k: a.value for k, a in state.items()})
+            given = params
             out = limited(
                 limit,
-                lambda: tool.run(ctx, values, params),
+                lambda: tool.run(ctx, values, given),
                 given_up.set,
                 abandon=self.ctx.cancelled,  # Ctrl-C, Cancel: given up within a second or two
             )
@@ -275,8 +311,18 @@ class StepRunner:
             if edge and isinstance(outputs.get(ArtifactKind.MASK), np.ndarray):
                 # the user moved the found region's edge (the panel's Edge slider)
                 outputs[ArtifactKind.MASK] = moved_edge(outputs[ArtifactKind.MASK], int(edge))
+            made = outputs.get(ArtifactKind.IMAGE)
+            before = state[ArtifactKind.IMAGE].value if ArtifactKind.IMAGE in state else None
+            if (
+                bound is not None
+                and isinstance(made, np.ndarray)
+                and before is not None
+                and made.shape == before.shape
+                and bound.shape == made.shape[:2]
+            ):
+                outputs[ArtifactKind.IMAGE] = confined(before, made, bound)
             produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in outputs.items()}
-            window = _image_window(state, out.outputs, out.window)
+            window = _image_window(state, outputs, out.window)
         except TargetNotFound as exc:
             if self.target_fatal:
                 raise
@@ -317,6 +363,7 @@ class StepRunner:
                     judge_as,
                     window,
                     tool.finds_regions,
+                    trial=self._trial(tool, ctx, given, values) if finisher else None,
                 )
                 quality, reason, final = verdict.score, verdict.reason, verdict.final
                 opinions = verdict.opinions
@@ -368,6 +415,42 @@ class StepRunner:
         if final and not passed:  # (a final verdict's reason names the cause first)
             raise BeyondChecking(f"{reason.split('; ')[0]}, so no other tool was tried")
         return result
+
+
+#: a user's mask is drawn tight when more than this share of its edge (the pixels up to
+#: EDGE inside it) has colours the ground just outside lacks: the object runs up to the
+#: mask's edge (and its antialiased rim past it)
+TIGHT, EDGE = 0.25, 3
+
+
+def removal_bound(
+    tool: Tool, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any]
+) -> np.ndarray | None:
+    """The user's own mask, where a removal's fill must stay inside it: a mask painted
+    with a margin of ground around the object (its edge lies on ground) is kept to
+    exactly, as GIMP's Heal selection keeps to a selection. None where the region was
+    found, not given, or the mask is drawn tight on the object (its edge is the
+    object's): there the tool's own margin takes the object's rim."""
+    if ctx.subtask != SubtaskKind.OBJECT_REMOVAL or ctx.subtask not in tool.spec.subtasks:
+        return None
+    mask, image = inputs.get(ArtifactKind.MASK), inputs.get(ArtifactKind.IMAGE)
+    if not isinstance(mask, np.ndarray) or not isinstance(image, np.ndarray):
+        return None
+    if user_region(ctx.target, ctx.masks, ctx.selection) is None:
+        return None
+    mask = mask.astype(bool)
+    window = mask_box(mask, pad=2 * EDGE + 2)
+    if window is None or mask.shape != image.shape[:2]:
+        return None
+    part = crop(mask, window)
+    edge = part & ~erode(part, EDGE)
+    outside = dilate(part, EDGE) & ~part
+    if edge.sum() < 8 or outside.sum() < 8:
+        return mask
+    lab = to_lab(rgb(crop(image, window)))
+    if float(foreign(lab[edge], lab[outside]).mean()) > TIGHT:
+        return None
+    return mask
 
 
 def _malformed(tool: Tool, out: object, state: State) -> str | None:

@@ -117,7 +117,9 @@ def _parser() -> argparse.ArgumentParser:
         "first-try pass rate, pass within 3, accuracy) or words (the "
         "offline planner on the public instruction set: share planned exactly) or batch "
         "(photos per minute and the cost of batching per photo, 1 and 2 jobs, locally and "
-        "on a local Ray)",
+        "on a local Ray) or removal (things put on real photos removed by layerpath, "
+        "OpenCV's Telea and, with --peer gimp, GIMP's Heal selection, scored against the "
+        "truth; --tasks placements, default 24)",
     )
     bench.add_argument("--suite", dest="suite_option", metavar="SUITE", help="the same")
     bench.add_argument(
@@ -130,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--held-out",
         action="store_true",
-        help="photos and checks suites: the held-out photos, skies and things (never "
+        help="photos, checks and removal suites: the held-out photos, skies and things (never "
         "tuned on: KDE's plasma-workspace-wallpapers and Tux Paint's food, flowers and "
         "mammals) instead of the tuning ones",
     )
@@ -158,6 +160,12 @@ def _parser() -> argparse.ArgumentParser:
         help="comma separated, each 0..2 (default 0,1,2; 0 = best quality, 2 = cheapest)",
     )
     bench.add_argument("--seed", type=int, default=0, help="the suite's seed (default 0)")
+    bench.add_argument(
+        "--peer",
+        choices=["gimp"],
+        help="removal suite: also GIMP's Heal selection (../shared/peers/gimp-heal/heal; "
+        "installs Debian's gimp on first use)",
+    )
     bench.add_argument("--tasks", type=int, default=120, help="how many tasks (default 120)")
     bench.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: cores)"
@@ -491,6 +499,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
             args.photos == "all",
             args.tasks if args.tasks != 120 else None,
             "held-out" if args.held_out else "tuning",
+        )
+        return 0
+    if suite == "removal":
+        from layerpath.benchmarks import removal
+
+        removal.bench_removal(
+            args.out,
+            args.seed,
+            "held-out" if args.held_out else "tuning",
+            args.tasks if args.tasks != 120 else removal.PLACEMENTS,
+            args.peer,
         )
         return 0
     if suite == "batch":

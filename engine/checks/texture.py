@@ -70,17 +70,23 @@ def palette(lab: np.ndarray, count: int, seed: int = 0) -> tuple[np.ndarray, np.
     return centres, spread
 
 
+def foreign(lab_pixels: np.ndarray, lab_context: np.ndarray) -> np.ndarray:
+    """Which pixels have a colour the context does not have (farther from every one of
+    its representative colours than that colour's members are, plus a margin)."""
+    if len(lab_pixels) == 0 or len(lab_context) < 8:
+        return np.zeros(len(lab_pixels), bool)
+    centres, spread = palette(lab_context, 8)
+    distance = np.sqrt(((lab_pixels[:, None] - centres[None]) ** 2).sum(axis=2))
+    allowed = 2.0 * spread[None] + 10.0
+    return np.asarray((distance > allowed).all(axis=1))
+
+
 def foreign_share(lab_region: np.ndarray, lab_context: np.ndarray) -> float:
-    """The share of a region's colours that the context around it does not have (farther
-    from every one of its representative colours than that colour's members are, plus a
-    margin)."""
+    """The share of a region's colours that the context around it does not have."""
     if len(lab_region) == 0 or len(lab_context) < 8:
         return 0.0
-    centres, spread = palette(lab_context, 8)
     sample = lab_region[np.random.default_rng(1).permutation(len(lab_region))[:6000]]
-    distance = np.sqrt(((sample[:, None] - centres[None]) ** 2).sum(axis=2))
-    allowed = 2.0 * spread[None] + 10.0
-    return float((distance > allowed).all(axis=1).mean())
+    return float(foreign(sample, lab_context).mean())
 
 
 def seam_offset(luma: np.ndarray, region: np.ndarray, width: int) -> float:

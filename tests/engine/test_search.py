@@ -79,6 +79,7 @@ def make_runner(qualities: Mapping[str, float]) -> tuple[StepRunner, RunLedger]:
         as_kind: Any,
         window: Any,
         found: bool,
+        **given: Any,
     ) -> Verdict:
         name = next(iter(produced.values())).split(":")[0]
         return Verdict(qualities[name])
