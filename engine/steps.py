@@ -42,11 +42,12 @@ log = logging.getLogger(__name__)
 State = Mapping[ArtifactKind, Artifact]
 
 
-#: Judges a step: (subtask, produced values, state values, image before, judge-as kind,
-#: the window outside which the image did not change, whether a finder found its region
-#: rather than the user giving it) -> q and what is wrong
 class Scorer(Protocol):
-    """Judges one step (engine/quality.judge with the run's critic and colours)."""
+    """Judges one step (engine/quality.judge with the run's critic and colours):
+    (subtask, produced values, state values, image before, judge-as kind, the window
+    outside which the image did not change, whether a finder found its region rather
+    than the user giving it; a removal's trial on ground nearby) -> q and what is
+    wrong."""
 
     def __call__(
         self,
@@ -295,10 +296,9 @@ class StepRunner:
             )
             values = {k: state[k].value for k in tool.spec.inputs}
             bound = removal_bound(tool, ctx, {k: a.value for k, a in state.items()})
-            given = params
             out = limited(
                 limit,
-                lambda: tool.run(ctx, values, given),
+                lambda: tool.run(ctx, values, params),
                 given_up.set,
                 abandon=self.ctx.cancelled,  # Ctrl-C, Cancel: given up within a second or two
             )
@@ -363,7 +363,7 @@ class StepRunner:
                     judge_as,
                     window,
                     tool.finds_regions,
-                    trial=self._trial(tool, ctx, given, values) if finisher else None,
+                    trial=self._trial(tool, ctx, params, values) if finisher else None,
                 )
                 quality, reason, final = verdict.score, verdict.reason, verdict.final
                 opinions = verdict.opinions
