@@ -209,12 +209,10 @@ def gimp_heal(found: Sequence[Placement], work: Path) -> tuple[list[np.ndarray],
     ], seconds
 
 
-def tool_fill(placement: Placement) -> tuple[np.ndarray, float]:
-    """layerpath's fill tool alone, its first try."""
-    from layerpath.tools.registry import Registry
+def tool_fill(tool: Any, placement: Placement) -> tuple[np.ndarray, float]:
+    """layerpath's fill tool (patch_fill) alone, its first try."""
     from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 
-    tool = Registry.from_catalogue().get("patch_fill")
     rgba = np.dstack([placement.image, np.full(placement.mask.shape, 255, np.uint8)])
     started = time.perf_counter()
     result = tool.run(
@@ -368,12 +366,13 @@ def bench_removal(
     elif peer is not None:
         raise BadInput(f"No peer {peer!r}: the removal peer is gimp.")
     engine = Engine(Registry.from_catalogue(), costs=CostBasis.TABLE)
+    fill = engine.registry.get("patch_fill")
     for number, p in enumerate(found, start=1):
         t0 = time.perf_counter()
         after = telea(p)
         results.append(scored(p, "telea", after, time.perf_counter() - t0))
         pictures[p.id]["telea"] = after
-        after, seconds = tool_fill(p)
+        after, seconds = tool_fill(fill, p)
         results.append(scored(p, "layerpath fill", after, seconds))
         pictures[p.id]["layerpath fill"] = after
         run, after = delivered(engine, p)

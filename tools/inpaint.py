@@ -87,7 +87,6 @@ class PatchMatchFill(Tool):
         first (tools/lines.py), then smoothly where the ground is soft (a sky, bokeh),
         else with copied texture; with `deep` (the window at 16 bits) the same fill at
         16."""
-        smooth = ring_texture(picture, hole) < float(params.get("smooth_below", 0.0))
         if params.get("lines", True):
             picture, rest, deep = carry_lines(picture, hole, deep)
             carried = hole & ~rest
@@ -97,7 +96,7 @@ class PatchMatchFill(Tool):
                 drawn = picture if deep is None else deep
                 filled[carried] = drawn[carried]  # (a smooth fill blends over its border)
                 return filled
-        if smooth:
+        if ring_texture(picture, hole) < float(params.get("smooth_below", 0.0)):
             return smooth_fill(picture if deep is None else deep, hole, seed=int(params["seed"]))
         return fill_window(
             picture,

@@ -114,8 +114,7 @@ def crossing_lines(rgb: np.ndarray, hole: np.ndarray) -> list[Line]:
     lines: list[Line] = []
     for i, (dx, dy, offset, along) in enumerate(found):
         for ex, ey, other, far in found[i + 1 :]:
-            turn = np.degrees(np.arccos(np.clip(abs(dx * ex + dy * ey), 0.0, 1.0)))
-            if turn > ANGLE or abs(offset - other) > OFFSET:
+            if _turn(dx, dy, ex, ey) > ANGLE or abs(offset - other) > OFFSET:
                 continue
             if not (along[1] < far[0] or far[1] < along[0]):
                 continue  # overlapping: one piece of one side
@@ -129,6 +128,11 @@ def crossing_lines(rgb: np.ndarray, hole: np.ndarray) -> list[Line]:
     return _thick(lines)[:MOST] if len(lines) <= MOST else []
 
 
+def _turn(ax: float, ay: float, bx: float, by: float) -> float:
+    """The angle between two directions, either way round (degrees)."""
+    return float(np.degrees(np.arccos(np.clip(abs(ax * bx + ay * by), 0.0, 1.0))))
+
+
 def _crosses(line: Line, hole: np.ndarray, cy: float, cx: float) -> bool:
     """Whether the line runs through the hole."""
     h, w = hole.shape
@@ -140,8 +144,7 @@ def _crosses(line: Line, hole: np.ndarray, cy: float, cx: float) -> bool:
 
 
 def _same(a: Line, b: Line) -> bool:
-    turn = np.degrees(np.arccos(np.clip(abs(a.dx * b.dx + a.dy * b.dy), 0.0, 1.0)))
-    return turn <= ANGLE and abs(a.offset - b.offset) <= OFFSET
+    return _turn(a.dx, a.dy, b.dx, b.dy) <= ANGLE and abs(a.offset - b.offset) <= OFFSET
 
 
 def _thick(lines: list[Line]) -> list[Line]:
@@ -152,7 +155,7 @@ def _thick(lines: list[Line]) -> list[Line]:
         last = merged[-1] if merged else None
         if (
             last is not None
-            and abs(last.dx * line.dx + last.dy * line.dy) > np.cos(np.radians(ANGLE))
+            and _turn(last.dx, last.dy, line.dx, line.dy) < ANGLE
             and line.offset - (last.offset + last.above) < THICK
         ):
             top = line.offset + line.above
@@ -168,13 +171,18 @@ def carry_lines(
     """The picture with the lines crossing the hole painted in (and `deep`, the same
     picture at 16 bits, painted the same way), and what is left of the hole."""
     lines = crossing_lines(rgb, hole)
-    grey = cv2.cvtColor(np.ascontiguousarray(rgb[..., :3]), cv2.COLOR_RGB2GRAY)
     if not lines:
         return rgb, hole, deep
+    grey = cv2.cvtColor(np.ascontiguousarray(rgb[..., :3]), cv2.COLOR_RGB2GRAY)
+    # each picture's colours in float and its finest detail, once for every line
+    out = rgb.copy()
+    deep_out = None if deep is None else deep.copy()
+    sources = [(out, rgb, *_colours(rgb))]
+    if deep is not None and deep_out is not None:
+        sources.append((deep_out, deep, *_colours(deep)))
     ys, xs = np.nonzero(hole)
     cy, cx = float(ys.mean()), float(xs.mean())
-    out, rest = rgb.copy(), hole.copy()
-    deep_out = None if deep is None else deep.copy()
+    rest = hole.copy()
     ring = dilate(hole, int(np.clip(0.6 * np.sqrt(len(ys)), 10, 120))) & ~hole
     for found in lines:
         line = _profiled(found, grey, ring, cy, cx, float(np.sqrt(len(ys))))
@@ -191,14 +199,11 @@ def carry_lines(
         by, bx, da, dz = by[usable], bx[usable], da[usable], dz[usable]
         weight = (dz / np.maximum(da + dz, 1e-6))[:, None]  # near the first end: 1
         nearer = np.where(da <= dz, -1.0, 1.0)
-        for target, source in ((out, rgb), (deep_out, deep)):
-            if target is None or source is None:
-                continue
-            first = _around(source, by, bx, da, line, -1.0)
-            last = _around(source, by, bx, dz, line, 1.0)
-            value = (
-                first * weight + last * (1 - weight) + _grain(source, by, bx, da, dz, nearer, line)
-            )
+        for target, source, colours, detail in sources:
+            first = _around(colours, by, bx, da, line, -1.0)
+            last = _around(colours, by, bx, dz, line, 1.0)
+            grain = _grain(detail, by, bx, da, dz, nearer, line)
+            value = first * weight + last * (1 - weight) + grain
             top = np.iinfo(source.dtype).max
             target[by, bx] = np.clip(np.rint(value), 0, top).astype(source.dtype)
         rest[by, bx] = False
@@ -247,8 +252,15 @@ def _profiled(
     return Line(line.dx, line.dy, line.offset, reach(-1.0, line.below), reach(1.0, line.above))
 
 
+def _colours(picture: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A picture's colours in float, and its finest detail (what a blur of a pixel and
+    a half takes away)."""
+    colours = np.ascontiguousarray(picture[..., :3]).astype(np.float32)
+    return colours, colours - cv2.GaussianBlur(colours, (0, 0), 1.5)
+
+
 def _grain(
-    picture: np.ndarray,
+    detail: np.ndarray,
     ys: np.ndarray,
     xs: np.ndarray,
     first: np.ndarray,
@@ -256,12 +268,9 @@ def _grain(
     nearer: np.ndarray,
     line: Line,
 ) -> np.ndarray:
-    """The photo's grain for the carried band: its finest detail (what a blur of a
-    pixel and a half takes away) mirrored from past the nearer end of the line, each
-    pixel as far out as it is in, so the band is not a smooth ribbon of repeated
-    pixels."""
-    colours = np.ascontiguousarray(picture[..., :3]).astype(np.float32)
-    detail = colours - cv2.GaussianBlur(colours, (0, 0), 1.5)
+    """The photo's grain for the carried band: its finest `detail` (_colours) mirrored
+    from past the nearer end of the line, each pixel as far out as it is in, so the
+    band is not a smooth ribbon of repeated pixels."""
     reach = np.where(nearer < 0, first, last)
     steps = nearer * (2 * reach + 0.5)  # past the border by as much as the pixel is inside
     x = (xs + steps * line.dx).astype(np.float32).reshape(1, -1)
@@ -294,27 +303,22 @@ def _beyond(
 
 
 def _around(
-    picture: np.ndarray,
+    colours: np.ndarray,
     ys: np.ndarray,
     xs: np.ndarray,
     distance: np.ndarray,
     line: Line,
     sign: float,
 ) -> np.ndarray:
-    """The picture's colour `distance` pixels along the line from each pixel (and the
-    next two pixels further out, averaged: its grain evened out), sampled between
-    pixels (bilinear), so a line's profile is carried without a staircase."""
+    """The picture's colour (`colours`, float) `distance` pixels along the line from
+    each pixel (and the next two pixels further out, averaged: its grain evened out),
+    sampled between pixels (bilinear), so a line's profile is carried without a
+    staircase."""
     total = np.zeros((len(ys), 3), np.float64)
     for step in range(3):
         reach = sign * (distance + step + 0.5)
         x = (xs + reach * line.dx).astype(np.float32).reshape(1, -1)
         y = (ys + reach * line.dy).astype(np.float32).reshape(1, -1)
-        colours = cv2.remap(
-            np.ascontiguousarray(picture[..., :3]).astype(np.float32),
-            x,
-            y,
-            cv2.INTER_LINEAR,
-            borderMode=cv2.BORDER_REPLICATE,
-        )
-        total += colours.reshape(-1, 3)
+        found = cv2.remap(colours, x, y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        total += found.reshape(-1, 3)
     return total / 3.0

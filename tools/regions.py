@@ -113,12 +113,13 @@ def confined(
     if box is None:
         return after
     reach = crop(mask, box)
-    if reach.all() and feather <= 0:
-        return after
-    inside = cv2.distanceTransform(reach.astype(np.uint8), cv2.DIST_L2, 3)
-    weight = np.clip(inside / (feather + 1), 0.0, 1.0).astype(np.float32)
     if feather <= 0:
-        weight = (inside > 0).astype(np.float32)
+        if reach.all():
+            return after
+        weight = reach.astype(np.float32)
+    else:
+        inside = cv2.distanceTransform(reach.astype(np.uint8), cv2.DIST_L2, 3)
+        weight = np.clip(inside / (feather + 1), 0.0, 1.0).astype(np.float32)
     old, new = crop(before, box).astype(np.float32), crop(after, box).astype(np.float32)
     if old.ndim == 3:
         weight = weight[..., None]
