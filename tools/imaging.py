@@ -51,6 +51,15 @@ def dilate(mask: np.ndarray, pixels: int) -> np.ndarray:
     return cv2.dilate(mask.astype(np.uint8), kernel).astype(bool)
 
 
+def shrunk(mask: np.ndarray, size: tuple[int, int], whole: bool = False) -> np.ndarray:
+    """The mask on a smaller grid (`size`: width, height): a pixel there wherever its
+    area holds any of the mask, or with `whole` only where it lies wholly inside. (An
+    8-bit area shrink rounds a pixel half outside the mask away: a hole's edge pixels
+    would count as known and lend the object's colour to a fill.)"""
+    share = cv2.resize(mask.astype(np.float32), size, interpolation=cv2.INTER_AREA)
+    return share >= 1.0 - 1e-4 if whole else share > 1e-4
+
+
 def erode(mask: np.ndarray, pixels: int) -> np.ndarray:
     """The mask shrunk by a disc of `pixels` radius."""
     if pixels <= 0:

@@ -177,9 +177,10 @@ def carry_lines(
     # each picture's colours in float and its finest detail, once for every line
     out = rgb.copy()
     deep_out = None if deep is None else deep.copy()
-    sources = [(out, rgb, *_colours(rgb))]
+    nearest = _nearest_outside(hole)
+    sources = [(out, rgb, *_colours(rgb, hole, nearest))]
     if deep is not None and deep_out is not None:
-        sources.append((deep_out, deep, *_colours(deep)))
+        sources.append((deep_out, deep, *_colours(deep, hole, nearest)))
     ys, xs = np.nonzero(hole)
     cy, cx = float(ys.mean()), float(xs.mean())
     rest = hole.copy()
@@ -252,10 +253,27 @@ def _profiled(
     return Line(line.dx, line.dy, line.offset, reach(-1.0, line.below), reach(1.0, line.above))
 
 
-def _colours(picture: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A picture's colours in float, and its finest detail (what a blur of a pixel and
-    a half takes away)."""
+def _nearest_outside(hole: np.ndarray) -> np.ndarray:
+    """For each hole pixel (in np.nonzero order), the flat index of the nearest pixel
+    outside the hole."""
+    _, labels = cv2.distanceTransformWithLabels(
+        hole.astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL
+    )
+    # labels number the pixels outside the hole in reading order, from 1
+    return np.flatnonzero(~hole.ravel())[labels[hole] - 1]
+
+
+def _colours(
+    picture: np.ndarray, hole: np.ndarray, nearest: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """A picture's colours in float, each hole pixel given the colour of the nearest
+    pixel outside it (_nearest_outside), and its finest detail (what a blur of a pixel
+    and a half takes away). So what a line carries comes from the ground only: a read
+    between pixels at the hole's edge, or past a sliver of ground between two parts of
+    the object (a broccoli's stems), never picks up the object's own colour."""
     colours = np.ascontiguousarray(picture[..., :3]).astype(np.float32)
+    flat = colours.reshape(-1, 3)
+    colours[hole] = flat[nearest]
     return colours, colours - cv2.GaussianBlur(colours, (0, 0), 1.5)
 
 

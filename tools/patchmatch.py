@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from layerpath.tools.imaging import dilate, sector_energy
+from layerpath.tools.imaging import dilate, sector_energy, shrunk
 
 #: the completion runs on at most this many pixels of window (the finest level)
 WORK_PIXELS = 360_000
@@ -166,7 +166,7 @@ def _continued(labels: np.ndarray, hole: np.ndarray, most: int = 96) -> np.ndarr
     size = (max(1, round(w * scale)), max(1, round(h * scale)))
     small_labels = cv2.resize(labels.astype(np.int32), size, interpolation=cv2.INTER_NEAREST)
     small_hole = cv2.resize(hole.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0
-    small_hole |= cv2.resize(hole.astype(np.uint8), size, interpolation=cv2.INTER_AREA) > 0
+    small_hole |= shrunk(hole, size)
     region = continued_across(small_labels, small_hole)
     small = small_labels.copy()
     small[small_hole] = region
@@ -678,7 +678,7 @@ def fill_window(
         return out
     size = (max(8, round(w * scale)), max(8, round(h * scale)))
     small = cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
-    small_hole = cv2.resize(hole.astype(np.uint8), size, interpolation=cv2.INTER_AREA) > 0
+    small_hole = shrunk(hole, size)
     done = complete(small, small_hole, seed, iterations, guided, progress)
     field_y, field_x = done.field_y, done.field_x
     # the photo's detail: what the scaled-down copy cannot hold
@@ -818,7 +818,7 @@ def smooth_fill(rgb: np.ndarray, hole: np.ndarray, seed: int = 0) -> np.ndarray:
     small, small_hole = rgb, hole
     if scale < 1:
         small = cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
-        small_hole = cv2.resize(hole.astype(np.uint8), size, interpolation=cv2.INTER_AREA) > 0
+        small_hole = shrunk(hole, size)
     rng = np.random.default_rng(seed)
     # a band around the hole is left out of what is spread (an object's soft fringe or
     # shadow would tint the fill) and blended back across, so no outline shows

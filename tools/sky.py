@@ -25,7 +25,7 @@ from layerpath.tools.adjust import follows_edges
 from layerpath.tools.background import small_copy
 from layerpath.tools.base import Tool
 from layerpath.tools.finders import full_size_mask
-from layerpath.tools.imaging import mask_box, mean_near, rgb, with_rgb
+from layerpath.tools.imaging import mask_box, mean_near, rgb, shrunk, with_rgb
 from layerpath.tools.regions import crop, grow_box, paste
 from layerpath.tools.sky_region import FOREIGN, find_sky, sky_alone, sky_coloured, sky_model
 from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
@@ -169,7 +169,7 @@ def largest_rectangle(free: np.ndarray) -> tuple[int, int, int, int] | None:
     free pixels above it, with a stack); None when there is none."""
     scale = min(1.0, 200 / max(free.shape))
     size = (max(1, round(free.shape[1] * scale)), max(1, round(free.shape[0] * scale)))
-    small = cv2.resize(free.astype(np.uint8), size, interpolation=cv2.INTER_AREA) == 1
+    small = shrunk(free, size, whole=True)
     heights = np.zeros(small.shape[1] + 1, np.int32)
     best: tuple[int, int, int, int] | None = None
     for row in range(small.shape[0]):
