@@ -31,6 +31,7 @@ from layerpath.engine.checks.texture import (
     cut_off_shapes,
     energy,
     foreign,
+    foreign_blob,
     foreign_share,
     grain,
     grey,
@@ -67,6 +68,9 @@ VARIED_CAP = 0.45
 #: fills have a median 1.0, the truth 1.2, wrong patch fills 0.6, smears 0.5
 WASHED_BELOW = 0.75
 WASHED_TOLERANCE = 0.15
+#: a patch of the fill in a colour the ground around it lacks (foreign_blob), as a share
+#: of the hole, at the tolerance: a piece of the object left, or copied in
+PATCH_TOLERANCE = 0.02
 
 
 # --- a fill against the truth, and fills of ground nearby --------------------------------
@@ -87,12 +91,37 @@ def fill_distance(
     return low, texture
 
 
+#: a fill holding a patch of colour that neither the truth nor the ground around it has,
+#: unlike the truth there, this share of the hole or more, is wrong however close the rest
+#: is (a broccoli's green, 1.4 % of the hole, left on grey planks at 24 MP, moved the
+#: hole's mean colour too little to be seen by fill_distance)
+ODD_PATCH = 0.005
+#: how unlike the truth (Delta E) such a patch's pixels are
+ODD_UNLIKE = 12.0
+
+
+def odd_patch(after: np.ndarray, truth: np.ndarray, hole: np.ndarray) -> float:
+    """The largest patch of the fill (RGB) of a colour found neither in the truth's
+    hole nor around it, and unlike the truth there, as a share of the hole."""
+    width = max(4, round(0.35 * float(np.sqrt(hole.sum()))))
+    window = mask_box(hole, pad=width + 2)
+    if window is None:
+        return 0.0
+    fill, real, inside = crop(after, window), crop(truth, window), crop(hole, window)
+    lab, truth_lab = lab_of(fill), lab_of(real)
+    unlike = np.linalg.norm(lab - truth_lab, axis=2) > ODD_UNLIKE
+    return foreign_blob(lab, inside, truth_lab[dilate(inside, width)], unlike)
+
+
 def judged_fill(
     after: np.ndarray, truth: np.ndarray, hole: np.ndarray, sigma: float | None = None
 ) -> bool | None:
     """Good (True), bad (False), or too close to call (None) by the truth. A made defect
     (a tiled patch, streaks) is checked at the fine `sigma` of 2 pixels: it must differ
-    visibly from the truth, not merely in its statistics."""
+    visibly from the truth, not merely in its statistics; a patch of a colour found
+    nowhere in or around the truth (odd_patch) is wrong however small its share."""
+    if odd_patch(after, truth, hole) >= ODD_PATCH:
+        return False
     low, texture = fill_distance(after, truth, hole, sigma)
     textured = energy(grey(truth))[hole].mean() > 6.0  # a plain sky shows no smear
     if low < 3.5 and (not textured or 0.7 <= texture <= 1.5):
@@ -260,6 +289,9 @@ def check_removal(
     lab = lab_of(end)
     defects["colours not found around it"] = (
         foreign_share(lab[inner], lab[bands(hole, 2, 2 + 2 * width)]) / 0.12
+    )
+    defects["a patch of a colour found nowhere around it"] = (
+        foreign_blob(lab, inner, lab[bands(hole, 2, 2 + 2 * width)]) / PATCH_TOLERANCE
     )
     core = erode(hole, 3) if erode(hole, 3).any() else hole  # (a drawn mask's margin may stay)
     # what did not change and looks like nothing around it: the object. A generous mask's

@@ -81,6 +81,28 @@ def foreign(lab_pixels: np.ndarray, lab_context: np.ndarray) -> np.ndarray:
     return np.asarray((distance > allowed).all(axis=1))
 
 
+def foreign_blob(
+    lab: np.ndarray,
+    region: np.ndarray,
+    context: np.ndarray,
+    also: np.ndarray | None = None,
+) -> float:
+    """The largest connected patch of the region whose colours the context (Lab
+    pixels) does not have (foreign), as a share of the region; with `also` (a mask),
+    only where that holds too. Single pixels and threads a pixel wide do not count. A
+    leftover piece of the object is such a patch even where it is too small a share of
+    the hole to move its mean colour."""
+    odd = np.zeros(region.shape, np.uint8)
+    odd[region] = foreign(lab[region], context)
+    if also is not None:
+        odd[~also] = 0
+    kept = cv2.morphologyEx(odd, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    count, _, stats, _ = cv2.connectedComponentsWithStats(kept, connectivity=8)
+    if count <= 1:
+        return 0.0
+    return float(stats[1:, cv2.CC_STAT_AREA].max()) / max(1, int(region.sum()))
+
+
 def foreign_share(lab_region: np.ndarray, lab_context: np.ndarray) -> float:
     """The share of a region's colours that the context around it does not have."""
     if len(lab_region) == 0 or len(lab_context) < 8:

@@ -298,3 +298,28 @@ def test_a_washed_out_fill_of_gravel_is_not_called_done() -> None:
     assert first.score < 0.5 and "washed out" in first.reason, first
     assert last.score >= 0.5, last
     assert next(v for v in verdicts if v.score >= 0.5) is last  # the mush before it fails too
+
+
+def test_a_piece_of_the_object_left_in_a_right_fill_is_not_called_done() -> None:
+    """The right fill (the truth) on scikit-image's gravel with a disc of the object's
+    own pixels kept, 1.5 % of the hole: too little to move the hole's mean colour, but
+    a viewer sees it (a broccoli's green left on planks at 24 MP was called done). The
+    judge by the truth calls it wrong, and the check turns it down, naming the patch;
+    the truth alone stays right and passes."""
+    from layerpath.engine.checks.removal import check_removal, judged_fill
+
+    case = next(c for c in cases("removal", "gravel") if c.family == "the truth")
+    assert case.mask is not None
+    truth, hole = case.after[..., :3], case.mask
+    ys, xs = np.nonzero(hole)
+    inside = np.flatnonzero(
+        (ys - ys.mean()) ** 2 + (xs - xs.mean()) ** 2 <= 0.015 * hole.sum() / np.pi
+    )
+    left = case.after.copy()
+    left[ys[inside], xs[inside]] = case.before[ys[inside], xs[inside]]
+    assert 0.012 < len(inside) / hole.sum() < 0.018
+    assert judged_fill(truth, truth, hole) is True
+    assert judged_fill(left[..., :3], truth, hole) is False
+    assert check_removal(case.before, case.after, hole).score >= 0.5
+    found = check_removal(case.before, left, hole)
+    assert found.score < 0.5 and "colour found nowhere around it" in found.reason, found
