@@ -38,6 +38,9 @@ SEGMENTS = 32
 #: an edge is a line's when it is this many times as strong as the ring's usual edges
 #: (the 75th percentile of its gradient)
 STANDS_OUT = 2.5
+#: a carried band's pixels stay within its profile's range outside the hole, widened by
+#: this many times the ground's usual grain (the median of its finest detail, per channel)
+GRAIN = 3.0
 
 
 @dataclass(frozen=True)
@@ -205,6 +208,12 @@ def carry_lines(
             last = _around(colours, by, bx, dz, line, 1.0)
             grain = _grain(detail, by, bx, da, dz, nearer, line)
             value = first * weight + last * (1 - weight) + grain
+            # no brighter or darker than the line's profile outside, but for grain: a
+            # grain tap a pixel off across a sharp edge adds the edge's own step (a
+            # bright rim along a carried shadow's edge)
+            limit = GRAIN * np.median(np.abs(detail[ring]), axis=0) + 1.0
+            ends = np.concatenate([first, last])
+            value = np.clip(value, ends.min(axis=0) - limit, ends.max(axis=0) + limit)
             top = np.iinfo(source.dtype).max
             target[by, bx] = np.clip(np.rint(value), 0, top).astype(source.dtype)
         rest[by, bx] = False

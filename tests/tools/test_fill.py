@@ -268,3 +268,26 @@ def test_a_carried_line_reads_no_colour_past_a_sliver_of_ground(sliver: int) -> 
     band = (mask > 0) & ~rest
     assert band.sum() > 2000  # the wire is carried
     assert _green(carried)[band].max() < 20
+
+
+def test_a_carried_edge_has_no_bright_rim() -> None:
+    """A sharp, slanted edge between a light wall and a dark shadow (generated, with a
+    little grain) crosses the hole: the band carried over it stays between the two
+    sides' levels. (The photo's grain was once mirrored in a pixel off across the edge,
+    adding the edge's own step: a rim brighter than the wall, seen on a held-out photo.)"""
+    from layerpath.tools.lines import carry_lines
+
+    rng = np.random.default_rng(0)
+    h, w = 300, 400
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    across = (yy - 120) - 0.41 * (xx - 200)  # a 22-degree edge
+    grey = np.where(across < 0, 205.0, 30.0 + 0.1 * across)
+    grey = cv2.GaussianBlur(grey.astype(np.float32), (0, 0), 0.7) + rng.normal(0, 1.5, (h, w))
+    picture = np.dstack([np.clip(grey, 0, 255).astype(np.uint8)] * 3)
+    mask = np.zeros((h, w), np.uint8)
+    cv2.circle(mask, (200, 130), 40, 1, -1)
+    picture[mask > 0] = (200, 30, 30)
+    carried, rest, _ = carry_lines(picture, mask > 0)
+    band = (mask > 0) & ~rest
+    assert band.sum() > 200  # the edge is carried
+    assert carried[band].max() <= 205 + 8 and carried[band].min() >= 30 - 8
