@@ -13,7 +13,7 @@ import numpy as np
 from layerpath.errors import ToolFailed
 from layerpath.tools.base import Tool
 from layerpath.tools.imaging import dilate, mask_box, rgb
-from layerpath.tools.lines import carry_lines
+from layerpath.tools.lines import carry_lines, fill_along
 from layerpath.tools.patchmatch import fill_window, ring_texture, smooth_fill
 from layerpath.tools.regions import crop, grow_box, paste
 from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
@@ -97,6 +97,9 @@ class PatchMatchFill(Tool):
                 filled[carried] = drawn[carried]  # (a smooth fill blends over its border)
                 return filled
         if ring_texture(picture, hole) < float(params.get("smooth_below", 0.0)):
+            along = fill_along(picture, hole, deep) if params.get("lines", True) else None
+            if along is not None:  # soft ground whose shapes run one way: along them
+                return along[0] if deep is None or along[1] is None else along[1]
             return smooth_fill(picture if deep is None else deep, hole, seed=int(params["seed"]))
         return fill_window(
             picture,

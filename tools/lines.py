@@ -177,36 +177,97 @@ def carry_lines(
     if not lines:
         return rgb, hole, deep
     grey = cv2.cvtColor(np.ascontiguousarray(rgb[..., :3]), cv2.COLOR_RGB2GRAY)
-    # each picture's colours in float and its finest detail, once for every line
-    out = rgb.copy()
-    deep_out = None if deep is None else deep.copy()
-    nearest = _nearest_outside(hole)
-    sources = [(out, rgb, *_colours(rgb, hole, nearest))]
-    if deep is not None and deep_out is not None:
-        sources.append((deep_out, deep, *_colours(deep, hole, nearest)))
+    painter = _Painter(rgb, hole, deep)
     ys, xs = np.nonzero(hole)
-    cy, cx = float(ys.mean()), float(xs.mean())
-    rest = hole.copy()
     ring = dilate(hole, int(np.clip(0.6 * np.sqrt(len(ys)), 10, 120))) & ~hole
     for found in lines:
-        line = _profiled(found, grey, ring, cy, cx, float(np.sqrt(len(ys))))
-        # each hole pixel's distance from the line (across) and place along it
-        across = (xs - cx) * -line.dy + (ys - cy) * line.dx - line.offset
+        line = _profiled(found, grey, ring, painter.cy, painter.cx, float(np.sqrt(len(ys))))
+        painter.paint(line, ring, 0.8)
+    return painter.out, painter.rest, painter.deep_out
+
+
+#: out-of-focus ground whose shapes all run one way (a blurred horizon or treeline, bands
+#: of water, a sky's gradient) is filled along them when the ring's structure (its
+#: structure tensor's coherence, 0..1) is at least this one-way
+COHERENT = 0.6
+
+
+def fill_along(
+    rgb: np.ndarray, hole: np.ndarray, deep: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """Soft ground filled along the way its shapes run: each hole pixel the blend of
+    the ground where that direction leaves the hole either side (read a little way out,
+    past an object's soft fringe), with the photo's grain; a blurred treeline carries
+    on straight instead of a disc of its mean colour. None where the ring's shapes do
+    not run one way (isolated bokeh discs) or the direction leaves the picture."""
+    ys, xs = np.nonzero(hole)
+    if len(ys) < 16:
+        return None
+    size = float(np.sqrt(len(ys)))
+    ring = dilate(hole, int(np.clip(0.35 * size, 6, 120))) & ~dilate(hole, 2)
+    grey = cv2.GaussianBlur(
+        cv2.cvtColor(np.ascontiguousarray(rgb[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32),
+        (0, 0),
+        2.0,
+    )
+    gx, gy = cv2.Sobel(grey, cv2.CV_32F, 1, 0)[ring], cv2.Sobel(grey, cv2.CV_32F, 0, 1)[ring]
+    jxx, jyy, jxy = float((gx * gx).mean()), float((gy * gy).mean()), float((gx * gy).mean())
+    if jxx + jyy < 1e-6:
+        return None
+    if np.hypot(jxx - jyy, 2 * jxy) / (jxx + jyy) < COHERENT:
+        return None
+    across = 0.5 * np.arctan2(2 * jxy, jxx - jyy)  # the direction brightness changes
+    dx, dy = float(-np.sin(across)), float(np.cos(across))
+    if dx < 0 or (dx == 0 and dy < 0):
+        dx, dy = -dx, -dy
+    painter = _Painter(rgb, hole, deep)
+    reach = float(hole.shape[0] + hole.shape[1])
+    skip = max(2.0, 0.04 * size)
+    painter.paint(Line(dx, dy, 0.0, reach, reach), ring, 1.0, skip)
+    if painter.rest.any():
+        return None
+    return painter.out, painter.deep_out
+
+
+class _Painter:
+    """Paints bands of the hole along lines, in the picture and its 16-bit twin: each
+    picture's colours in float (hole pixels the nearest ground's) and finest detail
+    worked out once for every line."""
+
+    def __init__(self, rgb: np.ndarray, hole: np.ndarray, deep: np.ndarray | None) -> None:
+        self.hole = hole
+        self.out = rgb.copy()
+        self.deep_out = None if deep is None else deep.copy()
+        nearest = _nearest_outside(hole)
+        self.sources = [(self.out, rgb, *_colours(rgb, hole, nearest))]
+        if deep is not None and self.deep_out is not None:
+            self.sources.append((self.deep_out, deep, *_colours(deep, hole, nearest)))
+        self.ys, self.xs = np.nonzero(hole)
+        self.cy, self.cx = float(self.ys.mean()), float(self.xs.mean())
+        self.rest = hole.copy()
+
+    def paint(self, line: Line, ring: np.ndarray, usable_share: float, skip: float = 0.0) -> None:
+        """The line's band painted by blending, along the line, the picture where it
+        leaves the hole either side (`skip` pixels further out); nothing where less
+        than `usable_share` of the band has ground both ways (the line leaves the
+        picture)."""
+        ys, xs = self.ys, self.xs
+        across = (xs - self.cx) * -line.dy + (ys - self.cy) * line.dx - line.offset
         band = (across >= -line.below) & (across <= line.above)
         if not band.any():
-            continue
+            return
         by, bx = ys[band], xs[band]
-        da, dz = (_beyond(hole, by, bx, line, sign) for sign in (-1.0, 1.0))
+        da, dz = (_beyond(self.hole, by, bx, line, sign) for sign in (-1.0, 1.0))
         usable = np.isfinite(da) & np.isfinite(dz)
-        if usable.mean() < 0.8:
-            continue  # the line leaves the picture: nothing to carry it to
+        if usable.mean() < usable_share:
+            return  # the line leaves the picture: nothing to carry it to
         by, bx, da, dz = by[usable], bx[usable], da[usable], dz[usable]
         weight = (dz / np.maximum(da + dz, 1e-6))[:, None]  # near the first end: 1
         nearer = np.where(da <= dz, -1.0, 1.0)
-        for target, source, colours, detail in sources:
-            first = _around(colours, by, bx, da, line, -1.0)
-            last = _around(colours, by, bx, dz, line, 1.0)
-            grain = _grain(detail, by, bx, da, dz, nearer, line)
+        for target, source, colours, detail in self.sources:
+            first = _around(colours, by, bx, da + skip, line, -1.0)
+            last = _around(colours, by, bx, dz + skip, line, 1.0)
+            grain = _grain(detail, by, bx, da + skip, dz + skip, nearer, line)
             value = first * weight + last * (1 - weight) + grain
             # no brighter or darker than the line's profile outside, but for grain: a
             # grain tap a pixel off across a sharp edge adds the edge's own step (a
@@ -216,8 +277,7 @@ def carry_lines(
             value = np.clip(value, ends.min(axis=0) - limit, ends.max(axis=0) + limit)
             top = np.iinfo(source.dtype).max
             target[by, bx] = np.clip(np.rint(value), 0, top).astype(source.dtype)
-        rest[by, bx] = False
-    return out, rest, deep_out
+        self.rest[by, bx] = False
 
 
 def _profiled(
