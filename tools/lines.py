@@ -10,6 +10,10 @@ same line (within a few degrees and pixels) on the far side. Its band (a few pix
 either side, or the whole width between two edges of one thick line) is painted by
 interpolating, along the line, the photo's colours just outside the hole at each
 distance from the line; the fill then completes the rest around it.
+
+On out-of-focus ground whose shapes all run one way (a blurred treeline, bands of
+water, a sky's gradient), too soft for any edge to be found, the whole hole is painted
+the same way along that direction (fill_along), instead of a disc of the ring's colour.
 """
 
 from __future__ import annotations
