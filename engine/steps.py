@@ -284,6 +284,7 @@ class StepRunner:
         produced: dict[ArtifactKind, Artifact] = {}
         quality, reason, final, reported, window = 0.0, "", False, None, None
         opinions: tuple[Opinion, ...] = ()
+        settled: dict[str, Any] = {}
         limit = self.timeout_s * (MODEL_TIMES if tool.spec.model or tool.spec.needs_gpu else 1)
         given_up = threading.Event()  # told to a tool that checks ctx.cancelled
         try:
@@ -305,7 +306,7 @@ class StepRunner:
             wrong = _malformed(tool, out, state)
             if wrong is not None:
                 raise ToolFailed(f"{tool.name} {wrong}")
-            reported = out.cost
+            reported, settled = out.cost, dict(out.settled)
             outputs = dict(out.outputs)
             edge = self.subtask.params.get("edge")
             if edge and isinstance(outputs.get(ArtifactKind.MASK), np.ndarray):
@@ -363,7 +364,9 @@ class StepRunner:
                     judge_as,
                     window,
                     tool.finds_regions,
-                    trial=self._trial(tool, ctx, params, values) if finisher else None,
+                    trial=(
+                        self._trial(tool, ctx, {**params, **settled}, values) if finisher else None
+                    ),
                 )
                 quality, reason, final = verdict.score, verdict.reason, verdict.final
                 opinions = verdict.opinions

@@ -56,6 +56,10 @@ class OpenCvInpaint(Tool):
         return ToolResult({ArtifactKind.IMAGE: out}, window=window)
 
 
+#: a smooth_below no ground reaches: the fill is smooth wherever it is tried
+ALWAYS_SMOOTH = 1e9
+
+
 class PatchMatchFill(Tool):
     """Fill a masked object with texture copied from around it (exemplar-based
     completion by PatchMatch, coarse to fine): grain, grass and glaze continue through
@@ -82,26 +86,27 @@ class PatchMatchFill(Tool):
         params: Mapping[str, Any],
         progress: Callable[[float], None] = lambda share: None,
         deep: np.ndarray | None = None,
-    ) -> np.ndarray:
-        """The window filled: the straight lines crossing the hole carried across it
-        first (tools/lines.py), then smoothly where the ground is soft (a sky, bokeh),
-        else with copied texture; with `deep` (the window at 16 bits) the same fill at
-        16."""
+    ) -> tuple[np.ndarray, bool]:
+        """The window filled, and whether smoothly: the straight lines crossing the hole
+        carried across it first (tools/lines.py), then smoothly where the ground is soft
+        (a sky, bokeh), else with copied texture; with `deep` (the window at 16 bits) the
+        same fill at 16."""
         if params.get("lines", True):
             picture, rest, deep = carry_lines(picture, hole, deep)
             carried = hole & ~rest
             if carried.any():
                 again = {**params, "lines": False, "smooth_below": 0.0}  # (no glow spread)
-                filled = PatchMatchFill._fill(picture, rest, again, progress, deep)
+                filled, _ = PatchMatchFill._fill(picture, rest, again, progress, deep)
                 drawn = picture if deep is None else deep
                 filled[carried] = drawn[carried]  # (a smooth fill blends over its border)
-                return filled
+                return filled, False
         if ring_texture(picture, hole) < float(params.get("smooth_below", 0.0)):
             along = fill_along(picture, hole, deep) if params.get("lines", True) else None
             if along is not None:  # soft ground whose shapes run one way: along them
-                return along[0] if deep is None or along[1] is None else along[1]
-            return smooth_fill(picture if deep is None else deep, hole, seed=int(params["seed"]))
-        return fill_window(
+                return (along[0] if deep is None or along[1] is None else along[1]), True
+            drawn = picture if deep is None else deep
+            return smooth_fill(drawn, hole, seed=int(params["seed"])), True
+        patches = fill_window(
             picture,
             hole,
             seed=int(params["seed"]),
@@ -110,6 +115,7 @@ class PatchMatchFill(Tool):
             progress=progress,
             deep=deep,
         )
+        return patches, False
 
     def run_deep(
         self,
@@ -125,7 +131,7 @@ class PatchMatchFill(Tool):
         image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
         window, hole = self._window(image, mask, params)
         picture = np.ascontiguousarray(rgb(crop(image, window)))
-        filled = self._fill(
+        filled, _ = self._fill(
             picture, hole, params, deep=np.ascontiguousarray(rgb(crop(deep, window)))
         )
         return paste(deep, window, filled)
@@ -136,5 +142,10 @@ class PatchMatchFill(Tool):
         image, mask = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
         window, hole = self._window(image, mask, params)
         picture = np.ascontiguousarray(rgb(crop(image, window)))
-        filled = self._fill(picture, hole, params, ctx.progress)
-        return ToolResult({ArtifactKind.IMAGE: paste(image, window, filled)}, window=window)
+        filled, smooth = self._fill(picture, hole, params, ctx.progress)
+        # a fill vouched for by trials nearby is tried there the same way (smooth or
+        # copied patches), whatever the ground there would choose
+        settled = {"smooth_below": ALWAYS_SMOOTH if smooth else 0.0}
+        return ToolResult(
+            {ArtifactKind.IMAGE: paste(image, window, filled)}, window=window, settled=settled
+        )

@@ -196,14 +196,9 @@ def carry_lines(
 COHERENT = 0.6
 
 
-def fill_along(
-    rgb: np.ndarray, hole: np.ndarray, deep: np.ndarray | None = None
-) -> tuple[np.ndarray, np.ndarray | None] | None:
-    """Soft ground filled along the way its shapes run: each hole pixel the blend of
-    the ground where that direction leaves the hole either side (read a little way out,
-    past an object's soft fringe), with the photo's grain; a blurred treeline carries
-    on straight instead of a disc of its mean colour. None where the ring's shapes do
-    not run one way (isolated bokeh discs) or the direction leaves the picture."""
+def one_way(rgb: np.ndarray, hole: np.ndarray) -> tuple[float, float] | None:
+    """The direction (unit, x and y) the ring's shapes run, where they all run one way
+    (COHERENT); None where they do not."""
     ys, xs = np.nonzero(hole)
     if len(ys) < 16:
         return None
@@ -224,6 +219,23 @@ def fill_along(
     dx, dy = float(-np.sin(across)), float(np.cos(across))
     if dx < 0 or (dx == 0 and dy < 0):
         dx, dy = -dx, -dy
+    return dx, dy
+
+
+def fill_along(
+    rgb: np.ndarray, hole: np.ndarray, deep: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """Soft ground filled along the way its shapes run: each hole pixel the blend of
+    the ground where that direction leaves the hole either side (read a little way out,
+    past an object's soft fringe), with the photo's grain; a blurred treeline carries
+    on straight instead of a disc of its mean colour. None where the ring's shapes do
+    not run one way (isolated bokeh discs) or the direction leaves the picture."""
+    way = one_way(rgb, hole)
+    if way is None:
+        return None
+    dx, dy = way
+    size = float(np.sqrt(hole.sum()))
+    ring = dilate(hole, int(np.clip(0.35 * size, 6, 120))) & ~dilate(hole, 2)
     painter = _Painter(rgb, hole, deep)
     reach = float(hole.shape[0] + hole.shape[1])
     skip = max(2.0, 0.04 * size)

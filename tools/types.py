@@ -222,8 +222,12 @@ class ToolResult:
     than the clock around its call (a result replayed from a benchmark's cache, or a
     call that also prepared a library once: pymatting compiled on its first use);
     `window`: for an image the same size as the input, the box outside which it equals
-    the input (the engine finds it when a tool does not say)."""
+    the input (the engine finds it when a tool does not say); `settled`: parameters the
+    tool chose for itself from this input (patch_fill: a smooth fill or copied
+    patches), so that the same tool tried elsewhere to vouch for this result works the
+    same way."""
 
     outputs: Mapping[ArtifactKind, Any]
     cost: float | None = None
     window: Box | None = None
+    settled: Mapping[str, Any] = field(default_factory=dict)

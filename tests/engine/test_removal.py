@@ -4,14 +4,19 @@ scikit-image package); the tools are the real catalogue's offline fills."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import numpy as np
 import pytest
 
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Snapshot
+from layerpath.tools.base import Tool
 from layerpath.tools.imaging import dilate
 from layerpath.tools.regions import confined
 from layerpath.tools.registry import Registry
+from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 data = pytest.importorskip("skimage.data")
 
@@ -144,3 +149,51 @@ def test_fills_nearby_are_judged_against_the_photo_there() -> None:
     assert tried_nearby(patch, picture, mask).wrong == 0
     flat = tried_nearby(grey, picture, mask)
     assert flat.wrong == 3 and not flat.vouches
+
+
+class TruthFill(Tool):
+    """A removal that puts back the photo as it was (TRUTH), and says it settled on a
+    way of filling (`settled`: as patch_fill says smooth or patches); it records the
+    parameters of every call."""
+
+    TRUTH: np.ndarray | None = None
+    calls: list[dict[str, object]] = []
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        assert TruthFill.TRUTH is not None
+        image, hole = inputs[ArtifactKind.IMAGE], inputs[ArtifactKind.MASK]
+        TruthFill.calls.append(dict(params))
+        out = image.copy()
+        out[hole] = TruthFill.TRUTH[hole]
+        return ToolResult({ArtifactKind.IMAGE: out}, settled={"way": "the real one's"})
+
+
+def test_fills_nearby_are_made_the_way_the_real_fill_was() -> None:
+    """patch_fill picks a smooth fill or copied patches by the ground: a patch fill
+    vouched for by smooth fills of softer ground nearby let a held-out removal that cut
+    a bright band through out-of-focus water be called done. The trial now makes its
+    fills with what the tool settled on for the real one."""
+    import dataclasses
+
+    from layerpath.engine.types import Prior, SubtaskKind
+
+    image, truth, mask = disc_on_astronaut()
+    catalogue = Registry.from_catalogue()
+    spec = dataclasses.replace(
+        catalogue.get("patch_fill").spec,
+        name="truth_fill",
+        impl="tests.engine.test_removal:TruthFill",
+        params={"seed": 0},
+        retry_params=(),
+        remedies=(),
+        priors={SubtaskKind.OBJECT_REMOVAL: Prior(0.01, 0.99)},
+    )
+    TruthFill.TRUTH, TruthFill.calls = truth, []
+    engine = Engine(Registry([catalogue.get("named_masks"), TruthFill(spec)]))
+    result = engine.run(EditRequest("remove the disc", Snapshot(image, {"disc": mask})))
+    (outcome,) = result.outcomes
+    first, *trials = TruthFill.calls
+    assert outcome.ok and len(trials) == 3
+    assert "way" not in first and all(t["way"] == "the real one's" for t in trials)

@@ -318,3 +318,21 @@ def test_an_out_of_focus_band_carries_on_through_the_hole() -> None:
     inside = mask > 0
     error = np.abs(filled[inside] - truth[inside, :3].astype(float)).mean()
     assert error < 4.0, error  # (a disc of the ring's mean colour: 36 levels off)
+
+
+def test_patch_fill_says_which_way_it_filled() -> None:
+    """Copied patches on gravel, a smooth fill on soft ground: the result says which
+    (settled), so trials of the same fill elsewhere are made the same way."""
+    from layerpath.tools.inpaint import ALWAYS_SMOOTH
+
+    chosen = Registry.from_catalogue().get("patch_fill")
+    gravel = photo("gravel")
+    soft = np.full_like(gravel, 255)
+    soft[..., :3] = np.linspace(90, 160, soft.shape[0], dtype=np.uint8)[:, None, None]
+    for image, smooth_below in ((gravel, 0.0), (soft, ALWAYS_SMOOTH)):
+        made = chosen.run(
+            ToolContext(SubtaskKind.OBJECT_REMOVAL, "stone"),
+            {ArtifactKind.IMAGE: image, ArtifactKind.MASK: hole(image.shape)},
+            chosen.spec.param_schedule()[0],
+        )
+        assert made.settled == {"smooth_below": smooth_below}
