@@ -196,14 +196,9 @@ def carry_lines(
 COHERENT = 0.6
 
 
-def one_way(rgb: np.ndarray, hole: np.ndarray) -> tuple[float, float] | None:
-    """The direction (unit, x and y) the ring's shapes run, where they all run one way
-    (COHERENT); None where they do not."""
-    ys, xs = np.nonzero(hole)
-    if len(ys) < 16:
-        return None
-    size = float(np.sqrt(len(ys)))
-    ring = dilate(hole, int(np.clip(0.35 * size, 6, 120))) & ~dilate(hole, 2)
+def _one_way(rgb: np.ndarray, ring: np.ndarray) -> tuple[float, float] | None:
+    """The direction (unit, x and y) the shapes in the ring run, where they all run
+    one way (COHERENT); None where they do not."""
     grey = cv2.GaussianBlur(
         cv2.cvtColor(np.ascontiguousarray(rgb[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32),
         (0, 0),
@@ -230,12 +225,14 @@ def fill_along(
     past an object's soft fringe), with the photo's grain; a blurred treeline carries
     on straight instead of a disc of its mean colour. None where the ring's shapes do
     not run one way (isolated bokeh discs) or the direction leaves the picture."""
-    way = one_way(rgb, hole)
+    size = float(np.sqrt(hole.sum()))
+    if size < 4:
+        return None
+    ring = dilate(hole, int(np.clip(0.35 * size, 6, 120))) & ~dilate(hole, 2)
+    way = _one_way(rgb, ring)
     if way is None:
         return None
     dx, dy = way
-    size = float(np.sqrt(hole.sum()))
-    ring = dilate(hole, int(np.clip(0.35 * size, 6, 120))) & ~dilate(hole, 2)
     painter = _Painter(rgb, hole, deep)
     reach = float(hole.shape[0] + hole.shape[1])
     skip = max(2.0, 0.04 * size)

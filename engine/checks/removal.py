@@ -287,18 +287,17 @@ def check_removal(
     noise = float(energy(luma)[inner].mean() / (energy(luma)[ring].mean() + 1e-3))
     defects["noisy"] = max(0.0, noise - 3.0) / 1.0
     lab = lab_of(end)
-    defects["colours not found around it"] = (
-        foreign_share(lab[inner], lab[bands(hole, 2, 2 + 2 * width)]) / 0.12
-    )
+    around = lab[bands(hole, 2, 2 + 2 * width)]  # the colours of the ground around it
+    defects["colours not found around it"] = foreign_share(lab[inner], around) / 0.12
     defects["a patch of a colour found nowhere around it"] = (
-        foreign_blob(lab, inner, lab[bands(hole, 2, 2 + 2 * width)]) / PATCH_TOLERANCE
+        foreign_blob(lab, inner, around) / PATCH_TOLERANCE
     )
     core = erode(hole, 3) if erode(hole, 3).any() else hole  # (a drawn mask's margin may stay)
     # what did not change and looks like nothing around it: the object. A generous mask's
     # margin of plain ground (a sky, a wall) stays as it was under a right fill
     kept = core & ~changed
     left = kept.copy()
-    left[kept] = foreign(lab_of(start)[kept], lab[bands(hole, 2, 2 + 2 * width)])
+    left[kept] = foreign(lab_of(start)[kept], around)
     defects["the object left in part"] = float(left[core].mean()) / 0.15
     step = seam_offset(luma, hole, max(2, width // 4))  # grey levels
     defects["a brighter or darker outline"] = max(0.0, step - 5.0) / 4.0
