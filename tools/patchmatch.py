@@ -90,13 +90,23 @@ def _kmeans(
         )
         centres.append(points[pick])
     found = np.array(centres, np.float32)
+    points = points.astype(np.float64)
     for _ in range(rounds):
-        owner = np.argmin(((points[:, None, :] - found[None]) ** 2).sum(axis=2), axis=1)
-        for k in range(count):
-            members = points[owner == k]
-            if len(members):
-                found[k] = members.mean(axis=0)
+        owner = _nearest(points, found)
+        members = np.bincount(owner, minlength=count)
+        for channel in range(points.shape[1]):
+            sums = np.bincount(owner, weights=points[:, channel], minlength=count)
+            taken = members > 0
+            found[taken, channel] = sums[taken] / members[taken]
     return found
+
+
+def _nearest(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Each point's nearest centre: |p - c|^2 = |p|^2 - 2 p.c + |c|^2 as one matrix
+    product (in float64, where no near tie is lost to rounding)."""
+    points = points.astype(np.float64, copy=False)
+    centres = centres.astype(np.float64)
+    return np.argmin(-2 * points @ centres.T + (centres**2).sum(axis=1), axis=1)
 
 
 #: colour clusters closer than this (CIE76 Delta E) are one region: a plain grey floor's
@@ -146,14 +156,16 @@ def colour_labels(
     if len(points) < count:
         return np.zeros(known.shape, np.int32)
     centres = _kmeans(points[:: max(1, len(points) // 20000)], count, rng)
-    flat = lab.reshape(-1, 3)
-    nearest = np.argmin(((flat[:, None, :] - centres[None]) ** 2).sum(axis=2), axis=1)
-    nearest = _alike(centres)[nearest]
+    nearest = _alike(centres)[_nearest(lab.reshape(-1, 3), centres)]
     return cv2.medianBlur(nearest.reshape(known.shape).astype(np.uint8), 5).astype(np.int32)
 
 
 #: directions of the rays cast across a hole (half a turn: each ray goes both ways)
 _RAYS = 16
+#: lines_across: the padding's mark (off the picture) beside the hole's 1 and the ground's 0
+_OFF = 2
+#: lines_across: the steps taken at once
+_CHUNK = 16
 
 
 def _continued(labels: np.ndarray, hole: np.ndarray, most: int = 96) -> np.ndarray:
@@ -225,38 +237,56 @@ def lines_across(
     lengths: list[np.ndarray] = []  # per direction: the line's length through the hole
     agreed: list[np.ndarray] = []  # per direction: the region both its ends are in, or -1
     limit = 2 * (sh + sw) if longest is None else longest + 1
+    # the march is made on flat indices into copies padded by `pad`: a line moves at
+    # most a pixel a step, so in the _CHUNK steps taken at once it cannot leave the
+    # copies once it meets the padding (OFF); the padding repeats the edge for the reads
+    # past the border (as clipping to the picture would). A pixel's line at step k is
+    # the pixel plus the step's rounded offset (the pixel's coordinates are whole)
+    pad = max(depth, _CHUNK) + 1
+    state = cv2.copyMakeBorder(
+        hole.astype(np.uint8), pad, pad, pad, pad, cv2.BORDER_CONSTANT, value=_OFF
+    ).ravel()
+    edged = lambda a: cv2.copyMakeBorder(a, pad, pad, pad, pad, cv2.BORDER_REPLICATE)  # noqa: E731
+    inside = edged(hole.astype(np.uint8)).ravel().astype(bool)
+    known = edged(labels.astype(np.int32)).ravel()
+    row = sw + 2 * pad
+    start = (hy + pad) * row + hx + pad
+    steps_taken = np.arange(1, limit)
     for angle in np.arange(rays) * np.pi / rays:
         dy, dx = np.sin(angle), np.cos(angle)
         ends = []
         for sign in (1.0, -1.0):
+            moves = np.rint(sign * steps_taken * dy).astype(np.int64) * row + np.rint(
+                sign * steps_taken * dx
+            ).astype(np.int64)
+            # the pixels past the border, one to `depth` further along the line
+            past = [
+                int(np.rint(sign * k * dy)) * row + int(np.rint(sign * k * dx))
+                for k in range(1, depth + 1)
+            ]
             steps = np.full(len(hy), np.inf)
             label = np.full(len(hy), -1, np.int32)
-            going = np.ones(len(hy), bool)
-            for step in range(1, limit):
-                if not going.any():
+            which = np.arange(len(hy))  # the lines still inside the hole
+            for at in range(0, len(moves), _CHUNK):  # a few steps at once
+                if not len(which):
                     break
-                y = np.rint(hy[going] + sign * step * dy).astype(np.int32)
-                x = np.rint(hx[going] + sign * step * dx).astype(np.int32)
-                off = (y < 0) | (y >= sh) | (x < 0) | (x >= sw)
-                yc, xc = np.clip(y, 0, sh - 1), np.clip(x, 0, sw - 1)
-                out = ~hole[yc, xc] & ~off
-                moving = np.flatnonzero(going)
-                going[moving[off]] = False
-                if not out.any():
+                where = start[which, None] + moves[None, at : at + _CHUNK]
+                leaving = state[where] != 1
+                left = leaving.any(axis=1)
+                if not left.any():
                     continue
+                taken = np.argmax(leaving[left], axis=1)  # the step it leaves at
+                ended = where[left][np.arange(len(taken)), taken]
+                out = state[ended] == 0  # left into the picture (not off its edge)
+                gone, ended = which[left][out], ended[out]
                 # the region a pixel past the border (not a halo the mask left)
-                yc, xc = yc[out], xc[out]
-                ya = np.clip(np.rint(yc + sign * dy), 0, sh - 1).astype(np.int32)
-                xa = np.clip(np.rint(xc + sign * dx), 0, sw - 1).astype(np.int32)
-                beyond = np.where(hole[ya, xa], labels[yc, xc], labels[ya, xa])
-                if depth > 1:
-                    further = sign * np.arange(2, depth + 1)[:, None]
-                    yb = np.clip(np.rint(yc + further * dy), 0, sh - 1).astype(np.int32)
-                    xb = np.clip(np.rint(xc + further * dx), 0, sw - 1).astype(np.int32)
-                    beyond = np.where((labels[yb, xb] == beyond).all(axis=0), beyond, -1)
-                label[moving[out]] = beyond
-                steps[moving[out]] = step
-                going[moving[out]] = False
+                ahead = ended + past[0]
+                beyond = np.where(inside[ahead], known[ended], known[ahead])
+                for further in past[1:]:
+                    beyond = np.where(known[ended + further] == beyond, beyond, -1)
+                label[gone] = beyond
+                steps[gone] = steps_taken[at + taken[out]]
+                which = which[~left]
             ends.append((label, steps))
         (first, near), (second, far) = ends
         lengths.append(near + far)  # inf unless both ends leave the hole
