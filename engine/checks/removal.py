@@ -24,6 +24,7 @@ import cv2
 import numpy as np
 
 from layerpath.engine.checks.texture import (
+    Palette,
     acutance,
     bands,
     broken_lines,
@@ -85,6 +86,10 @@ def fill_distance(
     fill's texture energy relative to the truth's (1 = as textured; a smear is far
     below). RGB pictures of one size."""
     sigma = sigma or max(2.0, 0.1 * float(np.sqrt(hole.sum())))
+    # the hole and the reach of the blur around it (a trial's picture is a large window)
+    window = mask_box(hole, pad=int(np.ceil(4 * sigma)) + 2)
+    if window is not None:
+        after, truth, hole = crop(after, window), crop(truth, window), crop(hole, window)
     soft = lambda picture: cv2.GaussianBlur(lab_of(picture), (0, 0), sigma)  # noqa: E731
     low = float(np.linalg.norm(soft(after)[hole] - soft(truth)[hole], axis=1).mean())
     texture = float(energy(grey(after))[hole].mean() / (energy(grey(truth))[hole].mean() + 1e-3))
@@ -157,7 +162,8 @@ class Trial:
 
     def __str__(self) -> str:
         tried = self.right + self.wrong + self.unclear
-        return f"{self.right} of {tried} fills of the same ground nearby came out right"
+        fills = "fill" if tried == 1 else "fills"
+        return f"{self.right} of {tried} {fills} of the same ground nearby came out right"
 
 
 Filler = Callable[[np.ndarray, np.ndarray], np.ndarray]
@@ -196,13 +202,18 @@ def nearby_holes(hole: np.ndarray, count: int = TRIALS) -> list[np.ndarray]:
 def tried_nearby(fill: Filler, picture: np.ndarray, hole: np.ndarray) -> Trial:
     """The same fill (tool and parameters) made on holes of the hole's shape in the
     ground nearby (`picture`: the result, the real hole already filled, so no trial
-    copies the object) and judged against the photo there."""
+    copies the object) and judged against the photo there. The trials stop as soon as
+    they can no longer vouch for the fill (a wrong one, or too few right left to make):
+    each is a whole fill, and a removal that fails tries several."""
     right = wrong = unclear = 0
     truth = np.ascontiguousarray(rgb(picture))
-    for moved in nearby_holes(hole):
+    holes = nearby_holes(hole)
+    for number, moved in enumerate(holes):
         judged = judged_fill(np.ascontiguousarray(rgb(fill(picture, moved))), truth, moved)
         right, wrong = right + (judged is True), wrong + (judged is False)
         unclear += judged is None
+        if wrong or right + len(holes) - number - 1 < TRIALS_RIGHT:
+            break
     return Trial(right, wrong, unclear)
 
 
@@ -287,7 +298,7 @@ def check_removal(
     noise = float(energy(luma)[inner].mean() / (energy(luma)[ring].mean() + 1e-3))
     defects["noisy"] = max(0.0, noise - 3.0) / 1.0
     lab = lab_of(end)
-    around = lab[bands(hole, 2, 2 + 2 * width)]  # the colours of the ground around it
+    around = Palette.of(lab[bands(hole, 2, 2 + 2 * width)])  # the ground's colours around it
     defects["colours not found around it"] = foreign_share(lab[inner], around) / 0.12
     defects["a patch of a colour found nowhere around it"] = (
         foreign_blob(lab, inner, around) / PATCH_TOLERANCE

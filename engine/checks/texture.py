@@ -3,6 +3,8 @@ repeats, each comparing a region with the photo around it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cv2
 import numpy as np
 
@@ -44,47 +46,57 @@ def bands(region: np.ndarray, near: int, far: int) -> np.ndarray:
     return dilate(region, far) & ~dilate(region, near)
 
 
-def palette(lab: np.ndarray, count: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """A few representative colours of the pixels (k-means in Lab) and how far their
-    members spread (the RMS distance to their centre)."""
-    rng = np.random.default_rng(seed)
-    points = lab[rng.permutation(len(lab))[:6000]].astype(np.float32)
-    centres = points[rng.choice(len(points), min(count, len(points)), replace=False)]
-    for _ in range(10):
+@dataclass(frozen=True)
+class Palette:
+    """A few representative colours of some pixels (k-means in Lab) and how far their
+    members spread (the RMS distance to their centre); empty for fewer than 8 pixels."""
+
+    centres: np.ndarray
+    spread: np.ndarray
+
+    @classmethod
+    def of(cls, lab: np.ndarray, count: int = 8, seed: int = 0) -> Palette:
+        if len(lab) < 8:
+            return cls(np.zeros((0, 3), np.float32), np.zeros(0, np.float32))
+        rng = np.random.default_rng(seed)
+        points = lab[rng.permutation(len(lab))[:6000]].astype(np.float32)
+        centres = points[rng.choice(len(points), min(count, len(points)), replace=False)]
+        for _ in range(10):
+            owner = np.argmin(((points[:, None] - centres[None]) ** 2).sum(axis=2), axis=1)
+            centres = np.array(
+                [
+                    points[owner == k].mean(axis=0) if (owner == k).any() else centres[k]
+                    for k in range(len(centres))
+                ]
+            )
         owner = np.argmin(((points[:, None] - centres[None]) ** 2).sum(axis=2), axis=1)
-        centres = np.array(
+        spread = np.array(
             [
-                points[owner == k].mean(axis=0) if (owner == k).any() else centres[k]
+                float(np.sqrt(((points[owner == k] - centres[k]) ** 2).sum(axis=1).mean()))
+                if (owner == k).any()
+                else 0.0
                 for k in range(len(centres))
             ]
         )
-    owner = np.argmin(((points[:, None] - centres[None]) ** 2).sum(axis=2), axis=1)
-    spread = np.array(
-        [
-            float(np.sqrt(((points[owner == k] - centres[k]) ** 2).sum(axis=1).mean()))
-            if (owner == k).any()
-            else 0.0
-            for k in range(len(centres))
-        ]
-    )
-    return centres, spread
+        return cls(centres, spread)
 
 
-def foreign(lab_pixels: np.ndarray, lab_context: np.ndarray) -> np.ndarray:
-    """Which pixels have a colour the context does not have (farther from every one of
-    its representative colours than that colour's members are, plus a margin)."""
-    if len(lab_pixels) == 0 or len(lab_context) < 8:
+def foreign(lab_pixels: np.ndarray, context: np.ndarray | Palette) -> np.ndarray:
+    """Which pixels have a colour the context (Lab pixels, or their Palette, worked out
+    once for several questions) does not have: farther from every one of its
+    representative colours than that colour's members are, plus a margin."""
+    colours = context if isinstance(context, Palette) else Palette.of(context)
+    if len(lab_pixels) == 0 or not len(colours.centres):
         return np.zeros(len(lab_pixels), bool)
-    centres, spread = palette(lab_context, 8)
-    distance = np.sqrt(((lab_pixels[:, None] - centres[None]) ** 2).sum(axis=2))
-    allowed = 2.0 * spread[None] + 10.0
+    distance = np.sqrt(((lab_pixels[:, None] - colours.centres[None]) ** 2).sum(axis=2))
+    allowed = 2.0 * colours.spread[None] + 10.0
     return np.asarray((distance > allowed).all(axis=1))
 
 
 def foreign_blob(
     lab: np.ndarray,
     region: np.ndarray,
-    context: np.ndarray,
+    context: np.ndarray | Palette,
     also: np.ndarray | None = None,
 ) -> float:
     """The largest connected patch of the region whose colours the context (Lab
@@ -103,12 +115,12 @@ def foreign_blob(
     return float(stats[1:, cv2.CC_STAT_AREA].max()) / max(1, int(region.sum()))
 
 
-def foreign_share(lab_region: np.ndarray, lab_context: np.ndarray) -> float:
+def foreign_share(lab_region: np.ndarray, context: np.ndarray | Palette) -> float:
     """The share of a region's colours that the context around it does not have."""
-    if len(lab_region) == 0 or len(lab_context) < 8:
+    if len(lab_region) == 0:
         return 0.0
     sample = lab_region[np.random.default_rng(1).permutation(len(lab_region))[:6000]]
-    return float(foreign(sample, lab_context).mean())
+    return float(foreign(sample, context).mean())
 
 
 def seam_offset(luma: np.ndarray, region: np.ndarray, width: int) -> float:

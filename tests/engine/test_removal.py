@@ -110,7 +110,7 @@ def test_a_fill_of_varied_ground_is_vouched_for_only_by_fills_of_the_ground_near
 def test_fills_nearby_are_judged_against_the_photo_there() -> None:
     """Holes of the mask's shape put on the ground around it, clear of it and of each
     other; grass from two pixels over is right there, patch_fill's grass is not wrong, a
-    grey patch is wrong.
+    grey patch is wrong (and once one is, no more trial fills are made).
     (The trial is made on the picture with the hole already filled: here, the grass
     without the stone.)"""
     from layerpath.engine.checks.removal import nearby_holes, tried_nearby
@@ -135,7 +135,10 @@ def test_fills_nearby_are_judged_against_the_photo_there() -> None:
         )
         return np.asarray(made.outputs[ArtifactKind.IMAGE])
 
+    greyed: list[np.ndarray] = []
+
     def grey(image: np.ndarray, hole: np.ndarray) -> np.ndarray:
+        greyed.append(hole)
         out = image.copy()
         out[hole, :3] = 128
         return out
@@ -148,7 +151,9 @@ def test_fills_nearby_are_judged_against_the_photo_there() -> None:
     assert tried_nearby(shifted, picture, mask).vouches
     assert tried_nearby(patch, picture, mask).wrong == 0
     flat = tried_nearby(grey, picture, mask)
-    assert flat.wrong == 3 and not flat.vouches
+    assert flat.wrong == 1 and not flat.vouches
+    # a wrong fill nearby settles it: the other trial fills are not made
+    assert len(greyed) == 1 and "0 of 1 fill of the same" in str(flat)
 
 
 class TruthFill(Tool):
