@@ -321,7 +321,9 @@ class StepRunner:
                 and made.shape == before.shape
                 and bound.shape == made.shape[:2]
             ):
-                outputs[ArtifactKind.IMAGE] = confined(before, made, bound)
+                # (only the window the tool reported can differ: grown a pixel, as below)
+                told = None if out.window is None else grow_box(out.window, 1, made.shape)
+                outputs[ArtifactKind.IMAGE] = confined(before, made, bound, within=told)
             produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in outputs.items()}
             window = _image_window(state, outputs, out.window)
         except TargetNotFound as exc:

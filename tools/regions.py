@@ -103,13 +103,31 @@ FEATHER = 0
 
 
 def confined(
-    before: np.ndarray, after: np.ndarray, mask: np.ndarray, feather: int = FEATHER
+    before: np.ndarray,
+    after: np.ndarray,
+    mask: np.ndarray,
+    feather: int = FEATHER,
+    within: Box | None = None,
 ) -> np.ndarray:
     """`after` kept inside `mask` only: outside it every pixel is `before`'s (not one
     pixel outside the mask changes), and over the mask's outer `feather` pixels, if
     any, the two are blended inwards. Any depth, RGB or RGBA; `after` itself where
-    nothing outside the mask changed."""
-    box = changed_window(before, after)
+    nothing outside the mask changed. `within`: the box outside which the two are
+    known to be equal (the window a tool reported): only it is compared."""
+    if within is None:
+        box = changed_window(before, after)
+    else:
+        found = changed_window(crop(before, within), crop(after, within))
+        box = (
+            None
+            if found is None
+            else Box(
+                found.x0 + within.x0,
+                found.y0 + within.y0,
+                found.x1 + within.x0,
+                found.y1 + within.y0,
+            )
+        )
     if box is None:
         return after
     reach = crop(mask, box)

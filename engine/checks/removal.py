@@ -46,6 +46,7 @@ from layerpath.engine.checks.texture import (
 from layerpath.engine.checks.verdict import Verdict, verdict
 from layerpath.tools.imaging import dilate, erode, mask_box, rgb, sector_energy
 from layerpath.tools.regions import analysis_copy, crop
+from layerpath.tools.types import Box
 
 ANALYSIS_PIXELS = 1_000_000
 #: the working point (engine/checks/verdict.py): a raw score of 0.7 is the threshold, where
@@ -124,7 +125,15 @@ def judged_fill(
     """Good (True), bad (False), or too close to call (None) by the truth. A made defect
     (a tiled patch, streaks) is checked at the fine `sigma` of 2 pixels: it must differ
     visibly from the truth, not merely in its statistics; a patch of a colour found
-    nowhere in or around the truth (odd_patch) is wrong however small its share."""
+    nowhere in or around the truth (odd_patch) is wrong however small its share.
+    Only the hole and the ground it reads around it are looked at (a trial's pictures
+    are whole photos)."""
+    size = float(np.sqrt(hole.sum()))
+    reach = max(int(np.ceil(4 * (sigma or max(2.0, 0.1 * size)))), max(4, round(0.35 * size)))
+    window = mask_box(hole, pad=reach + 2)
+    if window is not None:
+        after, truth = (np.ascontiguousarray(crop(a, window)) for a in (after, truth))
+        hole = crop(hole, window)
     if odd_patch(after, truth, hole) >= ODD_PATCH:
         return False
     low, texture = fill_distance(after, truth, hole, sigma)
@@ -177,7 +186,16 @@ def nearby_holes(hole: np.ndarray, count: int = TRIALS) -> list[np.ndarray]:
     if bounds is None:
         return []
     h, w = hole.shape
-    gap = dilate(hole, max(4, int(0.2 * max(bounds.width, bounds.height))))
+    # worked out in the window the moved holes can reach (not on the whole photo)
+    far = 2 + max(TRIAL_REACH)
+    window = Box(
+        max(0, bounds.x0 - int(far * bounds.width)),
+        max(0, bounds.y0 - int(far * bounds.height)),
+        min(w, bounds.x1 + int(far * bounds.width)),
+        min(h, bounds.y1 + int(far * bounds.height)),
+    )
+    shape = crop(hole, bounds)
+    gap = dilate(crop(hole, window), max(4, int(0.2 * max(bounds.width, bounds.height))))
     found: list[tuple[float, np.ndarray]] = []
     for reach in TRIAL_REACH:
         for angle in np.arange(8) * np.pi / 4:
@@ -187,16 +205,20 @@ def nearby_holes(hole: np.ndarray, count: int = TRIALS) -> list[np.ndarray]:
                 continue
             if not (0 <= bounds.x0 + dx and bounds.x1 + dx <= w):
                 continue
-            moved = np.zeros_like(hole)
-            moved[bounds.y0 + dy : bounds.y1 + dy, bounds.x0 + dx : bounds.x1 + dx] = hole[
-                bounds.y0 : bounds.y1, bounds.x0 : bounds.x1
-            ]
+            moved = np.zeros_like(gap)
+            y, x = bounds.y0 + dy - window.y0, bounds.x0 + dx - window.x0
+            moved[y : y + bounds.height, x : x + bounds.width] = shape
             if (moved & gap).any() or any((moved & other).any() for _, other in found):
                 continue
             found.append((float(np.hypot(dy, dx)), moved))
         if len(found) >= count:
             break
-    return [moved for _, moved in sorted(found, key=lambda f: f[0])[:count]]
+    holes = []
+    for _, moved in sorted(found, key=lambda f: f[0])[:count]:
+        whole = np.zeros_like(hole)
+        whole[window.y0 : window.y1, window.x0 : window.x1] = moved
+        holes.append(whole)
+    return holes
 
 
 def tried_nearby(fill: Filler, picture: np.ndarray, hole: np.ndarray) -> Trial:
@@ -206,10 +228,9 @@ def tried_nearby(fill: Filler, picture: np.ndarray, hole: np.ndarray) -> Trial:
     they can no longer vouch for the fill (a wrong one, or too few right left to make):
     each is a whole fill, and a removal that fails tries several."""
     right = wrong = unclear = 0
-    truth = np.ascontiguousarray(rgb(picture))
     holes = nearby_holes(hole)
     for number, moved in enumerate(holes):
-        judged = judged_fill(np.ascontiguousarray(rgb(fill(picture, moved))), truth, moved)
+        judged = judged_fill(rgb(fill(picture, moved)), rgb(picture), moved)
         right, wrong = right + (judged is True), wrong + (judged is False)
         unclear += judged is None
         if wrong or right + len(holes) - number - 1 < TRIALS_RIGHT:

@@ -16,7 +16,7 @@ from layerpath.tools.base import Tool
 from layerpath.tools.imaging import dilate
 from layerpath.tools.regions import confined
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
+from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
 data = pytest.importorskip("skimage.data")
 
@@ -73,6 +73,12 @@ def test_confined_blends_inwards_and_keeps_the_outside(depth: type) -> None:
     assert (out[20, 20] == top).all()  # deep inside: the fill as it was
     edge = out[20, 10:15, 0].astype(float)
     assert 0 < edge[0] < top and np.all(np.diff(edge) >= 0)  # rising inwards
+    # told where the tool changed pixels, only that window is looked at, same answer
+    changed = after.copy()
+    changed[:5] = before[:5]  # the tool's window: rows 5..40
+    window = Box(0, 5, 40, 40)
+    assert (confined(before, changed, mask, within=window) == confined(before, changed, mask)).all()
+    assert (confined(before, changed, mask, within=window)[~mask] == 0).all()
 
 
 def disc_on_astronaut() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
