@@ -103,7 +103,8 @@ def _kmeans(
 
 def _nearest(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
     """Each point's nearest centre: |p - c|^2 = |p|^2 - 2 p.c + |c|^2 as one matrix
-    product (in float64, where no near tie is lost to rounding)."""
+    product (|p|^2, the same for every centre, left out; in float64, where no near tie
+    is lost to rounding)."""
     points = points.astype(np.float64, copy=False)
     centres = centres.astype(np.float64)
     return np.argmin(-2 * points @ centres.T + (centres**2).sum(axis=1), axis=1)
