@@ -94,12 +94,17 @@ class Filled:
 
 
 def _at_size(rgb: np.ndarray, megapixels: float) -> np.ndarray:
+    """The photo brought down to `megapixels` (a smaller one as it is); above the
+    bench's own size (camera size: 24) every photo is brought to it, enlarged where
+    smaller."""
     h, w = rgb.shape[:2]
-    scale = min(1.0, (megapixels * 1e6 / (h * w)) ** 0.5)
-    if scale >= 1.0:
+    scale = (megapixels * 1e6 / (h * w)) ** 0.5
+    if megapixels <= MEGAPIXELS:
+        scale = min(1.0, scale)
+    if scale == 1.0:
         return rgb
     size = (round(w * scale), round(h * scale))
-    return cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
+    return cv2.resize(rgb, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC)
 
 
 def placements(

@@ -145,6 +145,12 @@ def _parser() -> argparse.ArgumentParser:
         help="sizes suite: megapixels, comma separated (default 1,6,12,24,48)",
     )
     bench.add_argument(
+        "--megapixels",
+        type=float,
+        help="removal suite: the photos' size (default 2; above it every photo is brought to "
+        "it, enlarged where smaller: 24 for camera size)",
+    )
+    bench.add_argument(
         "--instruction",
         help="sizes and batch suites: the edit to time instead of the default (sizes: "
         "the demo photo's saucer and spoon masks are given), e.g. 'make it warmer'",
@@ -510,6 +516,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
             "held-out" if args.held_out else "tuning",
             args.tasks if args.tasks != 120 else removal.PLACEMENTS,
             args.peer,
+            args.megapixels or removal.MEGAPIXELS,
         )
         return 0
     if suite == "batch":

@@ -39,6 +39,19 @@ def test_placements_keep_the_truth_and_a_painted_mask() -> None:
     assert all(np.array_equal(a.mask, b.mask) for a, b in zip(found, again, strict=True))
 
 
+def test_camera_size_placements_are_made_on_the_photo_enlarged() -> None:
+    """`--megapixels 24`: the photo brought to camera size (scikit-image's are 0.3 MP),
+    the thing as large a share of it; at the bench's own 2 MP a smaller photo stays as
+    it is."""
+    photos = [p for p in skimage_photos() if p.name == "grass"]
+    (small,) = removal.placements(photos, [stone()], 1, seed=0, megapixels=2.0)
+    assert small.image.shape == photos[0].rgb.shape
+    (large,) = removal.placements(photos, [stone()], 1, seed=0, megapixels=24.0)
+    assert 23.5e6 <= large.image.shape[0] * large.image.shape[1] <= 24.5e6
+    thing = lambda p: (np.abs(p.image.astype(int) - p.truth).max(axis=2) > 0).mean()  # noqa: E731
+    assert 0.5 < thing(large) / thing(small) < 2.0
+
+
 def test_the_truth_is_clean_telea_on_gravel_is_not_and_layerpath_is_scored_as_delivered() -> None:
     photos = [p for p in skimage_photos() if p.name == "gravel"]
     (p,) = removal.placements(photos, [stone()], 1, seed=0, megapixels=2.0)
