@@ -90,6 +90,19 @@ def moved_edge(mask: np.ndarray, pixels: int) -> np.ndarray:
     return mask
 
 
+def nearest_of(source: np.ndarray, where: np.ndarray) -> np.ndarray:
+    """For each pixel of `where` (in np.nonzero order), the flat index of the nearest
+    pixel of `source` (Euclidean distance): a hole's pixels given the ground's nearest
+    colour, a band inside an edge paired with the band outside it."""
+    _, labels = cv2.distanceTransformWithLabels(
+        (~source).astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL
+    )
+    at = np.flatnonzero(source.ravel())
+    lookup = np.zeros(int(labels.max()) + 1, np.int64)
+    lookup[labels.ravel()[at]] = at  # (each source pixel carries its own label)
+    return lookup[labels[where]]
+
+
 def ring(mask: np.ndarray, width: int) -> np.ndarray:
     """The band of pixels just outside the mask."""
     return dilate(mask, width) & ~mask

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from layerpath.tools.imaging import dilate
+from layerpath.tools.imaging import dilate, nearest_of
 
 #: how far either side of a carried line its band reaches (pixels)
 HALF_BAND = 3
@@ -251,7 +251,7 @@ class _Painter:
         self.hole = hole
         self.out = rgb.copy()
         self.deep_out = None if deep is None else deep.copy()
-        nearest = _nearest_outside(hole)
+        nearest = nearest_of(~hole, hole)
         self.sources = [(self.out, rgb, *_colours(rgb, hole, nearest))]
         if deep is not None and self.deep_out is not None:
             self.sources.append((self.deep_out, deep, *_colours(deep, hole, nearest)))
@@ -335,21 +335,11 @@ def _profiled(
     return Line(line.dx, line.dy, line.offset, reach(-1.0, line.below), reach(1.0, line.above))
 
 
-def _nearest_outside(hole: np.ndarray) -> np.ndarray:
-    """For each hole pixel (in np.nonzero order), the flat index of the nearest pixel
-    outside the hole."""
-    _, labels = cv2.distanceTransformWithLabels(
-        hole.astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL
-    )
-    # labels number the pixels outside the hole in reading order, from 1
-    return np.flatnonzero(~hole.ravel())[labels[hole] - 1]
-
-
 def _colours(
     picture: np.ndarray, hole: np.ndarray, nearest: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """A picture's colours in float, each hole pixel given the colour of the nearest
-    pixel outside it (_nearest_outside), and its finest detail (what a blur of a pixel
+    pixel outside it (nearest_of), and its finest detail (what a blur of a pixel
     and a half takes away). So what a line carries comes from the ground only: a read
     between pixels at the hole's edge, or past a sliver of ground between two parts of
     the object (a broccoli's stems), never picks up the object's own colour."""

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from layerpath.tools.imaging import dilate, sector_energy, shrunk
+from layerpath.tools.imaging import dilate, nearest_of, sector_energy, shrunk
 
 #: the completion runs on at most this many pixels of window (the finest level)
 WORK_PIXELS = 360_000
@@ -200,14 +200,7 @@ def continued_across(labels: np.ndarray, hole: np.ndarray) -> np.ndarray:
     line through the pixel (lines_across); any other pixel takes the nearest border's
     region."""
     hy, hx = np.nonzero(hole)
-    # the nearest known pixel's region: the fallback
-    _, index = cv2.distanceTransformWithLabels(
-        hole.astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL
-    )
-    ky, kx = np.nonzero(~hole)
-    by_index = np.zeros(int(index.max()) + 1, np.int32)
-    by_index[index[ky, kx]] = labels[ky, kx]
-    region = by_index[index[hy, hx]]
+    region = labels.ravel()[nearest_of(~hole, hole)]  # the nearest known pixel's: the fallback
     agree, length, local = lines_across(labels, hole)
     best = np.argmin(length, axis=0)
     pick = np.arange(len(hy))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from layerpath.tools.imaging import angular_sectors, dilate, erode, rgb, to_lab
+from layerpath.tools.imaging import angular_sectors, dilate, erode, nearest_of, rgb, to_lab
 from layerpath.tools.patchmatch import colour_labels, lines_across, regions
 
 
@@ -135,15 +135,8 @@ def seam_offset(luma: np.ndarray, region: np.ndarray, width: int) -> float:
     outer = bands(region, 0, w)
     if not inner.any() or not outer.any():
         return 0.0
-    _, nearest = cv2.distanceTransformWithLabels(
-        (~outer).astype(np.uint8), cv2.DIST_L2, 5, labelType=cv2.DIST_LABEL_PIXEL
-    )
-    oy, ox = np.nonzero(outer)
-    lookup = np.zeros(int(nearest.max()) + 1, np.int64)
-    lookup[nearest[oy, ox]] = np.arange(len(oy))
-    iy, ix = np.nonzero(inner)
-    match = lookup[nearest[iy, ix]]
-    return abs(float(np.median(soft[iy, ix] - soft[oy[match], ox[match]])))
+    partner = soft.ravel()[nearest_of(outer, inner)]  # each inner pixel's nearest outside
+    return abs(float(np.median(soft[inner] - partner)))
 
 
 def coherence(luma: np.ndarray, sigma: float = 2.5) -> np.ndarray:
