@@ -78,6 +78,18 @@ PATCH_TOLERANCE = 0.02
 # --- a fill against the truth, and fills of ground nearby --------------------------------
 
 
+def _softening(hole: np.ndarray, sigma: float | None = None) -> float:
+    """How much fill_distance softens a fill before comparing: `sigma`, else a tenth
+    of the hole's size, at least 2 pixels."""
+    return sigma or max(2.0, 0.1 * float(np.sqrt(hole.sum())))
+
+
+def _ring_width(hole: np.ndarray) -> int:
+    """The width of the ground around a hole that its colours are read from: about a
+    third of the hole's size, at least 4 pixels."""
+    return max(4, round(0.35 * float(np.sqrt(hole.sum()))))
+
+
 def fill_distance(
     after: np.ndarray, truth: np.ndarray, hole: np.ndarray, sigma: float | None = None
 ) -> tuple[float, float]:
@@ -86,7 +98,7 @@ def fill_distance(
     pixels: other grass in a lawn is a right fill, a lighter blob is not), and the
     fill's texture energy relative to the truth's (1 = as textured; a smear is far
     below). RGB pictures of one size."""
-    sigma = sigma or max(2.0, 0.1 * float(np.sqrt(hole.sum())))
+    sigma = _softening(hole, sigma)
     # the hole and the reach of the blur around it (a trial's picture is a large window)
     window = mask_box(hole, pad=int(np.ceil(4 * sigma)) + 2)
     if window is not None:
@@ -109,7 +121,7 @@ ODD_UNLIKE = 12.0
 def odd_patch(after: np.ndarray, truth: np.ndarray, hole: np.ndarray) -> float:
     """The largest patch of the fill (RGB) of a colour found neither in the truth's
     hole nor around it, and unlike the truth there, as a share of the hole."""
-    width = max(4, round(0.35 * float(np.sqrt(hole.sum()))))
+    width = _ring_width(hole)
     window = mask_box(hole, pad=width + 2)
     if window is None:
         return 0.0
@@ -128,8 +140,8 @@ def judged_fill(
     nowhere in or around the truth (odd_patch) is wrong however small its share.
     Only the hole and the ground it reads around it are looked at (a trial's pictures
     are whole photos)."""
-    size = float(np.sqrt(hole.sum()))
-    reach = max(int(np.ceil(4 * (sigma or max(2.0, 0.1 * size)))), max(4, round(0.35 * size)))
+    # (the reach of fill_distance's softening and of odd_patch's ring)
+    reach = max(int(np.ceil(4 * _softening(hole, sigma))), _ring_width(hole))
     window = mask_box(hole, pad=reach + 2)
     if window is not None:
         after, truth = (np.ascontiguousarray(crop(a, window)) for a in (after, truth))
@@ -274,7 +286,7 @@ def check_removal(
     end, scale = analysis_copy(crop(after, window), ANALYSIS_PIXELS)
     hole, _ = analysis_copy(crop(mask, window), ANALYSIS_PIXELS)
     # the ring's width from the scaled hole itself: the same at any photo size
-    width = max(4, round(0.35 * float(np.sqrt(hole.sum()))))
+    width = _ring_width(hole)
     if not hole.any():
         return Verdict(0.0, "no region to remove")
     changed = np.abs(rgb(start).astype(np.int16) - rgb(end).astype(np.int16)).max(axis=2) > 2
