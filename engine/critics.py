@@ -27,6 +27,7 @@ import numpy as np
 
 from layerpath.deadline import Overdue, within
 from layerpath.engine.checks.verdict import Expert, Opinion
+from layerpath.engine.kinds import kind_spec
 from layerpath.engine.references import as_told
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import shown
@@ -56,19 +57,7 @@ HINT = re.compile(r"^[A-Za-z][A-Za-z ,'-]{0,38}$")
 
 def goal_phrase(subtask: Subtask) -> str | None:
     """What the picture should show once the subtask is done, in a few words."""
-    target, to = subtask.target or "object", subtask.to or ""
-    phrases = {
-        K.OBJECT_RECOLORATION: f"a {to} {target}",
-        K.OBJECT_REMOVAL: f"a photo without a {target}",
-        K.OBJECT_REPLACEMENT: f"a {to}",
-        K.OBJECT_ADDITION: f"a photo with a {to or target}",
-        K.CHANGING_SCENERY: f"a photo of {to}",
-        K.BACKGROUND_REMOVAL: f"a {target} on a plain background",
-        K.IMAGE_DEBLURRING: "a sharp photo",
-        K.IMAGE_UPSCALING: "a sharp, detailed photo",
-        K.OUTPAINTING: "a wider photo",
-    }
-    return phrases.get(subtask.kind)
+    return kind_spec(subtask.kind).goal_phrase(subtask.target, subtask.to)
 
 
 class VlmCritic:

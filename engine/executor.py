@@ -24,7 +24,8 @@ import numpy as np
 from layerpath.engine import events
 from layerpath.engine.critics import Critic
 from layerpath.engine.deepsteps import DeepTrack
-from layerpath.engine.experts import LOCAL_EDITS, Earlier
+from layerpath.engine.experts import Earlier
+from layerpath.engine.kinds import kind_spec
 from layerpath.engine.knowledge import BenchmarkTable, subtask_tools
 from layerpath.engine.layers import rejected_layer, step_layers
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
@@ -339,7 +340,7 @@ class Engine:
         changed the picture and its check, to run again on a later picture (None: it
         changed the picture's size, or nothing; or it is not a local edit a later step
         could undo: a background removal, an adjustment of the whole picture)."""
-        if subtask.kind not in LOCAL_EDITS:
+        if not kind_spec(subtask.kind).kept:
             return None
         pictures = [n.result for n in path if n.result and ArtifactKind.IMAGE in n.result.produced]
         windows = [r.window for r in pictures]

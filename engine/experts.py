@@ -27,6 +27,7 @@ from importlib import resources
 import numpy as np
 
 from layerpath.engine.checks.verdict import Expert, Opinion, Verdict
+from layerpath.engine.kinds import kind_spec
 from layerpath.engine.types import Box, Subtask, SubtaskKind
 from layerpath.errors import BadInput
 from layerpath.tools.imaging import rgb
@@ -40,16 +41,6 @@ CHECKS = "checks"
 CLIPPED_TOLERANCE = 0.02
 #: pixels the aesthetics expert samples (every n-th row and column of a larger picture)
 SAMPLED_PIXELS = 2_000_000
-#: kinds whose steps change a picture's tones, which the aesthetics expert judges (a
-#: removal copies tones that are there; text is drawn in its own colours)
-TONAL_KINDS = {
-    K.PHOTO_ADJUSTMENT,
-    K.REGION_ADJUSTMENT,
-    K.CHANGING_SCENERY,
-    K.OBJECT_RECOLORATION,
-    K.OBJECT_REPLACEMENT,
-    K.OBJECT_ADDITION,
-}  # (deblurring restores edges a blur took from the clip: its check judges halos)
 
 
 @dataclass(frozen=True)
@@ -183,7 +174,7 @@ def aesthetics(
     """Whether the step kept the picture's tones out of the clip (None: not a step that
     changes tones). (The looks, high key and low key among them, were measured on 16
     photos: none takes tones into the clip.)"""
-    if subtask.kind not in TONAL_KINDS or before.shape != after.shape:
+    if not kind_spec(subtask.kind).tonal or before.shape != after.shape:
         return None
     spared = np.zeros((2, 3), dtype=bool)  # (low end, high end) x channel
     if subtask.kind == K.OBJECT_RECOLORATION and subtask.to and colour is not None:
@@ -242,34 +233,6 @@ class Earlier:
     judged: list[tuple[np.ndarray, float]] = field(default_factory=list, repr=False)
 
 
-#: the local edits a later step could undo (a fill that brings an old colour back):
-#: their checks are run again where a later step overlaps them
-LOCAL_EDITS = {
-    K.OBJECT_RECOLORATION,
-    K.OBJECT_REMOVAL,
-    K.OBJECT_REPLACEMENT,
-    K.TEXT_REPLACEMENT,
-    K.TEXT_REMOVAL,
-    K.TEXT_ADDITION,
-    K.REGION_ADJUSTMENT,
-}
-#: kinds that change what they touch on purpose, over an earlier result too: what they
-#: do to it is what was asked ("recolour the car, then make it black and white",
-#: "replace the text, then highlight the word")
-GLOBAL_KINDS = {
-    K.KEYWORD_HIGHLIGHTING,
-    K.TEXT_REDACTION,
-    K.PHOTO_ADJUSTMENT,
-    K.CHANGING_SCENERY,
-    K.IMAGE_DEBLURRING,
-    K.IMAGE_UPSCALING,
-    K.OUTPAINTING,
-    K.BACKGROUND_REMOVAL,
-    K.CROP,
-    K.ROTATION,
-}
-
-
 def consistency(
     subtask: Subtask,
     before: np.ndarray,
@@ -282,7 +245,7 @@ def consistency(
     such subtask's meaning, which held on the picture this step started from, must
     still hold after it. None when the step overlaps no earlier one (or changes the
     whole picture on purpose)."""
-    if subtask.kind in GLOBAL_KINDS or window is None or before.shape != after.shape:
+    if kind_spec(subtask.kind).overrides or window is None or before.shape != after.shape:
         return None
     touched = [e for e in earlier if overlap(e.window, window) > 0]
     if not touched:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import cv2
 import numpy as np
 
+from layerpath.engine.kinds import kind_spec
 from layerpath.engine.search import Node
 from layerpath.engine.steps import Rejected
 from layerpath.engine.types import (
@@ -211,7 +212,7 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
                     offset=offset,
                     boxes=tuple(t.box for t in found),
                     text="\n".join(t.text for t in found),
-                    visible=subtask.kind in {K.TEXT_DETECTION, K.TEXT_EXTRACTION},
+                    visible=kind_spec(subtask.kind).shown,
                     **common,
                 )
             )
@@ -254,7 +255,7 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
                     kind=LayerKind.MASK,
                     pixels=pixels,
                     offset=offset,
-                    visible=subtask.kind == K.OBJECT_SEGMENTATION,
+                    visible=kind_spec(subtask.kind).shown,
                     **common,
                 )
             )

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 
 from layerpath.deadline import Overdue, within
 from layerpath.engine.executor import Planner, offline_planner
+from layerpath.engine.kinds import kind_spec
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
 from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
 from layerpath.errors import PlannerError, UnsupportedInstruction, shown
@@ -64,7 +65,7 @@ class _LlmSubtask(BaseModel):
 
     @model_validator(mode="after")
     def _adjustment_known(self) -> _LlmSubtask:
-        if self.kind in (SubtaskKind.PHOTO_ADJUSTMENT, SubtaskKind.REGION_ADJUSTMENT):
+        if kind_spec(self.kind).adjustment:
             problem = adjustment_problem(self.params)
             if problem:
                 raise ValueError(problem)

@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from layerpath.engine.adjust_words import parse_adjustment, region_of
+from layerpath.engine.kinds import kind_spec
 from layerpath.engine.statements import (
     as_edit,
     naming,
@@ -638,16 +639,6 @@ def _resolve_pronoun(subtask: Subtask, previous: str | None) -> Subtask:
 
 # --- dependency order ------------------------------------------------------------------
 
-_TEXT_EDITS = {K.TEXT_REPLACEMENT, K.TEXT_REMOVAL, K.TEXT_ADDITION, K.TEXT_REDACTION}
-_TEXT_READERS = {
-    K.TEXT_DETECTION,
-    K.TEXT_EXTRACTION,
-    K.QUESTION_ANSWERING,
-    K.SENTIMENT_ANALYSIS,
-    K.KEYWORD_HIGHLIGHTING,
-}
-
-
 Overlaps = Callable[[Subtask, Subtask], bool]
 
 
@@ -655,18 +646,18 @@ def _must_follow(later: Subtask, earlier: Subtask, overlaps: Overlaps | None) ->
     """True when `later` depends on `earlier`'s result."""
     # in this order, after everything else: the other edits work on the photo (and its
     # masks) as it is, then the frame changes
-    frames = (K.ROTATION, K.CROP, K.OUTPAINTING, K.IMAGE_UPSCALING)
+    frame, earlier_frame = kind_spec(later.kind).frame, kind_spec(earlier.kind).frame
     if _frame_relative(later) and (earlier.kind == K.CROP or earlier.kind == K.ROTATION
                                    and not later.params.get("graduated")):  # fmt: skip
         # a vignette is laid out on the final frame, a graduated filter on the cropped
         # one (turned, its side is no longer the sky's)
         return True
-    if later.kind in frames and earlier.kind not in frames and not _frame_relative(earlier):
+    if frame is not None and earlier_frame is None and not _frame_relative(earlier):
         # (a whole-picture adjustment needs no mask: 'upscale it, then sharpen' as said)
         whole = earlier.kind == K.PHOTO_ADJUSTMENT and later.kind == K.IMAGE_UPSCALING
         return not whole
-    if later.kind in frames and earlier.kind in frames:
-        return frames.index(later.kind) > frames.index(earlier.kind)
+    if frame is not None and earlier_frame is not None:
+        return frame > earlier_frame
     if earlier.kind == K.OBJECT_REPLACEMENT and earlier.to and later.target == earlier.to:
         return True  # a replaced object is recoloured/detected after it exists
     if (
@@ -682,7 +673,7 @@ def _must_follow(later: Subtask, earlier: Subtask, overlaps: Overlaps | None) ->
         and overlaps(later, earlier)
     ):
         return True  # fill a removed object from its neighbour's new colour, not the old
-    return earlier.kind in _TEXT_EDITS and later.kind in _TEXT_READERS
+    return kind_spec(earlier.kind).edits_text and kind_spec(later.kind).reads_text
 
 
 def _frame_relative(subtask: Subtask) -> bool:

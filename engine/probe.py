@@ -14,6 +14,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from layerpath.engine.kinds import kind_spec
 from layerpath.engine.types import Box, Snapshot, Subtask, SubtaskKind, TextBox
 from layerpath.errors import LayerpathError
 from layerpath.tools.imaging import (
@@ -34,14 +35,6 @@ from layerpath.tools.text import select_text_boxes
 from layerpath.tools.yolo import coco_class
 
 K = SubtaskKind
-TEXT_KINDS = {
-    K.TEXT_REPLACEMENT,
-    K.TEXT_REMOVAL,
-    K.TEXT_REDACTION,
-    K.KEYWORD_HIGHLIGHTING,
-    K.TEXT_DETECTION,
-    K.TEXT_EXTRACTION,
-}
 
 
 #: the most pixels a 'tiny' region holds however large the photo: a speck a diffusion
@@ -220,9 +213,9 @@ def probe(
 ) -> Mapping[str, Any]:
     """The features of one subtask. `image` is the current image (after earlier
     subtasks); `read_text` gives its text boxes (memoised OCR) for text subtasks."""
-    if subtask.kind in TEXT_KINDS and read_text is not None:
+    if kind_spec(subtask.kind).on_text_boxes and read_text is not None:
         return _text_features(subtask, image, read_text())
-    if subtask.target and subtask.kind not in TEXT_KINDS:
+    if subtask.target and not kind_spec(subtask.kind).on_text_boxes:
         current = Snapshot(image, snapshot.masks, snapshot.selection)
         return {"target_named": True, **_object_features(subtask, current, others)}
     # the whole picture (or the selection): 'crop to 16:9', 'make it warmer'

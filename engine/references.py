@@ -27,6 +27,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from layerpath.engine.kinds import kind_spec
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import BadInput, LayerpathError, shown
 from layerpath.files import regular_file
@@ -424,7 +425,7 @@ def _grounded(
     if reference is None:
         return subtask
     params["ref"] = reference.name
-    if subtask.kind in (K.TEXT_REPLACEMENT, K.TEXT_ADDITION, K.CAPTION_CONSISTENCY):
+    if kind_spec(subtask.kind).to_is_words:
         return replace(subtask, to=reference.words(transcribe), params=params)
     if subtask.kind == K.OBJECT_RECOLORATION:
         return replace(subtask, to=reference.colour(), params=params)

@@ -23,6 +23,7 @@ from layerpath.engine import events
 from layerpath.engine.actions import Action, action_from_outcomes
 from layerpath.engine.document import Document
 from layerpath.engine.executor import Engine
+from layerpath.engine.kinds import kind_spec
 from layerpath.engine.references import Reference
 from layerpath.engine.report import build_report
 from layerpath.engine.rulebook import RuleBook
@@ -35,7 +36,6 @@ from layerpath.engine.types import (
     Snapshot,
     StepLayer,
     Subtask,
-    SubtaskKind,
     SubtaskOutcome,
     ToolSpec,
 )
@@ -48,7 +48,6 @@ log = logging.getLogger(__name__)
 
 #: what a worker thread runs: (emit an event, asked to stop?) -> RunResult | SubtaskOutcome
 Job = Callable[[Callable[[object], None], Callable[[], bool]], object]
-ADJUSTING = (SubtaskKind.PHOTO_ADJUSTMENT, SubtaskKind.REGION_ADJUSTMENT)
 #: how far a found region's edge may be moved, in pixels either way
 EDGE_RANGE = 60
 
@@ -248,11 +247,11 @@ class RunSession:
     def with_amount(self, layer: str, amount: float) -> tuple[Subtask, list[str]]:
         """An adjustment step's subtask at another amount, its tools unchanged."""
         _, outcome, _ = self.outcome_of(layer)
-        if outcome.subtask.kind not in ADJUSTING:
+        if not kind_spec(outcome.subtask.kind).adjustment:
             raise BadInput("Only an adjustment step has an amount to change.")
-        spec = ADJUSTMENTS.get(str(outcome.subtask.params.get("op")))
-        if spec is not None and not spec.low <= amount <= spec.high:
-            raise BadInput(f"{spec.name} goes from {spec.low:g} to {spec.high:g}, not {amount:g}.")
+        op = ADJUSTMENTS.get(str(outcome.subtask.params.get("op")))
+        if op is not None and not op.low <= amount <= op.high:
+            raise BadInput(f"{op.name} goes from {op.low:g} to {op.high:g}, not {amount:g}.")
         params = {**outcome.subtask.params, "amount": round(amount, 3)}
         return dataclasses.replace(outcome.subtask, params=params), list(outcome.tools)
 

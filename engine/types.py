@@ -113,7 +113,9 @@ class Subtask:
 
     def describe(self) -> str:
         words = [self.kind.label]
-        if self.kind in (SubtaskKind.PHOTO_ADJUSTMENT, SubtaskKind.REGION_ADJUSTMENT):
+        from layerpath.engine.kinds import kind_spec  # (the kind table reads these types)
+
+        if kind_spec(self.kind).adjustment:
             words = [adjustment_words(self.params)]
             if self.target and self.params.get("outside"):
                 words.append("except")

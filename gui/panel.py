@@ -14,10 +14,11 @@ from layerpath.engine import events
 from layerpath.engine.actions import MAX_FILE_BYTES, Action
 from layerpath.engine.document import Document
 from layerpath.engine.executor import Engine
+from layerpath.engine.kinds import kind_spec
 from layerpath.engine.learning import learn_in_background
 from layerpath.engine.preview import Preview, describe
 from layerpath.engine.rulebook import RuleBook
-from layerpath.engine.session import ADJUSTING, EDGE_RANGE, Placed, RunSession
+from layerpath.engine.session import EDGE_RANGE, Placed, RunSession
 from layerpath.engine.types import (
     EditRequest,
     Mode,
@@ -630,7 +631,7 @@ class Panel(QtWidgets.QWidget):
         """The amount slider under the steps, for an adjustment step."""
         outcome = self._current_outcome()
         spec = None
-        if outcome is not None and outcome.ok and outcome.subtask.kind in ADJUSTING:
+        if outcome is not None and outcome.ok and kind_spec(outcome.subtask.kind).adjustment:
             spec = ADJUSTMENTS.get(str(outcome.subtask.params.get("op")))
         if spec is None or outcome is None or spec.low == spec.high:
             self.amount_row.setVisible(False)

@@ -15,6 +15,7 @@ import pytest
 from layerpath.engine.checks.adjust import check_adjustment
 from layerpath.engine.critics import VlmCritic
 from layerpath.engine.executor import Engine
+from layerpath.engine.kinds import KINDS, KindSpec
 from layerpath.engine.quality import judge
 from layerpath.engine.types import ArtifactKind, EditRequest, Snapshot, Subtask, SubtaskKind
 from layerpath.settings import LlmSettings
@@ -94,30 +95,6 @@ def test_the_users_region_declines_every_finder_but_the_users_own() -> None:
     )
 
 
-#: every kind that makes a picture, and the check that reads it (a kind added without a
-#: check fails closed: test_a_result_no_check_can_read_is_not_passed)
-CHECKED = {
-    K.OBJECT_RECOLORATION: "recolour",
-    K.OBJECT_REMOVAL: "removal",
-    K.TEXT_REPLACEMENT: "text",
-    K.TEXT_REMOVAL: "text",
-    K.TEXT_REDACTION: "text",
-    K.TEXT_ADDITION: "text",
-    K.KEYWORD_HIGHLIGHTING: "text",
-    K.IMAGE_DEBLURRING: "sharpness",
-    K.BACKGROUND_REMOVAL: "cut-out",
-    K.IMAGE_UPSCALING: "size",
-    K.OUTPAINTING: "frame",
-    K.REGION_ADJUSTMENT: "adjustment",
-    K.CHANGING_SCENERY: "look, sky, or a critic",
-    K.CROP: "frame",
-    K.ROTATION: "frame",
-    K.PHOTO_ADJUSTMENT: "adjustment",
-    K.OBJECT_ADDITION: "a critic",
-    K.OBJECT_REPLACEMENT: "a critic",
-}
-
-
 def _changed(picture: np.ndarray, mask: np.ndarray) -> np.ndarray:
     after = picture.copy()
     after[mask, :3] = (200, 40, 160)
@@ -171,14 +148,36 @@ def test_a_vision_critics_meaning_stands_in_for_the_checks_it_cannot_read(
     assert refused.score < 0.5 and "no hat" in refused.reason
 
 
-def test_every_kind_that_makes_a_picture_is_listed_with_its_check() -> None:
+def test_every_kind_has_one_record_and_every_kind_that_makes_a_picture_a_check() -> None:
+    """engine/kinds.py is the one place a kind is described: every kind has a record,
+    and the kinds the catalogue's tools finish with a picture are exactly those whose
+    record names a checker (a kind added without one fails closed:
+    test_a_kind_whose_record_names_no_check_is_not_passed)."""
+    assert set(KINDS) == set(SubtaskKind)
     makes_pictures = {
         kind
         for tool in Registry.from_catalogue()
         if ArtifactKind.IMAGE in tool.spec.outputs
         for kind in tool.spec.subtasks
     }
-    assert makes_pictures == set(CHECKED)
+    assert makes_pictures == {kind for kind, record in KINDS.items() if record.check}
+
+
+def test_a_kind_whose_record_names_no_check_is_not_passed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A sharpened picture passes the deblurring check; with the deblurring record
+    stripped of its checker (a kind added without one) the same picture is not vouched
+    for, and the reason says why."""
+    picture, _ = face_in_sky()
+    soft = cv2.GaussianBlur(picture[..., :3], (0, 0), 2)
+    sharper = cv2.addWeighted(picture[..., :3], 1.8, soft, -0.8, 0)
+    after = np.dstack([sharper, picture[..., 3]])
+    subtask = Subtask(K.IMAGE_DEBLURRING)
+    assert judge(subtask, {ArtifactKind.IMAGE: after}, {}, picture).score >= 0.5
+    monkeypatch.setitem(KINDS, K.IMAGE_DEBLURRING, KindSpec(whole=True, overrides=True))  # type: ignore[arg-type]
+    found = judge(subtask, {ArtifactKind.IMAGE: after}, {}, picture)
+    assert found.score == 0.0 and "no check for Image Deblurring" in found.reason
 
 
 def test_a_background_blur_is_judged_where_the_background_is() -> None:

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from layerpath.engine.checks.picture import check_outpainted
 from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
-from layerpath.engine.quality import check_outpainted
 from layerpath.engine.types import SubtaskKind
 from layerpath.plugin.cli import main
 from layerpath.tools.registry import Registry
