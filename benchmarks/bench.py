@@ -37,9 +37,9 @@ from layerpath.benchmarks.suite import BUCKETS, Task, describe, make_suite
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import CostBasis, EditRequest, Mode, RunResult
 from layerpath.errors import BadInput, LayerpathError
+from layerpath.kit.types import ArtifactKind, ToolContext, ToolResult
 from layerpath.tools.base import Tool
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 SUITES = {
     "scenes": "generated scenes (walls, skies, grass, patterns; objects; signs)",
@@ -461,9 +461,10 @@ def bench(
     tasks: int,
     jobs: int,
     out: Path,
-    warm_up_curve: bool = False,
+    warm_up: Callable[[], list[dict[str, float]]] | None = None,
 ) -> dict[str, Any]:
-    """Run, report (markdown on stdout, JSON + PNG in `out`), return the data."""
+    """Run, report (markdown on stdout, JSON + PNG in `out`), return the data; with the
+    rule-learning curve `warm_up` draws (benchmarks/warmup.py) when one is given."""
     if suite not in SUITES:
         raise BadInput(f"Unknown suite {suite!r}; suites: {', '.join(SUITES)}.")
     if tasks < 1:
@@ -479,10 +480,8 @@ def bench(
     print(file=sys.stderr)
     data = report(runs, settings)
     data["tasks"] = [describe(t) for t in make_suite(seed, tasks)]
-    if warm_up_curve:  # (with rule learning: layerpath bench --warm-up --learn)
-        from layerpath.benchmarks.warmup import curve
-
-        data["warm_up"] = curve(seed, "shipped", Registry.from_catalogue(), [], learning=False)
+    if warm_up is not None:
+        data["warm_up"] = warm_up()
     data["wall_seconds"] = time.perf_counter() - started
     out.mkdir(parents=True, exist_ok=True)
     (out / f"bench-{suite}.json").write_text(json.dumps(data, indent=1), encoding="utf-8")

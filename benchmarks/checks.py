@@ -28,8 +28,8 @@ from layerpath.benchmarks.photos import Photo, split_photos
 from layerpath.benchmarks.sources import TUNING
 from layerpath.engine.quality import judge as judge_step
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
+from layerpath.kit.regions import changed_window
 from layerpath.tools.ocr import read_text
-from layerpath.tools.regions import changed_window
 
 K = SubtaskKind
 THRESHOLD = 0.5  # the engine's default quality threshold (EditRequest.quality_threshold)

@@ -39,11 +39,12 @@ from layerpath.benchmarks.photos import (
     texture_sources,
 )
 from layerpath.engine.checks.removal import fill_distance, judged_fill
-from layerpath.tools.imaging import dilate, erode, mask_box, parse_color, to_lab
+from layerpath.kit.colours import parse_color, to_lab
+from layerpath.kit.imaging import dilate, erode, mask_box
+from layerpath.kit.regions import grow_box
+from layerpath.kit.types import Box
 from layerpath.tools.recolor import recolor_lab
-from layerpath.tools.regions import grow_box
 from layerpath.tools.text import load_font
-from layerpath.tools.types import Box
 
 CHECKERS = ("removal", "recolour", "cut-out", "text replacement", "text removal")
 #: target colours for recolour cases (CSS names a photographer types)
@@ -99,7 +100,7 @@ def _patch_fill() -> Any:
 def _patch_fills(before: np.ndarray, hole: np.ndarray) -> Iterator[np.ndarray]:
     """patch_fill's results for the hole, with its first two parameter sets (what the
     engine tries first): the failures of a real tool, not only the made ones."""
-    from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
+    from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 
     tool = _patch_fill()
     for params in tool.spec.param_schedule()[:2]:
@@ -187,7 +188,7 @@ def _inside(base: np.ndarray, changed: np.ndarray, region: np.ndarray) -> np.nda
 
 
 def _rgb_of_lab(lab: np.ndarray) -> np.ndarray:
-    from layerpath.tools.imaging import from_lab
+    from layerpath.kit.colours import from_lab
 
     return from_lab(lab)
 

@@ -28,8 +28,8 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from layerpath.errors import BadInput
+from layerpath.kit.types import Box
 from layerpath.tools.text import load_font
-from layerpath.tools.types import Box
 
 log = logging.getLogger(__name__)
 

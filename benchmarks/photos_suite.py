@@ -51,10 +51,11 @@ from layerpath.benchmarks.sources import BACKDROPS, GROUNDS, TUNING, Cutout
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import CostBasis, EditRequest, Mode, RunResult, Snapshot, SubtaskKind
 from layerpath.errors import LayerpathError
-from layerpath.tools.imaging import dilate, erode, parse_color, to_lab
+from layerpath.kit.colours import parse_color, to_lab
+from layerpath.kit.imaging import dilate, erode
+from layerpath.kit.types import Box
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import Box
 
 K = SubtaskKind
 OBJECT_NAMES = ("vase", "box", "ball", "lamp", "bottle", "stone")
@@ -374,7 +375,7 @@ def save_crops(folder: Path, task: PhotoTask, truth: PhotoTruth, final: np.ndarr
     look at)."""
     from PIL import Image
 
-    from layerpath.tools.imaging import mask_box
+    from layerpath.kit.imaging import mask_box
 
     box = mask_box(truth.region, pad=max(24, int(np.sqrt(truth.region.sum()) * 0.6)))
     if box is None:

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from layerpath.benchmarks.sources import Cutout
-from layerpath.tools.imaging import dilate, erode
+from layerpath.kit.imaging import dilate, erode
 
 #: what a sky task asks, and whether the sky is what changes ('kept': all but the sky)
 SKY_EDITS = (

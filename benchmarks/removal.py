@@ -46,8 +46,8 @@ from layerpath.benchmarks.region_tasks import pasted
 from layerpath.benchmarks.sources import HELD_OUT, TUNING, Cutout, load_cutout, stamp_files
 from layerpath.engine.checks.removal import fill_distance, judged_fill
 from layerpath.errors import BadInput, LayerpathError
-from layerpath.tools.imaging import dilate, mask_box
-from layerpath.tools.types import Box
+from layerpath.kit.imaging import dilate, mask_box
+from layerpath.kit.types import Box
 
 #: photos are brought down to about this size (the peer's own measure, and where most
 #: removals are painted); a smaller photo is used as it is
@@ -216,7 +216,7 @@ def gimp_heal(found: Sequence[Placement], work: Path) -> tuple[list[np.ndarray],
 
 def tool_fill(tool: Any, placement: Placement) -> tuple[np.ndarray, float]:
     """layerpath's fill tool (patch_fill) alone, its first try."""
-    from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
+    from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 
     rgba = np.dstack([placement.image, np.full(placement.mask.shape, 255, np.uint8)])
     started = time.perf_counter()

@@ -20,9 +20,10 @@ import numpy as np
 
 from layerpath.benchmarks.suite import Task, Truth
 from layerpath.engine.types import LayerKind, RunResult, StepLayer, SubtaskOutcome
-from layerpath.tools.imaging import color_lab, dilate, erode, mask_box, parse_color, to_lab
+from layerpath.kit.colours import color_lab, parse_color, to_lab
+from layerpath.kit.imaging import dilate, erode, mask_box
+from layerpath.kit.types import Box, SubtaskKind, TextBox
 from layerpath.tools.ocr import read_text_again
-from layerpath.tools.types import Box, SubtaskKind, TextBox
 
 K = SubtaskKind
 PARTIAL = 0.5

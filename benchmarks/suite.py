@@ -25,8 +25,8 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from layerpath.engine.types import Snapshot
-from layerpath.tools.imaging import parse_color
-from layerpath.tools.types import Box, SubtaskKind
+from layerpath.kit.colours import parse_color
+from layerpath.kit.types import Box, SubtaskKind
 
 K = SubtaskKind
 WIDTH, HEIGHT = 320, 240

@@ -27,12 +27,12 @@ import cv2
 import numpy as np
 
 from layerpath.benchmarks.scenes import Scene, make_scene
+from layerpath.kit.imaging import mask_box
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.tools.base import Tool
 from layerpath.tools.device import RESIDENT, accelerators
-from layerpath.tools.imaging import mask_box
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 
 A = ArtifactKind
 K = SubtaskKind

@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from layerpath.engine.modifier_words import split_modifiers
 from layerpath.engine.types import Subtask, SubtaskKind
-from layerpath.tools.adjust import ADJUSTMENTS
+from layerpath.kit.adjustments import ADJUSTMENTS
 
 K = SubtaskKind
 _UP = r"(?:increase|raise|boost|up|bump(?:\s+up)?|pump(?:\s+up)?|add|more|enhance|higher|push|crank(?:\s+up)?|turn up|improve|strengthen|intensify|lift|fill(?:\s+in)?|open up)"
@@ -400,8 +401,6 @@ def parse_adjustment(text: str) -> Subtask | None:
         r"\b(?:remove|fix|reduce|correct|undo|get rid of)\b.*\bblur|\b(?:de|un)-?blur", text
     ):
         return None
-    from layerpath.engine.style_words import split_modifiers
-
     text, modifiers, keep = split_modifiers(text)
     for phrase in PHRASES:
         match = phrase.pattern.search(text)

@@ -20,7 +20,7 @@ from layerpath.engine.deep import sixteen_bit
 from layerpath.engine.search import Node
 from layerpath.engine.steps import removal_bound
 from layerpath.engine.types import ArtifactKind, LayerKind, StepLayer, ToolContext
-from layerpath.tools.regions import confined
+from layerpath.kit.regions import confined
 
 log = logging.getLogger(__name__)
 

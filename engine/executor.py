@@ -62,10 +62,10 @@ from layerpath.engine.types import (
     ToolContext,
 )
 from layerpath.errors import BadInput, Cancelled, ToolUnavailable, UnsupportedInstruction, shown
+from layerpath.kit.colours import colours_in
+from layerpath.kit.names import user_region
+from layerpath.kit.regions import union_box
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import colours_in
-from layerpath.tools.masks import user_region
-from layerpath.tools.regions import union_box
 from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)

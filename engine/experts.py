@@ -30,8 +30,8 @@ from layerpath.engine.checks.verdict import Expert, Opinion, Verdict
 from layerpath.engine.kinds import kind_spec
 from layerpath.engine.types import Box, Subtask, SubtaskKind
 from layerpath.errors import BadInput
-from layerpath.tools.imaging import rgb
-from layerpath.tools.regions import overlap
+from layerpath.kit.imaging import rgb
+from layerpath.kit.regions import overlap
 
 K = SubtaskKind
 #: the name the checkers' own opinions go by
@@ -206,7 +206,7 @@ def _strength(subtask: Subtask) -> float:
     step). The clip a photo's tones reach grows with what was asked: +2 stops on a
     bright photo takes its brightest tones to white however they are eased there, so
     the tolerance grows with the square of it (+2 stops: 16 times the everyday +0.5's)."""
-    from layerpath.tools.adjust import ADJUSTMENTS
+    from layerpath.kit.adjustments import ADJUSTMENTS
 
     spec = ADJUSTMENTS.get(str(subtask.params.get("op")))
     amount = subtask.params.get("amount")

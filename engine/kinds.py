@@ -4,7 +4,7 @@ Each SubtaskKind has a KindSpec here, and nowhere else says what a kind is: how 
 result is checked, whether it changes the whole picture, whether a later step must
 keep it, where it goes in the order of frame changes, how it meets text, what a
 critic should see once it is done, which of its artefacts are shown, and whether it
-has an amount to change. A new kind is its enum member (tools/types.py), one record
+has an amount to change. A new kind is its enum member (kit/types.py), one record
 here, a planner rule, its checker (engine/checks/) and a catalogue entry for a tool
 that does it. A kind whose tools make a picture and whose record names no checker
 fails closed: the result is not vouched for (engine/quality.py).
@@ -38,9 +38,9 @@ from layerpath.engine.checks.text import (
     check_text_replacement,
 )
 from layerpath.engine.checks.verdict import Verdict
-from layerpath.tools.imaging import ColourNames
-from layerpath.tools.regions import crop
-from layerpath.tools.types import ArtifactKind, Box, SubtaskKind, TextBox
+from layerpath.kit.colours import ColourNames
+from layerpath.kit.regions import crop
+from layerpath.kit.types import ArtifactKind, Box, SubtaskKind, TextBox
 
 K = SubtaskKind
 

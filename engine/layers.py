@@ -20,8 +20,8 @@ from layerpath.engine.types import (
     SubtaskKind,
     TextBox,
 )
-from layerpath.tools.imaging import mask_box
-from layerpath.tools.regions import crop, full_box
+from layerpath.kit.imaging import mask_box
+from layerpath.kit.regions import crop, full_box
 
 K = SubtaskKind
 _MASK_COLOR = (255, 64, 64)

@@ -23,11 +23,11 @@ from layerpath.engine.kinds import kind_spec
 from layerpath.engine.planner import Plan, order_subtasks, plan_offline
 from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
 from layerpath.errors import PlannerError, UnsupportedInstruction, shown
+from layerpath.kit.adjustments import adjustment_ops
+from layerpath.kit.looks import adjustment_problem, looks
 from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key, missing_key, redact, remember_secret
-from layerpath.tools.adjust import adjustment_ops, adjustment_problem
 from layerpath.tools.endpoint import image_data_url, openai_client
-from layerpath.tools.looks import looks
 
 log = logging.getLogger(__name__)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from layerpath.engine.adjust_words import parse_adjustment, region_of
 from layerpath.engine.kinds import kind_spec
+from layerpath.engine.modifier_words import MODIFIER_CLAUSE, STRENGTH_CLAUSE
 from layerpath.engine.statements import (
     as_edit,
     naming,
@@ -25,11 +26,11 @@ from layerpath.engine.statements import (
     wanted,
     without_purpose,
 )
-from layerpath.engine.style_words import MODIFIER_CLAUSE, STRENGTH_CLAUSE, parse_look
+from layerpath.engine.style_words import parse_look
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import BadInput, UnsupportedInstruction, shown
-from layerpath.tools.imaging import parse_color
-from layerpath.tools.looks import look_words
+from layerpath.kit.colours import parse_color
+from layerpath.kit.looks import look_words
 
 K = SubtaskKind
 
@@ -683,7 +684,7 @@ def _frame_relative(subtask: Subtask) -> bool:
     if params.get("op") == "vignette" or params.get("graduated"):
         return True
     if params.get("op") == "look":
-        from layerpath.tools.looks import looks
+        from layerpath.kit.looks import looks
 
         look = looks().get(str(params.get("look")))
         return look is not None and any(step.get("op") == "vignette" for step in look.recipe)

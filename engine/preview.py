@@ -18,8 +18,8 @@ from layerpath.engine.probe import probe
 from layerpath.engine.search import combine
 from layerpath.engine.types import ArtifactKind, EditRequest, Subtask, ToolContext
 from layerpath.errors import LayerpathError
+from layerpath.kit.names import resolve_mask
 from layerpath.tools.base import Tool
-from layerpath.tools.masks import resolve_mask
 
 if TYPE_CHECKING:
     from layerpath.engine.executor import Engine

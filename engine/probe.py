@@ -17,21 +17,10 @@ import numpy as np
 from layerpath.engine.kinds import kind_spec
 from layerpath.engine.types import Box, Snapshot, Subtask, SubtaskKind, TextBox
 from layerpath.errors import LayerpathError
-from layerpath.tools.imaging import (
-    ColourNames,
-    color_lab,
-    colours_in,
-    component_boxes,
-    dilate,
-    mask_box,
-    parse_color,
-    rgb,
-    ring,
-    to_lab,
-)
-from layerpath.tools.masks import resolve_mask
-from layerpath.tools.regions import analysis_copy, crop, grow_box
-from layerpath.tools.text import select_text_boxes
+from layerpath.kit.colours import ColourNames, color_lab, colours_in, parse_color, to_lab
+from layerpath.kit.imaging import component_boxes, dilate, mask_box, rgb, ring
+from layerpath.kit.names import resolve_mask, select_text_boxes
+from layerpath.kit.regions import analysis_copy, crop, grow_box
 from layerpath.tools.yolo import coco_class
 
 K = SubtaskKind

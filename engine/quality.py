@@ -28,10 +28,10 @@ from layerpath.engine.checks.verdict import Expert, Verdict
 from layerpath.engine.experts import Earlier, aesthetics, aggregate, checker_opinions, consistency
 from layerpath.engine.kinds import Judged, kind_spec
 from layerpath.engine.types import ArtifactKind, Box, Subtask, SubtaskKind, TextBox
-from layerpath.tools.finders import ALONG_EDGES, finder_for
-from layerpath.tools.imaging import ColourNames, mask_box, parse_color
-from layerpath.tools.regions import crop, full_box, grow_box, union_box
-from layerpath.tools.text import select_text_boxes
+from layerpath.kit.colours import ColourNames, parse_color
+from layerpath.kit.imaging import mask_box
+from layerpath.kit.names import ALONG_EDGES, finder_for, select_text_boxes
+from layerpath.kit.regions import crop, full_box, grow_box, union_box
 
 if TYPE_CHECKING:
     from layerpath.engine.critics import Critic

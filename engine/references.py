@@ -220,7 +220,7 @@ def colour_stats(pixels: np.ndarray) -> dict[str, Any]:
     CIELAB L*, a* and b* ('mean', 'std'), and under 'parts' its sky's and its ground's
     apart where it has a sky (so a golden ground under a blue sky is not averaged into
     a neutral grey)."""
-    from layerpath.tools.imaging import lab_exact
+    from layerpath.kit.colours import lab_exact
 
     small = _small(pixels, 512)
     lab = lab_exact(small.astype(np.float64) / 255.0)
@@ -241,7 +241,7 @@ def sky_stats(sky: np.ndarray) -> dict[str, Any]:
     bands from its top to its horizon ('rows') and its height over its width ('aspect'):
     a sky laid into a wide, low sky keeps only its lower part (tools/sky.py's covering),
     so a dusk's violet top and orange glow are not both expected there."""
-    from layerpath.tools.imaging import lab_exact
+    from layerpath.kit.colours import lab_exact
 
     small = _small(sky, 512)
     lab = lab_exact(small.astype(np.float64) / 255.0)

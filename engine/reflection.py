@@ -19,7 +19,7 @@ from fnmatch import fnmatch
 from typing import Any
 
 from layerpath.engine.checks.verdict import Opinion
-from layerpath.tools.types import Remedy, ToolSpec
+from layerpath.kit.types import Remedy, ToolSpec
 
 #: prompt words a generative tool's try may carry at most, each of avoid and add
 MAX_HINTS = 8

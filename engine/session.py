@@ -40,8 +40,8 @@ from layerpath.engine.types import (
     ToolSpec,
 )
 from layerpath.errors import BadInput, LayerpathError, shown
+from layerpath.kit.adjustments import ADJUSTMENTS
 from layerpath.settings import Settings
-from layerpath.tools.adjust import ADJUSTMENTS
 from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)

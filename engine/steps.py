@@ -32,10 +32,11 @@ from layerpath.engine.types import (
     ToolResult,
 )
 from layerpath.errors import BadInput, Cancelled, LayerpathError, TargetNotFound, ToolFailed
+from layerpath.kit.colours import to_lab
+from layerpath.kit.imaging import dilate, erode, mask_box, moved_edge, rgb
+from layerpath.kit.names import user_region
+from layerpath.kit.regions import changed_window, confined, crop, grow_box
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import dilate, erode, mask_box, moved_edge, rgb, to_lab
-from layerpath.tools.masks import user_region
-from layerpath.tools.regions import changed_window, confined, crop, grow_box
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Engine values: subtasks, requests, step layers, run results.
 
-The shared vocabulary (SubtaskKind, ArtifactKind, Box, ...) comes from tools/types.py
+The shared vocabulary (SubtaskKind, ArtifactKind, Box, ...) comes from kit/types.py
 and is re-exported here so engine users need one import.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from layerpath.engine.checks.verdict import Expert, Opinion
 from layerpath.errors import shown
-from layerpath.tools.types import (
+from layerpath.kit.types import (
     Artifact,
     ArtifactKind,
     Box,
@@ -82,15 +82,15 @@ class LayerKind(str, Enum):
 
 def adjustment_words(params: Mapping[str, Any]) -> str:
     """'Exposure +0.5', 'Black & white', 'Blur 0.5': an adjustment as a photographer
-    reads it (tools/adjust.py's names)."""
-    from layerpath.tools.adjust import ADJUSTMENTS
+    reads it (kit/adjustments.py's names)."""
+    from layerpath.kit.adjustments import ADJUSTMENTS
 
     spec = ADJUSTMENTS.get(str(params.get("op")))
     if spec is None:
         return "Adjustment"
     name = spec.name.split(" (")[0]
     if params.get("op") == "look":
-        from layerpath.tools.looks import looks
+        from layerpath.kit.looks import looks
 
         look = looks().get(str(params.get("look")))
         name = f"Look: {look.label if look else params.get('look')}"

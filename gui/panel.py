@@ -34,8 +34,8 @@ from layerpath.gui.qt import Qt, QtGui, QtWidgets, Signal
 from layerpath.gui.references import ReferenceSlots
 from layerpath.gui.steps import StepList, expert_details
 from layerpath.gui.worker import RunController
+from layerpath.kit.adjustments import ADJUSTMENTS
 from layerpath.settings import Settings
-from layerpath.tools.adjust import ADJUSTMENTS
 
 log = logging.getLogger(__name__)
 

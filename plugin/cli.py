@@ -6,12 +6,10 @@ import argparse
 import json
 import logging
 import os
-import signal
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from layerpath import __version__
 from layerpath.engine import events
@@ -30,6 +28,7 @@ from layerpath.engine.session import RunSession
 from layerpath.engine.types import EditRequest, Mode, Snapshot, SubtaskKind
 from layerpath.errors import BadInput, LayerpathError, printable, shown
 from layerpath.plugin import cli_actions, cli_batch, cli_models, cli_traces
+from layerpath.plugin.interrupts import Interrupts
 from layerpath.settings import load_settings
 from layerpath.settings.secrets import redact
 from layerpath.tools.registry import Registry
@@ -307,37 +306,6 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-class Interrupts:
-    """Ctrl-C during a run: the first asks the engine to stop (the step running is
-    given up within a second or two, the finished steps are saved), a second (or
-    SIGTERM) stops at once, and the finished steps are still saved."""
-
-    def __init__(
-        self,
-        message: str = "stopping: the step running now is given up, the finished steps are "
-        "saved (Ctrl-C again to stop at once)",
-    ) -> None:
-        self.message = message
-        self.asked = False
-        self._previous: dict[int, Any] = {}
-
-    def __enter__(self) -> Interrupts:
-        for number in (signal.SIGINT, signal.SIGTERM):
-            self._previous[number] = signal.signal(number, self._handle)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for number, handler in self._previous.items():
-            signal.signal(number, handler)
-
-    def _handle(self, number: int, frame: object) -> None:
-        if number == signal.SIGINT and not self.asked:
-            self.asked = True
-            print(self.message, file=sys.stderr, flush=True)
-            return
-        raise KeyboardInterrupt
-
-
 def _save(document: LayeredDocument, output: Path) -> Path:
     """Write the result; when that fails after the tools ran (the disk filled up, the
     folder went away), into the temporary folder instead, so the work is not lost."""
@@ -561,9 +529,18 @@ def cmd_bench(args: argparse.Namespace) -> int:
         tasks=args.tasks,
         jobs=max(1, args.jobs),
         out=args.out,
-        warm_up_curve=args.warm_up,
+        warm_up=_warm_up(args.seed) if args.warm_up else None,
     )
     return 0
+
+
+def _warm_up(seed: int) -> Callable[[], list[dict[str, float]]]:
+    """The rule-learning curve `layerpath bench --warm-up` adds to the report (with rule
+    learning: layerpath bench --warm-up --learn)."""
+    from layerpath.benchmarks.warmup import curve
+    from layerpath.tools.registry import Registry
+
+    return lambda: curve(seed, "shipped", Registry.from_catalogue(), [], learning=False)
 
 
 class _Redacted(logging.Filter):

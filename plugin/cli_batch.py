@@ -11,6 +11,7 @@ from layerpath.engine.batch import FORMATS, SHEET, SUMMARY, BatchSpec, Progress,
 from layerpath.engine.references import parse_refs
 from layerpath.engine.types import Mode
 from layerpath.errors import BadInput, printable, shown
+from layerpath.plugin.interrupts import Interrupts
 from layerpath.settings import load_settings
 
 
@@ -83,8 +84,6 @@ def _bar(total: int) -> Any:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from layerpath.plugin.cli import Interrupts
-
     if args.jobs is not None and args.jobs < 1:
         raise BadInput("--jobs must be at least 1.")
     if not 0.0 <= args.alpha <= 2.0:

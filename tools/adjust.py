@@ -13,8 +13,8 @@ region nothing changes: the region's edge is feathered inwards only.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -22,95 +22,18 @@ import cv2
 import numpy as np
 
 from layerpath.errors import BadInput, ToolFailed
+from layerpath.kit.adjustments import ADJUSTMENTS, TONES
+from layerpath.kit.colours import hue_direction
+from layerpath.kit.imaging import mask_box, noise_sigma, wide_blur
+from layerpath.kit.looks import Look, adjustment_problem, find_look, halo, look_named, look_names
+from layerpath.kit.names import ALONG_EDGES, finder_for, user_region
+from layerpath.kit.regions import crop, full_box, grow_box, paste
+from layerpath.kit.types import ArtifactKind, Box, ToolContext, ToolResult
 from layerpath.tools.base import AnyDepth
-from layerpath.tools.finders import ALONG_EDGES, finder_for
-from layerpath.tools.imaging import mask_box
-from layerpath.tools.looks import find_look, halo, look_named, look_names, looks, render
-from layerpath.tools.masks import user_region
-from layerpath.tools.regions import crop, full_box, grow_box, paste
-from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
+from layerpath.tools.looks import clarity, fade, glow, haze, hue_shift, medium, split_tone
 
-
-@dataclass(frozen=True)
-class Adjustment:
-    """One adjustment: its plain name, the amount a bare request means, and the range
-    a slider offers (in the unit `unit` names)."""
-
-    name: str
-    default: float
-    low: float
-    high: float
-    unit: str = ""
-
-
-ADJUSTMENTS: dict[str, Adjustment] = {
-    "exposure": Adjustment("Exposure", 0.5, -3.0, 3.0, "stops"),
-    "contrast": Adjustment("Contrast", 0.35, -1.0, 1.0),
-    "highlights": Adjustment("Highlights", -0.5, -1.0, 1.0),
-    "shadows": Adjustment("Shadows", 0.5, -1.0, 1.0),
-    "temperature": Adjustment("Temperature (warm +, cool -)", 0.35, -1.0, 1.0),
-    "tint": Adjustment("Tint (magenta +, green -)", 0.3, -1.0, 1.0),
-    "white_balance": Adjustment("Auto white balance", 1.0, 0.0, 1.0),
-    "saturation": Adjustment("Saturation", 0.3, -1.0, 1.0),
-    "vibrance": Adjustment("Vibrance", 0.4, -1.0, 1.0),
-    "color": Adjustment("Colour boost", 0.5, 0.0, 1.0),
-    "black_and_white": Adjustment("Black & white", 1.0, 0.0, 1.0),
-    "curve": Adjustment("Tone curve (S +, matte -)", 0.5, -1.0, 1.0),
-    "vignette": Adjustment("Vignette (darker edges +)", 0.5, -1.0, 1.0),
-    "denoise": Adjustment("Noise reduction", 0.5, 0.0, 1.0),
-    "sharpen": Adjustment("Sharpening", 0.5, 0.0, 2.0),
-    "blur": Adjustment("Blur", 0.5, 0.0, 1.0),
-    # a look of tools/data/looks.json ('sunset', 'teal and orange', 'watercolour'): its
-    # amount is its opacity over the picture
-    "look": Adjustment("Look", 0.8, 0.0, 1.0),
-    # the colours of a reference picture (engine/references.py), transferred in CIELAB:
-    # its amount is the transfer's opacity
-    "match": Adjustment("Colours matched", 0.8, 0.0, 1.0),
-}
 #: the transition around a region an adjustment keeps off, as a share of its size
 OUTSIDE_FEATHER = 0.2
-#: the sides a graduated adjustment starts from (full there, none at the far side)
-SIDES = ("top", "bottom", "left", "right")
-#: the toning colours black & white may take ('sepia', 'selenium' or any colour's name)
-TONES = {"sepia": (112, 66, 20), "selenium": (90, 70, 110), "cyanotype": (30, 80, 140)}
-
-
-def adjustment_problem(params: Mapping[str, Any]) -> str | None:
-    """What is wrong with an adjustment's parameters (an unknown op, an amount outside
-    its range), said before any tool runs; None when they are usable."""
-    spec = ADJUSTMENTS.get(str(params.get("op")))
-    if spec is None:
-        return f"'{params.get('op')}' is not an adjustment; the ops are: {adjustment_ops()}"
-    if params.get("op") == "look":
-        if params.get("look") not in looks():
-            return (
-                f"'{params.get('look')}' is not a look layerpath knows; the looks: {look_names()}"
-            )
-    if params.get("graduated") is not None and params.get("graduated") not in SIDES:
-        return f"a graduated adjustment starts from the {', '.join(SIDES)}; not '{params.get('graduated')}'"
-    amount = params.get("amount")
-    if amount is None:
-        return None
-    try:
-        value = float(amount)
-    except (TypeError, ValueError):
-        return f"the amount {amount!r} is not a number"
-    if not spec.low <= value <= spec.high:
-        unit = f" {spec.unit}" if spec.unit else ""
-        return (
-            f"{spec.name} goes from {spec.low:g} to {spec.high:g}{unit}; {value:g} is outside that."
-        )
-    return None
-
-
-def adjustment_ops() -> str:
-    """The ops with their ranges, for a planner's prompt: 'exposure (-3..3 stops), ...'."""
-    return ", ".join(
-        f"{op} ({a.low:g}..{a.high:g}{' ' + a.unit if a.unit else ''})"
-        for op, a in ADJUSTMENTS.items()
-    )
-
-
 # --- the arithmetic, on float RGB in 0..1 ----------------------------------------------
 
 
@@ -333,7 +256,7 @@ def matched(
     Shirley's transfer in CIELAB): each of L*, a*, b* shifted and scaled so the
     picture's mean and spread (`source`) become the reference's. With `protect`, a
     colour the transfer takes beyond the gamut has its chroma eased back into it."""
-    from layerpath.tools.imaging import lab_exact, rgb_exact
+    from layerpath.kit.colours import lab_exact, rgb_exact
 
     lab = lab_exact(v.astype(np.float64))
     lab = _transferred(lab, source, reference)
@@ -372,20 +295,8 @@ def tonal_ranges(op: str, grey: np.ndarray) -> tuple[np.ndarray, float]:
     return local, max(0.5, float(np.percentile(local[::4, ::4], 40)))
 
 
-def wide_blur(v: np.ndarray, sigma: float) -> np.ndarray:
-    """A Gaussian blur of any width at a small blur's cost: a wide one is made on a copy
-    scaled down so that it is 8 pixels wide there, then scaled back up."""
-    if sigma <= 8:
-        return cv2.GaussianBlur(v, (0, 0), sigma)
-    h, w = v.shape[:2]
-    scale = 8.0 / sigma
-    size = (max(1, round(w * scale)), max(1, round(h * scale)))
-    small = cv2.GaussianBlur(cv2.resize(v, size, interpolation=cv2.INTER_AREA), (0, 0), 8.0)
-    return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
-
-
 def _tone_rgb(tone: str) -> tuple[int, int, int]:
-    from layerpath.tools.imaging import parse_color
+    from layerpath.kit.colours import parse_color
 
     return TONES.get(tone.lower(), None) or parse_color(tone)
 
@@ -397,7 +308,7 @@ def _towards(v: np.ndarray, amount: float, extra: Mapping[str, Any]) -> np.ndarr
     name = extra.get("colour")
     if not name:
         raise BadInput("Say which colour: e.g. 'make the sky bluer'.")
-    from layerpath.tools.imaging import lab_exact, rgb_exact
+    from layerpath.kit.colours import lab_exact, rgb_exact
 
     lab = lab_exact(v.astype(np.float64))
     direction = hue_direction(str(name))
@@ -410,38 +321,12 @@ def _towards(v: np.ndarray, amount: float, extra: Mapping[str, Any]) -> np.ndarr
     return np.clip(rgb_exact(lab), 0, 1).astype(np.float32)
 
 
-#: the hue 'bluer', 'greener', ... mean: the colour of a sky, of grass, of a rose; not
-#: sRGB's primaries (pure blue is violet-leaning, pure green acid)
-HUES = {
-    "blue": (40, 120, 230), "green": (50, 160, 60), "red": (210, 35, 35),
-    "yellow": (240, 200, 30), "orange": (240, 130, 25), "purple": (130, 50, 170),
-    "pink": (240, 105, 165), "teal": (0, 140, 140), "cyan": (0, 180, 220),
-    "magenta": (200, 0, 160), "gold": (220, 170, 30),
-}  # fmt: skip
-
-
-def hue_direction(name: str) -> np.ndarray:
-    """The unit (a*, b*) direction of a named hue (HUES, else the colour's own)."""
-    from layerpath.tools.imaging import lab_exact, parse_color
-
-    colour = HUES.get(name.lower()) or parse_color(name)
-    lab = lab_exact(np.array(colour, np.float64)[None, None] / 255.0)[0, 0]
-    return lab[1:] / max(1e-6, float(np.hypot(*lab[1:])))
-
-
 def denoise_8bit(pixels: np.ndarray, amount: float) -> np.ndarray:
     """Non-local means (OpenCV) on 8-bit RGB, its strength from the noise it measures."""
     grey = cv2.cvtColor(pixels, cv2.COLOR_RGB2GRAY).astype(np.float32)
     sigma = noise_sigma(grey)
     h = max(2.0, min(25.0, 1.1 * sigma * (0.5 + amount)))
     return cv2.fastNlMeansDenoisingColored(pixels, None, h, h * 0.8, 7, 21)
-
-
-def noise_sigma(grey: np.ndarray) -> float:
-    """The picture's noise level in grey levels (the median absolute deviation of the
-    finest detail, Donoho's estimator on a Laplacian-like residual)."""
-    residual = grey - cv2.blur(grey, (3, 3))
-    return float(np.median(np.abs(residual)) * 1.4826 * 1.125)
 
 
 # --- the tool ---------------------------------------------------------------------------
@@ -665,8 +550,8 @@ def picture_sky(part: np.ndarray) -> np.ndarray | None:
     """A picture's sky as a soft weight (float32 0..1, its size): the offline finder's,
     snapped to the picture's edges, its edge softened by a few pixels; None when it
     has no sky worth the name or one not sure enough (sure_sky)."""
+    from layerpath.kit.imaging import guided_mask, rgb
     from layerpath.tools.background import small_copy
-    from layerpath.tools.imaging import guided_mask, rgb
     from layerpath.tools.sky_region import find_sky, sure_sky
 
     eight = rgb(part) if part.dtype == np.uint8 else (rgb(part) // 257).astype(np.uint8)
@@ -681,7 +566,7 @@ def picture_sky(part: np.ndarray) -> np.ndarray | None:
 def _lab_stats(part: np.ndarray, weight: np.ndarray | None) -> dict[str, list[float]]:
     """The CIELAB mean and spread of a picture's pixels (those of its region), on a
     sample of about half a million of them."""
-    from layerpath.tools.imaging import lab_exact
+    from layerpath.kit.colours import lab_exact
 
     step = max(1, int(np.sqrt(part.shape[0] * part.shape[1] / 500_000)))
     top = 65535.0 if part.dtype == np.uint16 else 255.0
@@ -766,3 +651,74 @@ def _whole(
     if weight is not None:
         new = v + (new - v) * weight[..., None]
     return np.clip(np.rint(new * top), 0, top).astype(part.dtype)
+
+
+# --- a look: its recipe of adjustments and its own steps ------------------------------
+
+
+#: steps that are one curve per colour channel: a run of them is made as one table
+PER_CHANNEL = {"exposure", "contrast", "temperature", "tint", "curve", "fade"}
+
+
+def _runs(recipe: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """The recipe's steps, consecutive per-channel ones grouped."""
+    runs: list[list[dict[str, Any]]] = []
+    for step in recipe:
+        if runs and step["op"] in PER_CHANNEL and runs[-1][0]["op"] in PER_CHANNEL:
+            runs[-1].append(step)
+        else:
+            runs.append([step])
+    return runs
+
+
+def _key(step: Mapping[str, Any]) -> str:
+    return json.dumps(step, sort_keys=True)
+
+
+@lru_cache(maxsize=64)
+def _tables(steps: tuple[str, ...]) -> np.ndarray:
+    """The run of per-channel steps worked out on every level once: (levels, 3)."""
+    ramp = np.repeat(np.linspace(0.0, 1.0, TABLE_STEPS + 1, dtype=np.float32)[:, None, None], 3, 2)
+    for text in steps:
+        step = json.loads(text)
+        op, amount = str(step["op"]), float(step.get("amount", 1.0))
+        ramp = fade(ramp, amount) if op == "fade" else apply(op, amount, ramp, step)
+    return np.clip(ramp[:, 0, :], 0.0, 1.0).astype(np.float32)
+
+
+def _through_tables(v: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    index = np.clip(v, 0.0, 1.0) * np.float32(TABLE_STEPS) + np.float32(0.5)
+    index = index.astype(np.int32)
+    return np.stack([np.take(tables[:, c], index[..., c]) for c in range(3)], axis=-1)
+
+
+def render(look: Look, strength: float, v: np.ndarray, extra: Mapping[str, Any]) -> np.ndarray:
+    """The look at `strength` (0..1: the look laid over the picture at that opacity) on
+    float RGB `v` (0..1); `extra` carries where a band of rows lies in the frame."""
+    styled = v
+    for steps in _runs(look.recipe):
+        if steps[0]["op"] in PER_CHANNEL:  # one table per channel for the whole run
+            styled = _through_tables(styled, _tables(tuple(_key(step) for step in steps)))
+            continue
+        step = steps[0]
+        op, amount = str(step["op"]), float(step.get("amount", 1.0))
+        here = {**step, **{k: extra[k] for k in ("rows",) if k in extra}}
+        if op == "split_tone":
+            styled = split_tone(styled, amount, step)
+        elif op == "hue_shift":
+            styled = hue_shift(styled, amount, here)
+        elif op == "haze":
+            styled = haze(styled, amount, here)
+        elif op == "glow":
+            styled = glow(styled, amount, here)
+        elif op == "clarity":
+            styled = clarity(styled, amount, here)
+        elif op == "fade":
+            styled = fade(styled, amount)
+        elif op == "medium":
+            styled = medium(styled, step)
+        elif op in ADJUSTMENTS:
+            styled = apply(op, amount, styled, here)
+        else:
+            raise BadInput(f"look {look.name}: '{op}' is not a step layerpath knows.")
+    return np.clip(v + strength * (styled - v), 0.0, 1.0).astype(np.float32)

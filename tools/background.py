@@ -22,10 +22,10 @@ import cv2
 import numpy as np
 
 from layerpath.errors import Cancelled, ToolFailed
+from layerpath.kit.imaging import main_pieces, rgb
+from layerpath.kit.regions import full_box
+from layerpath.kit.types import ArtifactKind, ToolContext, ToolResult
 from layerpath.tools.base import OnnxModelTool, Tool
-from layerpath.tools.imaging import main_pieces, rgb
-from layerpath.tools.regions import full_box
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def border_saliency(small_rgb: np.ndarray) -> np.ndarray:
     nearest of the border's representative colours, softened, with a mild preference
     for the centre. Background usually reaches the border; a subject usually does not,
     or only at the bottom (a person, a plant)."""
-    from layerpath.tools.imaging import to_lab
+    from layerpath.kit.colours import to_lab
 
     lab = to_lab(small_rgb)
     h, w = lab.shape[:2]

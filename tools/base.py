@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from layerpath.errors import ToolFailed
+from layerpath.kit.types import ArtifactKind, Availability, ToolContext, ToolResult, ToolSpec
 from layerpath.tools.device import PLACEMENT, RESIDENT, accelerators, onnx_session
 from layerpath.tools.models import ModelManager, ModelState, human_size
-from layerpath.tools.types import ArtifactKind, Availability, ToolContext, ToolResult, ToolSpec
 
 
 class Tool(ABC):

@@ -16,9 +16,9 @@ import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
+from layerpath.kit.types import ArtifactKind, ToolContext, ToolResult
 from layerpath.tools.device import RESIDENT
 from layerpath.tools.hf import CLIP, TorchModelTool, load_pretrained, normalized
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 CLIP_MODEL = "clip-vit-base-patch32"
 

@@ -23,14 +23,14 @@ from PIL import Image
 
 from layerpath.deadline import within
 from layerpath.errors import ToolFailed, shown
+from layerpath.kit.imaging import paint_region, rgb, with_rgb
+from layerpath.kit.types import ArtifactKind, Availability, ToolContext, ToolResult
 from layerpath.settings import CloudSettings, load_settings
 from layerpath.settings.secrets import get_api_key, redact
 from layerpath.tools.base import Tool
 from layerpath.tools.crops import crop_for_model, paste_back
 from layerpath.tools.diffusion import hinted, inpaint_prompt
 from layerpath.tools.endpoint import openai_client
-from layerpath.tools.imaging import paint_region, rgb, with_rgb
-from layerpath.tools.types import ArtifactKind, Availability, ToolContext, ToolResult
 
 FIX = "turn on Cloud image edits in Settings and add the service's API key"
 

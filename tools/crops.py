@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from layerpath.tools.imaging import mask_box
-from layerpath.tools.types import Box
+from layerpath.kit.imaging import mask_box
+from layerpath.kit.types import Box
 
 
 @dataclass(frozen=True)

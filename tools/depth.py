@@ -16,9 +16,9 @@ import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
+from layerpath.kit.imaging import rgb
+from layerpath.kit.types import ArtifactKind, ToolContext, ToolResult
 from layerpath.tools.hf import IMAGENET, TorchModelTool, load_pretrained, normalized
-from layerpath.tools.imaging import rgb
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 
 def load_model(folder: str, device: str) -> Any:

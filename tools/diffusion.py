@@ -27,11 +27,11 @@ import numpy as np
 from PIL import Image
 
 from layerpath.errors import Cancelled, ToolFailed
+from layerpath.kit.imaging import model_size, paint_region, rgb, with_rgb
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext, ToolResult
 from layerpath.tools.crops import crop_for_model, paste_back
 from layerpath.tools.device import PLACEMENT
 from layerpath.tools.hf import TorchModelTool
-from layerpath.tools.imaging import model_size, paint_region, rgb, with_rgb
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext, ToolResult
 
 K = SubtaskKind
 NEGATIVE = "blurry, distorted, low quality, watermark, text, frame"

@@ -13,10 +13,10 @@ import cv2
 import numpy as np
 
 from layerpath.errors import Cancelled
+from layerpath.kit.imaging import rgb, with_rgb
+from layerpath.kit.regions import full_box
+from layerpath.kit.types import ArtifactKind, ToolContext, ToolResult
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import rgb, with_rgb
-from layerpath.tools.regions import full_box
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 
 class UnsharpDeblur(Tool):

@@ -12,7 +12,6 @@ to the photo, so a camera file costs what a small picture does.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -21,62 +20,17 @@ import cv2
 import numpy as np
 
 from layerpath.errors import TargetNotFound, shown
+from layerpath.kit.imaging import component_boxes, guided_mask, main_pieces, rgb
+from layerpath.kit.names import finder_for, position_of
+from layerpath.kit.regions import overlap
+from layerpath.kit.types import ArtifactKind, Box, ToolContext, ToolResult
 from layerpath.tools.background import salient_subject, small_copy
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import component_boxes, guided_mask, main_pieces, rgb
-from layerpath.tools.regions import overlap
 from layerpath.tools.sky_region import find_sky
-from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
 WORK_SIDE = 1024
 #: the HOG detector's weight above which a figure counts (below: posts, coats, helmets)
 FIGURE_SURE = 1.0
-FACES = {"face", "faces", "head", "heads", "portrait"}
-PEOPLE = {
-    "person", "people", "man", "men", "woman", "women", "child", "children", "kid", "kids",
-    "boy", "girl", "guy", "lady", "tourist", "tourists", "pedestrian", "pedestrians",
-    "figure", "figures", "human", "humans", "someone", "bystander", "bystanders",
-}  # fmt: skip
-SUBJECT = {"subject", "main subject", "foreground", "object", "main object", "model"}
-BACKGROUND = {"background", "backdrop", "surroundings"}
-SKY = {"sky", "skies", "clouds", "the sky"}
-POSITIONS = ("left", "right", "top", "bottom", "center", "middle", "largest", "smallest")
-#: the found regions whose outline is the thing's own, along the photo's edges (a face's
-#: region is an ellipse over the detector's box, drawn to be feathered)
-ALONG_EDGES = ("sky", "background", "subject")
-
-
-def finder_for(target: str | None) -> str | None:
-    """Which offline finder a target's words name ('face', 'people', 'subject',
-    'background', 'sky'), None when none does."""
-    words = re.findall(r"[a-z]+", (target or "").lower())
-    phrase = " ".join(words)
-    vocabularies = (
-        ("face", FACES),
-        ("sky", SKY),
-        ("background", BACKGROUND),
-        ("people", PEOPLE),
-        ("subject", SUBJECT),
-    )
-    for name, vocabulary in vocabularies:
-        if phrase in vocabulary:
-            return name
-    for word in words:  # the first that names one: 'the people in the background'
-        for name, vocabulary in vocabularies:
-            if word in vocabulary:
-                return name
-    return None
-
-
-def position_of(target: str | None, params: Mapping[str, Any]) -> str | None:
-    """The position a subtask asks for: its 'position' parameter, else a position
-    word in the target ('the person on the left')."""
-    given = params.get("position")
-    if given:
-        return str(given)
-    words = re.findall(r"[a-z]+", (target or "").lower())
-    found = [w for w in words if w in POSITIONS]
-    return " ".join(found) or None
 
 
 def pick(boxes: list[Box], position: str | None, shape: tuple[int, ...]) -> list[Box]:

@@ -19,7 +19,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw, ImageFont, features
 
-from layerpath.tools.types import Box
+from layerpath.kit.types import Box
 
 log = logging.getLogger(__name__)
 

@@ -17,7 +17,6 @@ mask a finder or the user gave: "crop to the face") with a margin around it.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -25,34 +24,16 @@ import cv2
 import numpy as np
 
 from layerpath.errors import BadInput, ToolFailed
+from layerpath.kit.imaging import mask_box
+from layerpath.kit.regions import aspect_of
+from layerpath.kit.types import ArtifactKind, Box, ToolContext, ToolResult
 from layerpath.tools.base import AnyDepth
-from layerpath.tools.imaging import mask_box
-from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
-ASPECTS = {
-    "square": (1, 1),
-    "portrait": (4, 5),
-    "landscape": (3, 2),
-    "panorama": (3, 1),
-    "wide": (16, 9),
-}
 #: the margin kept around a region a crop is made to, as a share of the region's size
 MARGIN = 0.25
 #: the share of the most of the subject any frame keeps that a frame nearer the middle
 #: may keep instead
 KEPT = 0.9
-
-
-def aspect_of(words: object) -> tuple[int, int] | None:
-    """'16:9', '4x5', 'square' -> (16, 9), (4, 5), (1, 1); None when none is named."""
-    text = str(words or "").lower()
-    found = re.search(r"(\d+(?:\.\d+)?)\s*[:x/]\s*(\d+(?:\.\d+)?)", text)
-    if found:
-        a, b = float(found.group(1)), float(found.group(2))
-        if a <= 0 or b <= 0 or max(a / b, b / a) > 10:
-            raise BadInput(f"Crop to a ratio between 1:10 and 10:1, not {found.group(0)}.")
-        return int(a * 100), int(b * 100)
-    return next((ratio for word, ratio in ASPECTS.items() if word in text), None)
 
 
 def frame_for(shape: tuple[int, ...], ratio: tuple[int, int], weight: np.ndarray) -> Box:
@@ -91,8 +72,8 @@ def _placed(profile: np.ndarray, length: int, span: int) -> int:
 def _subject_weight(image: np.ndarray) -> np.ndarray:
     """How much each pixel of a small copy is the picture's subject: what is unlike its
     border (the offline saliency the cut-out uses), above the middling."""
+    from layerpath.kit.imaging import rgb
     from layerpath.tools.background import border_saliency, small_copy
-    from layerpath.tools.imaging import rgb
 
     small = small_copy(rgb(image), 256)
     return (np.clip(border_saliency(small) - 0.5, 0, None) ** 2).astype(np.float64)

@@ -11,12 +11,12 @@ import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
+from layerpath.kit.imaging import dilate, mask_box, rgb
+from layerpath.kit.regions import crop, grow_box, paste
+from layerpath.kit.types import ArtifactKind, Box, ToolContext, ToolResult
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import dilate, mask_box, rgb
 from layerpath.tools.lines import carry_lines, fill_along
 from layerpath.tools.patchmatch import fill_window, ring_texture, smooth_fill
-from layerpath.tools.regions import crop, grow_box, paste
-from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
 _FLAGS = {"telea": cv2.INPAINT_TELEA, "ns": cv2.INPAINT_NS}
 

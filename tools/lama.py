@@ -14,10 +14,10 @@ import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
+from layerpath.kit.imaging import paint_region, rgb, with_rgb
+from layerpath.kit.types import ArtifactKind, ToolContext, ToolResult
 from layerpath.tools.base import OnnxModelTool
 from layerpath.tools.crops import crop_for_model, paste_back
-from layerpath.tools.imaging import paint_region, rgb, with_rgb
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 
 def _port(session: Any, word: str) -> Any:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from layerpath.tools.imaging import dilate, nearest_of
+from layerpath.kit.imaging import dilate, nearest_of
 
 #: how far either side of a carried line its band reaches (pixels)
 HALF_BAND = 3

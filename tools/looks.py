@@ -1,150 +1,25 @@
-"""Looks: global styles made offline — a time of day, a season, the weather, a mood, a
-colour grade, an artistic medium, an atmosphere ("make it look like sunset", "give it a
-teal and orange grade", "turn it into a watercolour", "add fog").
-
-A look is data (tools/data/looks.json): the words that ask for it, a recipe of steps at
-full strength, and what a viewer must see change (the check's expectations). Its steps
-are the adjustments of tools/adjust.py and a few of its own (split toning, a hue band
-turned, haze, glow, clarity, a faded black point, an artistic medium). A look is one
-adjustment (op 'look'), so it has one strength (the step's opacity over the picture), can
-be made again at another strength, and works on the whole picture, inside a region,
-outside one ("keep the face unchanged") or graduated from one side (tools/adjust.py).
-The paper's Changing Scenery ('make it night') gets the same looks through
+"""The looks' own steps (split toning, a hue band turned, haze, glow, clarity, a faded
+black point, an artistic medium), on float RGB display values in 0..1. The catalogue of
+looks is kit/looks.py; tools/adjust.py renders a look's recipe, these steps among its
+adjustments. The paper's Changing Scenery ('make it night') gets the same looks through
 `SceneryLook` where no diffusion model can run.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
-from importlib import resources
 from typing import Any
 
 import cv2
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from layerpath.errors import BadInput
+from layerpath.kit.imaging import wide_blur
+from layerpath.kit.looks import CLARITY_SHARE, GLOW_SHARE, HUE_SOFTENING
 
-#: the look's own steps beyond the adjustments; the others are tools/adjust.py's ops
-OWN_STEPS = {"split_tone", "hue_shift", "haze", "glow", "clarity", "fade", "medium"}
-#: steps that read a neighbourhood (a blur, a filter) rather than the pixel alone
-NEIGHBOURHOOD = {
-    "glow",
-    "clarity",
-    "hue_shift",
-    "medium",
-    "denoise",
-    "sharpen",
-    "blur",
-    "white_balance",
-}
-#: of those, the ones whose reach is a share of the frame: a band with a margin will do
-NEIGHBOURHOOD_BANDED = {"glow", "clarity", "hue_shift"}
 #: the side of a working copy an artistic medium is painted on (then scaled back):
 #: OpenCV's stylization takes 40 s on a 24 MP photo, 1 s at this size
 MEDIUM_PIXELS = 2_000_000
-#: what the check measures; see looks.json's comment
-MEASURES = (
-    "lightness",
-    "warmth",
-    "tint",
-    "chroma",
-    "contrast",
-    "local_contrast",
-    "black_point",
-    "greens",
-    "autumn_hues",
-    "split",
-    "redrawn",
-)
-
-
-class Look(BaseModel):
-    """One look of the catalogue."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str
-    label: str
-    group: str
-    scenery: bool = False
-    words: list[str]
-    recipe: list[dict[str, Any]]
-    expect: dict[str, float]
-
-    @property
-    def banded(self) -> bool:
-        """Whether the look can be made a band of rows at a time, with a margin of rows
-        around each band for its blurs (all but an artistic medium's, which paints the
-        whole picture at once)."""
-        return all(
-            step["op"] in NEIGHBOURHOOD_BANDED or step["op"] not in NEIGHBOURHOOD
-            for step in self.recipe
-        )
-
-
-@lru_cache(maxsize=1)
-def looks() -> dict[str, Look]:
-    """The catalogue, by name."""
-    text = resources.files("layerpath.tools").joinpath("data/looks.json").read_text()
-    return {look.name: look for look in map(look_from, json.loads(text)["looks"])}
-
-
-def look_from(record: Mapping[str, Any]) -> Look:
-    """A catalogue record as a Look; a ValueError when its check names a measure the
-    check does not make or a step layerpath does not know (said at load, not when a
-    photographer's run is judged)."""
-    from layerpath.tools.adjust import ADJUSTMENTS
-
-    look = Look.model_validate(record)
-    unknown = set(look.expect) - set(MEASURES)
-    steps = {str(step.get("op")) for step in look.recipe} - OWN_STEPS - set(ADJUSTMENTS)
-    if unknown or steps:
-        raise ValueError(f"look {look.name}: unknown measures or steps {sorted(unknown | steps)}")
-    return look
-
-
-@lru_cache(maxsize=1)
-def _word_pattern() -> tuple[re.Pattern[str], dict[str, str]]:
-    by_word = {w.lower(): look.name for look in looks().values() for w in look.words}
-    alternatives = sorted(by_word, key=len, reverse=True)  # 'golden hour' before 'hour'
-    spaced = [re.escape(w).replace(r"\ ", r"[\s-]+") for w in alternatives]
-    return re.compile(r"\b(" + "|".join(spaced) + r")\b", re.I), by_word
-
-
-def find_look(text: str) -> tuple[Look, re.Match[str]] | None:
-    """The look the words name ('make it look like golden hour' -> sunset), with where
-    they name it; None when they name none."""
-    pattern, by_word = _word_pattern()
-    match = pattern.search(text)
-    if match is None:
-        return None
-    word = re.sub(r"[\s-]+", " ", match.group(1).lower())
-    return looks()[by_word[word]], match
-
-
-def look_words() -> list[str]:
-    """Every phrase that names a look."""
-    return [w.lower() for look in looks().values() for w in look.words]
-
-
-def look_named(name: str) -> Look:
-    """A look by its name or by any of its words; a clear error naming the looks."""
-    if name in looks():
-        return looks()[name]
-    found = find_look(name)
-    if found is None:
-        raise BadInput(f"'{name}' is not a look layerpath knows; the looks: {look_names()}.")
-    return found[0]
-
-
-def look_names() -> str:
-    return ", ".join(look.label.lower() for look in looks().values())
-
-
 # --- the looks' own steps, on float RGB display values in 0..1 -----------------------------
 
 
@@ -206,23 +81,6 @@ def haze(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
     return v + weight * (colour - v)
 
 
-#: the blur widths of glow and clarity, as shares of the frame's shorter side
-GLOW_SHARE, CLARITY_SHARE = 0.02, 0.015
-#: the softening a hue turn's weight is read through, as a share of the shorter side
-HUE_SOFTENING = 0.0015
-
-
-#: how far each step that reads around a pixel reaches, as a share of the shorter side
-REACH = {"glow": GLOW_SHARE, "clarity": CLARITY_SHARE, "hue_shift": HUE_SOFTENING}
-
-
-def halo(look: Look, frame: tuple[int, int]) -> int:
-    """The rows a band of the look needs above and below it: three of its widest blur
-    (none for a look whose every step reads the pixel alone)."""
-    reach = max((REACH.get(str(step["op"]), 0.0) for step in look.recipe), default=0.0)
-    return int(np.ceil(3 * reach * min(frame))) + 2 if reach else 0
-
-
 def _frame_side(v: np.ndarray, step: Mapping[str, Any]) -> float:
     """The shorter side of the whole frame (a band of rows knows its frame)."""
     _, h, w = step.get("rows", (0, v.shape[0], v.shape[1]))
@@ -232,8 +90,6 @@ def _frame_side(v: np.ndarray, step: Mapping[str, Any]) -> float:
 def glow(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
     """A soft bloom: the bright parts spread wide and laid over the picture as light
     (screen), as diffusion filters on a lens do."""
-    from layerpath.tools.adjust import wide_blur
-
     y = _luma(v)[..., None]
     bright = v * _smoothstep(0.45, 0.95, y)
     spread = wide_blur(np.ascontiguousarray(bright), max(2.0, GLOW_SHARE * _frame_side(v, step)))
@@ -243,8 +99,6 @@ def glow(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
 def clarity(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
     """Local contrast in the mid-tones (a raw developer's clarity): the difference from a
     wide blur added back, least in the deepest shadows and brightest highlights."""
-    from layerpath.tools.adjust import wide_blur
-
     y = _luma(v)
     local = y - wide_blur(y, max(2.0, CLARITY_SHARE * _frame_side(v, step)))
     mid = 4.0 * y * (1.0 - y)
@@ -362,75 +216,3 @@ def _ink_lines(eight: np.ndarray) -> np.ndarray:
 
 
 # --- a look ---------------------------------------------------------------------------------
-
-#: steps that are one curve per colour channel: a run of them is made as one table
-PER_CHANNEL = {"exposure", "contrast", "temperature", "tint", "curve", "fade"}
-TABLE_STEPS = 1 << 16
-
-
-def _runs(recipe: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """The recipe's steps, consecutive per-channel ones grouped."""
-    runs: list[list[dict[str, Any]]] = []
-    for step in recipe:
-        if runs and step["op"] in PER_CHANNEL and runs[-1][0]["op"] in PER_CHANNEL:
-            runs[-1].append(step)
-        else:
-            runs.append([step])
-    return runs
-
-
-def _key(step: Mapping[str, Any]) -> str:
-    return json.dumps(step, sort_keys=True)
-
-
-@lru_cache(maxsize=64)
-def _tables(steps: tuple[str, ...]) -> np.ndarray:
-    """The run of per-channel steps worked out on every level once: (levels, 3)."""
-    from layerpath.tools.adjust import apply
-
-    ramp = np.repeat(np.linspace(0.0, 1.0, TABLE_STEPS + 1, dtype=np.float32)[:, None, None], 3, 2)
-    for text in steps:
-        step = json.loads(text)
-        op, amount = str(step["op"]), float(step.get("amount", 1.0))
-        ramp = fade(ramp, amount) if op == "fade" else apply(op, amount, ramp, step)
-    return np.clip(ramp[:, 0, :], 0.0, 1.0).astype(np.float32)
-
-
-def _through_tables(v: np.ndarray, tables: np.ndarray) -> np.ndarray:
-    index = np.clip(v, 0.0, 1.0) * np.float32(TABLE_STEPS) + np.float32(0.5)
-    index = index.astype(np.int32)
-    return np.stack([np.take(tables[:, c], index[..., c]) for c in range(3)], axis=-1)
-
-
-def render(look: Look, strength: float, v: np.ndarray, extra: Mapping[str, Any]) -> np.ndarray:
-    """The look at `strength` (0..1: the look laid over the picture at that opacity) on
-    float RGB `v` (0..1); `extra` carries where a band of rows lies in the frame."""
-    from layerpath.tools.adjust import ADJUSTMENTS, apply
-
-    styled = v
-    for steps in _runs(look.recipe):
-        if steps[0]["op"] in PER_CHANNEL:  # one table per channel for the whole run
-            styled = _through_tables(styled, _tables(tuple(_key(step) for step in steps)))
-            continue
-        step = steps[0]
-        op, amount = str(step["op"]), float(step.get("amount", 1.0))
-        here = {**step, **{k: extra[k] for k in ("rows",) if k in extra}}
-        if op == "split_tone":
-            styled = split_tone(styled, amount, step)
-        elif op == "hue_shift":
-            styled = hue_shift(styled, amount, here)
-        elif op == "haze":
-            styled = haze(styled, amount, here)
-        elif op == "glow":
-            styled = glow(styled, amount, here)
-        elif op == "clarity":
-            styled = clarity(styled, amount, here)
-        elif op == "fade":
-            styled = fade(styled, amount)
-        elif op == "medium":
-            styled = medium(styled, step)
-        elif op in ADJUSTMENTS:
-            styled = apply(op, amount, styled, here)
-        else:
-            raise BadInput(f"look {look.name}: '{op}' is not a step layerpath knows.")
-    return np.clip(v + strength * (styled - v), 0.0, 1.0).astype(np.float32)

@@ -14,11 +14,11 @@ from typing import Any
 import cv2
 import numpy as np
 
+from layerpath.kit.imaging import drop_rules, mask_box, rgb
+from layerpath.kit.regions import overlap
+from layerpath.kit.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
 from layerpath.tools.base import Tool
 from layerpath.tools.fonts import match_font
-from layerpath.tools.imaging import drop_rules, mask_box, rgb
-from layerpath.tools.regions import overlap
-from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()
@@ -56,8 +56,8 @@ def _panel(plain: np.ndarray) -> Box | None:
 
 def estimate_style(
     image_rgb: np.ndarray, box: Box
-) -> tuple[Box | None, tuple[int, ...], tuple[int, ...]]:
-    """Ink bounds, ink colour and background colour of one text box.
+) -> tuple[Box | None, tuple[int, int, int], tuple[int, int, int]]:
+    """Ink bounds, ink colour and background colour (RGB) of one text box.
 
     The background is the median of the box border; ink is what differs from it.
     """
@@ -72,11 +72,12 @@ def estimate_style(
         outside[panel.y0 : panel.y1, panel.x0 : panel.x1] = False
         ink &= ~outside
     inner = mask_box(ink)
+    ground = (int(background[0]), int(background[1]), int(background[2]))
     if inner is None:
-        return None, tuple(int(v) for v in background), tuple(int(v) for v in background)
+        return None, ground, ground
     color = np.median(crop[ink], axis=0)
     ink_box = Box(box.x0 + inner.x0, box.y0 + inner.y0, box.x0 + inner.x1, box.y0 + inner.y1)
-    return ink_box, tuple(int(v) for v in color), tuple(int(v) for v in background)
+    return ink_box, (int(color[0]), int(color[1]), int(color[2])), ground
 
 
 #: a photo larger than this is also searched for text scaled down to it (big letters)
@@ -180,7 +181,7 @@ def read_text(image: np.ndarray, min_score: float = 0.5) -> tuple[TextBox, ...]:
         if box.width < 2 or box.height < 2 or any(overlap(box, tb.box) > 0.5 for tb in found):
             continue  # the same line seen at both scales: the surer reading stays
         ink, color, background = estimate_style(pixels, box)
-        found.append(TextBox(box, text, score, ink, color[:3], background[:3]))
+        found.append(TextBox(box, text, score, ink, color, background))
     return tuple(sorted(found, key=lambda tb: (tb.box.y0, tb.box.x0)))
 
 

@@ -20,9 +20,9 @@ import cv2
 import numpy as np
 
 from layerpath.errors import BadInput, ToolFailed
+from layerpath.kit.imaging import model_size
+from layerpath.kit.types import ArtifactKind, ToolContext, ToolResult
 from layerpath.tools.base import OnnxModelTool, Tool
-from layerpath.tools.imaging import model_size
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 SIDES = ("left", "right", "top", "bottom")
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from layerpath.tools.imaging import dilate, nearest_of, sector_energy, shrunk
+from layerpath.kit.imaging import dilate, nearest_of, sector_energy, shrunk
 
 #: the completion runs on at most this many pixels of window (the finest level)
 WORK_PIXELS = 360_000

@@ -11,7 +11,7 @@ window.
   the new colour's own lightness, 'lightness'), and is brought into sRGB's gamut pixel
   by pixel by lowering its chroma, never by clipping a channel (which flattens a lit
   side to one value). 'deep blue', 'pale green' arrive as darker or lighter colours
-  (tools/imaging.py), so the lightness shift honours them.
+  (kit/colours.py), so the lightness shift honours them.
 """
 
 from __future__ import annotations
@@ -23,18 +23,11 @@ import cv2
 import numpy as np
 
 from layerpath.errors import BadInput, ToolFailed
+from layerpath.kit.colours import from_oklab, oklab, srgb_decoded, srgb_encoded
+from layerpath.kit.imaging import guided_filter, mask_box, rgb
+from layerpath.kit.regions import crop, paste
+from layerpath.kit.types import ArtifactKind, Box, ToolContext, ToolResult
 from layerpath.tools.base import AnyDepth
-from layerpath.tools.imaging import (
-    from_oklab,
-    guided_filter,
-    mask_box,
-    oklab,
-    rgb,
-    srgb_decoded,
-    srgb_encoded,
-)
-from layerpath.tools.regions import crop, paste
-from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
 #: how much of the object's own colour variation (around its mean, in OKLab a/b) the new
 #: colour keeps: the material's hue changes (wood grain, a printed pattern) stay visible

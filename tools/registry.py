@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from layerpath.errors import BadInput
+from layerpath.kit.types import ArtifactKind, Prior, Remedy, SubtaskKind, ToolSpec
 from layerpath.tools.base import Tool
 from layerpath.tools.models import ModelManager
-from layerpath.tools.types import ArtifactKind, Prior, Remedy, SubtaskKind, ToolSpec
 
 
 def spec_from_record(record: dict[str, Any]) -> ToolSpec:

@@ -16,12 +16,12 @@ import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
+from layerpath.kit.imaging import rgb
+from layerpath.kit.types import ArtifactKind, Box, ToolContext, ToolResult
 from layerpath.tools.base import Tool
 from layerpath.tools.crops import crop_for_model, crop_window
 from layerpath.tools.device import RESIDENT, tool_device
 from layerpath.tools.hf import IMAGENET, TorchModelTool, load_pretrained, normalized
-from layerpath.tools.imaging import rgb
-from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
 
 def load_model(folder: str, device: str) -> Any:

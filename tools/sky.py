@@ -21,14 +21,14 @@ import cv2
 import numpy as np
 
 from layerpath.errors import BadInput, ToolFailed
+from layerpath.kit.imaging import mask_box, mean_near, rgb, shrunk, with_rgb
+from layerpath.kit.regions import crop, grow_box, paste
+from layerpath.kit.types import ArtifactKind, ToolContext, ToolResult
 from layerpath.tools.adjust import follows_edges
 from layerpath.tools.background import small_copy
 from layerpath.tools.base import Tool
 from layerpath.tools.finders import full_size_mask
-from layerpath.tools.imaging import mask_box, mean_near, rgb, shrunk, with_rgb
-from layerpath.tools.regions import crop, grow_box, paste
 from layerpath.tools.sky_region import FOREIGN, find_sky, sky_alone, sky_coloured, sky_model
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 #: the share of a row a reference's sky must fill for the row to count as sky
 ROW_SKY = 0.85

@@ -19,7 +19,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from layerpath.tools.imaging import mean_near
+from layerpath.kit.imaging import mean_near
 
 #: the long side the sky is looked for at
 WORK_SIDE = 512

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import difflib
 import logging
-import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -15,41 +13,20 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from layerpath.errors import BadInput, ToolFailed
+from layerpath.kit.imaging import boxes_mask, dilate, drop_rules, rgb
+from layerpath.kit.names import select_text_boxes
+from layerpath.kit.regions import crop, grow_box, paste, union_box
+from layerpath.kit.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
 from layerpath.tools.base import Tool
 from layerpath.tools.fonts import layout_engine
-from layerpath.tools.imaging import boxes_mask, dilate, drop_rules, rgb
 from layerpath.tools.inpaint import inpaint_region
-from layerpath.tools.regions import crop, grow_box, paste, union_box
-from layerpath.tools.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
 
 log = logging.getLogger(__name__)
 
-_PATTERNS = {
-    "digits": r"\d",
-    "email": r"[\w.+-]+@[\w-]+\.[\w.]+",
-    "phone": r"\+?\d[\d\s().-]{5,}\d",
-}
 _FONT_FILES = (
     "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf",
     "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
 )
-
-
-def text_matches(found: str, wanted: str) -> bool:
-    """OCR-tolerant match: substring, or similar enough (OCR confuses O/0, l/1)."""
-    a, b = found.strip().lower(), wanted.strip().lower()
-    return bool(b) and (b in a or difflib.SequenceMatcher(None, a, b).ratio() >= 0.7)
-
-
-def select_text_boxes(boxes: Sequence[TextBox], params: Mapping[str, Any]) -> list[TextBox]:
-    """The boxes a text subtask is about: those matching params['match'] (literal text)
-    or params['pattern'] (digits / email / phone), else all of them."""
-    if params.get("match"):
-        return [b for b in boxes if text_matches(b.text, str(params["match"]))]
-    if params.get("pattern"):
-        regex = re.compile(_PATTERNS[str(params["pattern"])])
-        return [b for b in boxes if regex.search(b.text)]
-    return list(boxes)
 
 
 def _chosen(ctx: ToolContext, inputs: Mapping[ArtifactKind, Any]) -> list[TextBox]:

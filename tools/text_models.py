@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from layerpath.errors import ToolFailed
+from layerpath.kit.types import ArtifactKind, ToolContext, ToolResult
 from layerpath.tools.hf import TorchModelTool, load_pretrained
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 
 def loader(class_name: str) -> Any:

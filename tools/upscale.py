@@ -18,10 +18,10 @@ import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
+from layerpath.kit.imaging import rgb
+from layerpath.kit.types import ArtifactKind, ToolContext, ToolResult
 from layerpath.tools.base import Tool
 from layerpath.tools.device import RESIDENT, tool_device
-from layerpath.tools.imaging import rgb
-from layerpath.tools.types import ArtifactKind, ToolContext, ToolResult
 
 MAX_PIXELS = 400e6  # the largest result: a 100-megapixel photo at 2x
 

@@ -19,10 +19,10 @@ import cv2
 import numpy as np
 
 from layerpath.errors import ToolFailed
+from layerpath.kit.imaging import rgb
+from layerpath.kit.types import ArtifactKind, Box, ToolContext, ToolResult
 from layerpath.tools.base import OnnxModelTool, Tool
 from layerpath.tools.device import RESIDENT, tool_device
-from layerpath.tools.imaging import rgb
-from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
 #: The 80 COCO classes in the order of the detectors' class ids.
 COCO_CLASSES = tuple(

@@ -16,9 +16,10 @@ import numpy as np
 from layerpath.engine.checks.removal import untouched_outside
 from layerpath.engine.checks.sky import sky_distance
 from layerpath.engine.checks.verdict import Verdict
-from layerpath.tools.adjust import ADJUSTMENTS, hue_direction, noise_sigma
-from layerpath.tools.imaging import dilate, erode, lab_exact, mask_box, rgb
-from layerpath.tools.regions import analysis_copy, crop
+from layerpath.kit.adjustments import ADJUSTMENTS
+from layerpath.kit.colours import hue_direction, lab_exact
+from layerpath.kit.imaging import dilate, erode, mask_box, noise_sigma, rgb
+from layerpath.kit.regions import analysis_copy, crop
 
 #: pixels a statistic is measured on (a scaled copy); fine detail at native size
 ANALYSIS_PIXELS = 1_000_000
@@ -138,8 +139,8 @@ def _parts(
     are sky, when the reference was matched sky to sky; None when it was matched whole."""
     if not isinstance(reference.get("parts"), Mapping):
         return None
+    from layerpath.kit.colours import rgb_exact
     from layerpath.tools.adjust import picture_sky
-    from layerpath.tools.imaging import rgb_exact
 
     picture = np.clip(np.rint(rgb_exact(whole) * 255.0), 0, 255).astype(np.uint8)
     sky = picture_sky(picture)
@@ -269,7 +270,7 @@ def _look(
     """Whether the look shows: each of its expectations (tools/data/looks.json) moved in
     its direction by enough of what the look at this strength asks, as far as this photo
     can show it (colour it has not got cannot be taken away)."""
-    from layerpath.tools.looks import looks
+    from layerpath.kit.looks import looks
 
     look = looks().get(name)
     if look is None:

@@ -15,8 +15,8 @@ import numpy as np
 
 from layerpath.engine.checks.texture import lab_of
 from layerpath.engine.checks.verdict import Verdict, verdict
-from layerpath.tools.imaging import erode, rgb
-from layerpath.tools.regions import analysis_copy
+from layerpath.kit.imaging import erode, rgb
+from layerpath.kit.regions import analysis_copy
 
 ANALYSIS_PIXELS = 1_000_000
 #: the working point (engine/checks/verdict.py): a raw score of 0.7 is the threshold, where

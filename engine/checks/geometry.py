@@ -12,8 +12,8 @@ import cv2
 import numpy as np
 
 from layerpath.engine.checks.verdict import Verdict
-from layerpath.tools.geometry import aspect_of
-from layerpath.tools.imaging import mask_box, rgb
+from layerpath.kit.imaging import mask_box, rgb
+from layerpath.kit.regions import aspect_of
 
 
 def check_cropped(

@@ -14,8 +14,8 @@ from layerpath.engine.checks.adjust import check_adjustment
 from layerpath.engine.checks.removal import untouched_outside
 from layerpath.engine.checks.sky import check_sky_replaced
 from layerpath.engine.checks.verdict import Verdict
-from layerpath.tools.imaging import boxes_mask, dilate, rgb
-from layerpath.tools.types import Box, TextBox
+from layerpath.kit.imaging import boxes_mask, dilate, rgb
+from layerpath.kit.types import Box, TextBox
 
 if TYPE_CHECKING:
     from layerpath.engine.types import Subtask
@@ -86,7 +86,7 @@ def check_scenery(
     look's light and colour, whichever tool made it (a look offline, a diffusion model on
     a GPU); a sky from a reference photo, that sky's colours in the photo's sky; a
     scenery no look names ('a beach') only a vision critic can vouch for."""
-    from layerpath.tools.looks import find_look
+    from layerpath.kit.looks import find_look
 
     if isinstance(subtask.params.get("ref_sky"), Mapping):
         return check_sky_replaced(before, after, mask, subtask.params["ref_sky"])

@@ -15,16 +15,9 @@ import numpy as np
 from layerpath.engine.checks.removal import untouched_outside
 from layerpath.engine.checks.texture import bands, energy, grain, grey, lab_of
 from layerpath.engine.checks.verdict import Verdict, verdict
-from layerpath.tools.imaging import (
-    ColourNames,
-    color_lab,
-    dilate,
-    erode,
-    mask_box,
-    mean_near,
-    parse_color,
-)
-from layerpath.tools.regions import analysis_copy, crop
+from layerpath.kit.colours import ColourNames, color_lab, parse_color
+from layerpath.kit.imaging import dilate, erode, mask_box, mean_near
+from layerpath.kit.regions import analysis_copy, crop
 
 ANALYSIS_PIXELS = 1_000_000
 

@@ -44,9 +44,9 @@ from layerpath.engine.checks.texture import (
     shape_contrast,
 )
 from layerpath.engine.checks.verdict import Verdict, verdict
-from layerpath.tools.imaging import dilate, erode, mask_box, rgb, sector_energy
-from layerpath.tools.regions import analysis_copy, crop
-from layerpath.tools.types import Box
+from layerpath.kit.imaging import dilate, erode, mask_box, rgb, sector_energy
+from layerpath.kit.regions import analysis_copy, crop
+from layerpath.kit.types import Box
 
 ANALYSIS_PIXELS = 1_000_000
 #: the working point (engine/checks/verdict.py): a raw score of 0.7 is the threshold, where

@@ -11,8 +11,9 @@ import numpy as np
 
 from layerpath.engine.checks.removal import untouched_outside
 from layerpath.engine.checks.verdict import Verdict, verdict
-from layerpath.tools.imaging import dilate, erode, lab_exact, mean_near, rgb
-from layerpath.tools.regions import analysis_copy
+from layerpath.kit.colours import lab_exact
+from layerpath.kit.imaging import dilate, erode, mean_near, rgb
+from layerpath.kit.regions import analysis_copy
 from layerpath.tools.sky import REACH, fine_detail, things_in
 
 #: how far apart (in CIELAB, mean and spread of L*, a*, b*) two skies' colours may lie and

@@ -18,11 +18,12 @@ import numpy as np
 
 from layerpath.engine.checks.removal import untouched_outside
 from layerpath.engine.checks.verdict import Verdict, verdict
-from layerpath.tools.imaging import boxes_mask, dilate, mask_box, rgb
+from layerpath.kit.imaging import boxes_mask, dilate, mask_box, rgb
+from layerpath.kit.names import text_matches
+from layerpath.kit.regions import grow_box
+from layerpath.kit.types import Box, TextBox
 from layerpath.tools.ocr import read_text_again
-from layerpath.tools.regions import grow_box
-from layerpath.tools.text import fit_font, text_matches
-from layerpath.tools.types import Box, TextBox
+from layerpath.tools.text import fit_font
 
 
 def similarity(a: str, b: str) -> float:

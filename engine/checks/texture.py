@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from layerpath.tools.imaging import angular_sectors, dilate, erode, nearest_of, rgb, to_lab
+from layerpath.kit.colours import to_lab
+from layerpath.kit.imaging import angular_sectors, dilate, erode, nearest_of, rgb
 from layerpath.tools.patchmatch import colour_labels, lines_across, regions
 
 

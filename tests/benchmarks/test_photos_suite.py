@@ -17,8 +17,8 @@ from layerpath.benchmarks.photos_suite import (
     score_recolour,
     score_removal,
 )
+from layerpath.kit.imaging import dilate
 from layerpath.plugin.cli import main
-from layerpath.tools.imaging import dilate
 
 pytest.importorskip("skimage")
 

@@ -18,8 +18,9 @@ from layerpath.engine.types import (
     Subtask,
     SubtaskOutcome,
 )
-from layerpath.tools.imaging import from_lab, mask_box, parse_color, to_lab
-from layerpath.tools.types import SubtaskKind
+from layerpath.kit.colours import from_lab, parse_color, to_lab
+from layerpath.kit.imaging import mask_box
+from layerpath.kit.types import SubtaskKind
 
 K = SubtaskKind
 

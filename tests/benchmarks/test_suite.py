@@ -15,9 +15,9 @@ from layerpath.benchmarks.suite import (
     make_suite_scene,
 )
 from layerpath.engine.planner import plan_offline
-from layerpath.tools.imaging import color_lab, parse_color, to_lab
+from layerpath.kit.colours import color_lab, parse_color, to_lab
+from layerpath.kit.types import SubtaskKind
 from layerpath.tools.ocr import read_text
-from layerpath.tools.types import SubtaskKind
 
 K = SubtaskKind
 TEXT_READS = {K.TEXT_DETECTION, K.TEXT_EXTRACTION, K.KEYWORD_HIGHLIGHTING}

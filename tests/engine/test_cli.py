@@ -140,7 +140,7 @@ def test_everyday_adjustments_on_a_real_photo_without_a_mask(
     """scikit-image's astronaut, as a photographer words it: the face is found and
     blurred, the background found (all but the person) and made black and white, each a
     step layer over the untouched photo; the report keeps each step's adjustment."""
-    from layerpath.tools.imaging import lab_exact
+    from layerpath.kit.colours import lab_exact
 
     photo, _, steps, report = edit_astronaut(
         tmp_path, "blur the face and make the background black and white", capsys
@@ -172,7 +172,7 @@ def test_looks_from_the_command_line_on_a_real_photo(
     look (no diffusion model here): darker and bluer, the report naming the tool."""
     from PIL import Image
 
-    from layerpath.tools.imaging import lab_exact
+    from layerpath.kit.colours import lab_exact
 
     photo, image, steps, report = edit_astronaut(
         tmp_path, "make it look moody, but keep the face unchanged", capsys

@@ -17,7 +17,7 @@ from layerpath.engine.subroutines import RuleTable
 from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import EditRequest, Mode, RunResult, Snapshot, StepLayer, SubtaskKind
 from layerpath.errors import BadInput
-from layerpath.tools.imaging import dilate
+from layerpath.kit.imaging import dilate
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene

@@ -19,9 +19,9 @@ import pytest
 from layerpath.engine.executor import Engine
 from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import EditRequest, Mode, SubtaskKind
+from layerpath.kit.types import ArtifactKind, Prior, ToolContext, ToolResult
 from layerpath.tools.base import Tool
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, Prior, ToolContext, ToolResult
 from tests.conftest import Scene
 
 

@@ -375,7 +375,7 @@ def test_a_named_colour_is_that_colour_in_a_wide_gamut_photo(
     converted at all."""
     from PIL import ImageCms
 
-    from layerpath.tools.imaging import colours_in, parse_color
+    from layerpath.kit.colours import colours_in, parse_color
 
     clay = CLAY_RGB.read_bytes()
     to_screen = ImageCms.buildTransform(
@@ -410,7 +410,7 @@ def test_a_named_colour_is_that_colour_in_a_wide_gamut_photo(
 
 
 def dilate_mask(mask: np.ndarray, by: int) -> np.ndarray:
-    from layerpath.tools.imaging import dilate
+    from layerpath.kit.imaging import dilate
 
     return dilate(mask, by)
 

@@ -247,7 +247,7 @@ def test_bringing_back_the_shadows_is_not_darkening_them() -> None:
 
 
 def test_a_colour_with_a_modifier_is_that_colour_darker_lighter_or_richer() -> None:
-    from layerpath.tools.imaging import color_lab, parse_color
+    from layerpath.kit.colours import color_lab, parse_color
 
     blue, deep, pale = (color_lab(parse_color(c)) for c in ("blue", "deep blue", "pale blue"))
     assert deep[0] < blue[0] - 5 and pale[0] > blue[0] + 10  # lightness
@@ -403,7 +403,7 @@ def test_a_thing_that_is_also_a_colour_name_stays_a_thing() -> None:
 
 
 def test_surveyed_colour_names_resolve_after_css_and_modifiers() -> None:
-    from layerpath.tools.imaging import parse_color
+    from layerpath.kit.colours import parse_color
 
     assert parse_color("navy") == (0, 0, 128)  # CSS's navy, not the survey's
     assert parse_color("mustard yellow") == (210, 189, 10)  # the survey's

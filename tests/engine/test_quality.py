@@ -17,7 +17,7 @@ from layerpath.benchmarks.checkset import CheckCase, check_cases
 from layerpath.engine.checks.verdict import verdict
 from layerpath.engine.quality import judge as judge_step
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
-from layerpath.tools.imaging import dilate
+from layerpath.kit.imaging import dilate
 
 pytest.importorskip("skimage")
 
@@ -102,8 +102,8 @@ def test_a_removal_is_judged_around_its_window_only(scene) -> None:  # type: ign
     """The engine's scoring crops to the step's window: the same verdict as on the whole
     picture, and a change far away (outside the window the tool reported) is not looked
     for at all."""
+    from layerpath.kit.types import ToolContext
     from layerpath.tools.registry import Registry
-    from layerpath.tools.types import ToolContext
 
     ball = scene.masks["ball"]
     tool = Registry.from_catalogue().get("patch_fill")
@@ -151,8 +151,8 @@ def test_new_words_written_over_the_old_are_not_a_replacement() -> None:
 
     from PIL import Image
 
+    from layerpath.kit.types import ToolContext
     from layerpath.tools.registry import Registry
-    from layerpath.tools.types import ToolContext
 
     examples = Path(__file__).resolve().parents[2] / "examples"
     image = np.asarray(Image.open(examples / "coffee.png").convert("RGBA"))
@@ -245,8 +245,8 @@ def test_a_fill_that_cuts_off_a_tyre_is_not_called_done() -> None:
     from layerpath.benchmarks.photos import skimage_photos
     from layerpath.benchmarks.photos_suite import photo_tasks
     from layerpath.engine.checks.removal import check_removal
+    from layerpath.kit.types import ToolContext
     from layerpath.tools.registry import Registry
-    from layerpath.tools.types import ToolContext
 
     photos = [p for p in skimage_photos() if p.name == "motorcycle"]
     task = next(t for t in photo_tasks(photos, 1) if t.id == "motorcycle-1")
@@ -276,8 +276,8 @@ def test_a_washed_out_fill_of_gravel_is_not_called_done() -> None:
     from skimage import data
 
     from layerpath.engine.checks.removal import check_removal
+    from layerpath.kit.types import ToolContext
     from layerpath.tools.registry import Registry
-    from layerpath.tools.types import ToolContext
 
     grey = data.gravel()
     h, w = grey.shape

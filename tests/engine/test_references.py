@@ -21,10 +21,10 @@ from layerpath.engine.references import load_reference, parse_refs
 from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import EditRequest, Snapshot, SubtaskKind
 from layerpath.errors import BadInput
+from layerpath.kit.colours import lab_exact
 from layerpath.plugin.cli import main
 from layerpath.settings import LlmSettings, Settings, save_settings
 from layerpath.tools.fonts import installed_fonts
-from layerpath.tools.imaging import lab_exact
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
 from tests.openai_server import ScriptedServer
@@ -294,7 +294,7 @@ def test_the_sky_of_a_reference_photo_replaces_the_photos(tmp_path: Path) -> Non
 def test_a_new_sky_that_leaves_the_old_one_around_a_pole_is_turned_down() -> None:
     """A finder's sky that stops short of the pole, and a new sky put into it alone: the
     old sky stays along the pole, a halo the check names."""
-    from layerpath.tools.imaging import dilate
+    from layerpath.kit.imaging import dilate
 
     picture, sky, pole = landscape()
     found = sky & ~dilate(pole, 10)

@@ -22,10 +22,10 @@ from layerpath.engine.executor import Engine
 from layerpath.engine.experts import _senses, checker_opinions, clipped_shares
 from layerpath.engine.reflection import reflect
 from layerpath.engine.types import EditRequest, Snapshot, Subtask, SubtaskKind
+from layerpath.kit.imaging import dilate
+from layerpath.kit.types import ArtifactKind, Prior, ToolContext, ToolResult
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import dilate
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, Prior, ToolContext, ToolResult
 from tests.conftest import Scene
 
 K = SubtaskKind
@@ -222,7 +222,7 @@ def test_saturating_a_photo_clipped_by_the_plain_adjustment_is_eased_into_the_ga
     pytest.importorskip("skimage")
     from skimage import data
 
-    from layerpath.tools.imaging import to_lab
+    from layerpath.kit.colours import to_lab
 
     photo = np.dstack([data.astronaut(), np.full((512, 512), 255, np.uint8)])
     engine = Engine(Registry.from_catalogue())

@@ -12,11 +12,11 @@ import pytest
 
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Snapshot
+from layerpath.kit.imaging import dilate
+from layerpath.kit.regions import confined
+from layerpath.kit.types import ArtifactKind, Box, ToolContext, ToolResult
 from layerpath.tools.base import Tool
-from layerpath.tools.imaging import dilate
-from layerpath.tools.regions import confined
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, Box, ToolContext, ToolResult
 
 data = pytest.importorskip("skimage.data")
 
@@ -131,7 +131,7 @@ def test_fills_nearby_are_judged_against_the_photo_there() -> None:
         assert hole.sum() == mask.sum() and not (hole & dilate(mask, 4)).any()
         assert not any((hole & other).any() for other in holes[number + 1 :])
     tool = Registry.from_catalogue().get("patch_fill")
-    from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
+    from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 
     def patch(image: np.ndarray, hole: np.ndarray) -> np.ndarray:
         made = tool.run(

@@ -18,8 +18,8 @@ from layerpath.engine.executor import Engine
 from layerpath.engine.kinds import KINDS, KindSpec
 from layerpath.engine.quality import judge
 from layerpath.engine.types import ArtifactKind, EditRequest, Snapshot, Subtask, SubtaskKind
+from layerpath.kit.imaging import dilate, erode
 from layerpath.settings import LlmSettings
-from layerpath.tools.imaging import dilate, erode
 from layerpath.tools.registry import Registry
 from tests.openai_server import ScriptedServer
 
@@ -396,8 +396,8 @@ def test_a_colour_match_pairs_sky_with_sky_and_ground_with_ground() -> None:
     photo's own sky takes the reference's sky's colours and its ground the ground's (a
     match of the whole averaged them into grey: the photo came out duller)."""
     from layerpath.engine.references import colour_stats
+    from layerpath.kit.colours import lab_exact
     from layerpath.tools.adjust import adjusted
-    from layerpath.tools.imaging import lab_exact
 
     h, w = 400, 600
     y = np.linspace(0, 1, h // 2)[:, None, None]

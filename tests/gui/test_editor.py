@@ -278,7 +278,7 @@ def test_an_adjustments_amount_is_changed_from_its_slider(qtbot, tmp_path: Path)
     warmer than before, and the document's record keeps the new amount."""
     from skimage import data
 
-    from layerpath.tools.imaging import lab_exact
+    from layerpath.kit.colours import lab_exact
 
     editor = open_photo(qtbot, tmp_path, data.coffee(), "coffee")
     panel = editor.panel

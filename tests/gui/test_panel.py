@@ -16,7 +16,7 @@ from layerpath.engine.io import GroupLayer, composite
 from layerpath.engine.types import StepLayer
 from layerpath.gui.panel import Panel
 from layerpath.gui.qt import Qt, QtCore
-from layerpath.tools.imaging import dilate
+from layerpath.kit.imaging import dilate
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
 from tests.gui.conftest import run_in_panel
@@ -291,7 +291,7 @@ def test_each_steps_experts_and_why_a_step_was_tried_again_are_shown(
     the ball, so the old wall colour rings it and the first fills are turned down.)"""
     from dataclasses import replace
 
-    from layerpath.tools.imaging import dilate
+    from layerpath.kit.imaging import dilate
 
     masks = dict(scene.masks)
     masks["wall"] = masks["wall"] & ~dilate(masks["ball"], 4)

@@ -13,8 +13,10 @@ from skimage import data
 
 from layerpath.engine.checks.adjust import check_adjustment
 from layerpath.errors import BadInput
-from layerpath.tools.adjust import ADJUSTMENTS, adjusted, noise_sigma
-from layerpath.tools.imaging import lab_exact
+from layerpath.kit.adjustments import ADJUSTMENTS
+from layerpath.kit.colours import lab_exact
+from layerpath.kit.imaging import noise_sigma
+from layerpath.tools.adjust import adjusted
 
 
 def rgba(pixels: np.ndarray) -> np.ndarray:

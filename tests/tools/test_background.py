@@ -13,10 +13,10 @@ import pytest
 from PIL import Image
 
 from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.plugin.cli import main
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 from tests.tools.installed import install_built
 
 A = ArtifactKind
@@ -47,7 +47,7 @@ def test_grabcut_keeps_the_subject_and_clears_the_background() -> None:
     ).outputs[A.IMAGE]
     assert np.array_equal(out[..., :3], image[..., :3])  # colours untouched
     alpha = out[..., 3]
-    from layerpath.tools.imaging import dilate, erode
+    from layerpath.kit.imaging import dilate, erode
 
     assert alpha[erode(disk, 8)].min() == 255 and alpha[~dilate(disk, 8)].max() == 0  # soft edge
 
@@ -192,8 +192,8 @@ def test_matting_follows_a_soft_outline_closer_than_the_guided_filter() -> None:
     pytest.importorskip("skimage")
     pytest.importorskip("pymatting")
     from layerpath.benchmarks.photos import make_subject, place, skimage_photos, texture_sources
+    from layerpath.kit.imaging import dilate, erode
     from layerpath.tools.background import edge_matte, guided_matte
-    from layerpath.tools.imaging import dilate, erode
 
     grass = next(p for p in skimage_photos() if p.name == "grass")
     subject = make_subject(np.random.default_rng(1), texture_sources()[0], (240, 260))

@@ -18,11 +18,11 @@ from layerpath.engine.critics import VlmCritic
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest
 from layerpath.errors import ToolFailed
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.settings import CloudSettings, LlmSettings, Settings, save_settings
 from layerpath.settings.secrets import set_api_key
 from layerpath.settings.store import settings_path
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 from tests.conftest import Scene
 from tests.openai_server import ScriptedServer
 
@@ -67,7 +67,7 @@ def test_only_the_grown_mask_changes_and_the_request_is_what_it_should_be(
     assert out.shape == scene.image.shape
     assert np.abs(out[ball][:, :3].astype(int) - BLUE).max() <= 2  # painted where asked
     reach = int(params["grow"]) + 2 * int(params["feather"]) + 2
-    from layerpath.tools.imaging import dilate
+    from layerpath.kit.imaging import dilate
 
     outside = ~dilate(ball, reach)
     assert np.array_equal(out[outside], scene.image[outside])

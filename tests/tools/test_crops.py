@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from layerpath.kit.types import Box
 from layerpath.tools.crops import crop_for_model, crop_window, paste_back
-from layerpath.tools.types import Box
 
 
 def photo(h: int, w: int, seed: int = 0) -> np.ndarray:

@@ -13,10 +13,10 @@ import pytest
 
 from layerpath.engine.io import read_layered
 from layerpath.engine.types import EditRequest
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.plugin.cli import main
 from layerpath.tools.models import ModelManager, load_catalogue
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 from tests.conftest import Scene
 from tests.file_server import FileServer
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from layerpath.errors import ToolFailed
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.tools.device import RESIDENT, ModelCache, weight_bytes, with_memory_fallback
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 from tests.conftest import Scene
 from tests.tools.installed import install_built
 

@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from layerpath.errors import Cancelled, ToolFailed
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.tools.base import Tool
 from layerpath.tools.diffusion import transfer_change
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 from tests.conftest import Scene
 from tests.tools.installed import install_built
 

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from layerpath.errors import Cancelled
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 from tests.conftest import Scene
 
 pytest.importorskip("skimage")

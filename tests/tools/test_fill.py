@@ -9,9 +9,9 @@ import cv2
 import numpy as np
 import pytest
 
-from layerpath.tools.imaging import ring
+from layerpath.kit.imaging import ring
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 
 data = pytest.importorskip("skimage.data")
 

@@ -9,10 +9,10 @@ import pytest
 from skimage import data
 
 from layerpath.errors import TargetNotFound
-from layerpath.tools.finders import finder_for, position_of
+from layerpath.kit.names import finder_for, position_of
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.tools.masks import NamedMaskSource
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 
 REGISTRY = Registry.from_catalogue()
 FINDER = REGISTRY.get("offline_finder")

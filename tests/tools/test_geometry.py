@@ -10,9 +10,10 @@ from skimage import data
 
 from layerpath.engine.checks.geometry import check_cropped, check_rotated
 from layerpath.errors import BadInput, ToolFailed
-from layerpath.tools.geometry import CropFrame, RotateFrame, aspect_of, inscribed
+from layerpath.kit.regions import aspect_of
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
+from layerpath.tools.geometry import CropFrame, RotateFrame, inscribed
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 
 REGISTRY = Registry.from_catalogue()
 

@@ -12,9 +12,9 @@ import pytest
 
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Mode, Snapshot
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 from tests.conftest import Scene
 from tests.tools.installed import install_built, save_word_tokenizer
 

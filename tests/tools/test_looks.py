@@ -16,9 +16,9 @@ from skimage import data
 
 from layerpath.engine.checks.adjust import check_adjustment
 from layerpath.errors import BadInput
+from layerpath.kit.looks import halo, look_from, look_named, looks
 from layerpath.tools import looks as looks_module
-from layerpath.tools.adjust import BAND_ROWS, adjusted
-from layerpath.tools.looks import halo, look_from, look_named, looks, render
+from layerpath.tools.adjust import BAND_ROWS, adjusted, render
 
 
 def rgba(pixels: np.ndarray) -> np.ndarray:

@@ -13,9 +13,9 @@ from PIL import Image
 from layerpath.engine.checks.picture import check_outpainted
 from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
 from layerpath.engine.types import SubtaskKind
+from layerpath.kit.types import ArtifactKind, ToolContext
 from layerpath.plugin.cli import main
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, ToolContext
 from tests.conftest import Scene
 
 A = ArtifactKind

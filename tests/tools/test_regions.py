@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from layerpath.tools.regions import (
+from layerpath.kit.regions import (
     BAND_ROWS,
     analysis_copy,
     changed_window,
@@ -17,8 +17,8 @@ from layerpath.tools.regions import (
     paste,
     union_box,
 )
+from layerpath.kit.types import ArtifactKind, Box, SubtaskKind, TextBox, ToolContext
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, Box, SubtaskKind, TextBox, ToolContext
 from tests.conftest import Scene
 
 K = SubtaskKind

@@ -12,10 +12,10 @@ import pytest
 
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Mode
-from layerpath.tools.imaging import mask_box
+from layerpath.kit.imaging import mask_box
+from layerpath.kit.types import ArtifactKind, Box, SubtaskKind, ToolContext
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, Box, SubtaskKind, ToolContext
 from tests.conftest import Scene
 from tests.tools.installed import install_built
 

@@ -10,11 +10,11 @@ from layerpath.engine.types import ArtifactKind as A
 from layerpath.engine.types import SubtaskKind as K
 from layerpath.engine.types import ToolContext
 from layerpath.errors import BadInput, TargetNotFound
-from layerpath.tools.imaging import dilate, parse_color, to_lab
-from layerpath.tools.masks import resolve_mask
+from layerpath.kit.colours import parse_color, to_lab
+from layerpath.kit.imaging import dilate
+from layerpath.kit.names import resolve_mask, text_matches
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
-from layerpath.tools.text import text_matches
 from tests.conftest import Scene
 
 REGISTRY = Registry.from_catalogue()

@@ -16,9 +16,9 @@ from layerpath.engine.executor import Engine
 from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
 from layerpath.engine.types import EditRequest, SubtaskKind
 from layerpath.errors import ToolFailed
+from layerpath.kit.types import ArtifactKind, ToolContext
 from layerpath.plugin.cli import main
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, ToolContext
 from tests.conftest import Scene
 
 A = ArtifactKind

@@ -16,10 +16,10 @@ import pytest
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Mode, Snapshot
 from layerpath.errors import ToolFailed
-from layerpath.tools.imaging import mask_box
+from layerpath.kit.imaging import mask_box
+from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
-from layerpath.tools.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.tools.yolo import coco_class, letterbox
 from tests.conftest import Scene
 from tests.tools.installed import install_built

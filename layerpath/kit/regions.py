@@ -5,17 +5,20 @@ cut the window around what they change (the mask's bounds plus the context they 
 work on that crop, and paste the result back into one copy of the photo; they report
 the window (`ToolResult.window`) so the checks, the step layers and the file writers
 look only there. Analysis that needs no exactness (texture statistics, probes) runs on
-a copy of the window scaled down to a pixel budget.
+a copy of the window scaled down to a pixel budget. And the ratios a crop may be
+asked for ('4:5', 'square').
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import cv2
 import numpy as np
 
-from layerpath.tools.types import Box
+from layerpath.errors import BadInput
+from layerpath.kit.types import Box
 
 #: rows compared at a time when looking for what changed (bounds the temporary memory)
 BAND_ROWS = 512
@@ -161,3 +164,25 @@ def analysis_copy(
         small = cv2.resize(pixels.astype(np.uint8) * 255, size, interpolation=cv2.INTER_AREA)
         return small > 127, scale
     return cv2.resize(pixels, size, interpolation=interpolation), scale
+
+
+#: the ratios a crop's words may name (w:h)
+ASPECTS = {
+    "square": (1, 1),
+    "portrait": (4, 5),
+    "landscape": (3, 2),
+    "panorama": (3, 1),
+    "wide": (16, 9),
+}
+
+
+def aspect_of(words: object) -> tuple[int, int] | None:
+    """'16:9', '4x5', 'square' -> (16, 9), (4, 5), (1, 1); None when none is named."""
+    text = str(words or "").lower()
+    found = re.search(r"(\d+(?:\.\d+)?)\s*[:x/]\s*(\d+(?:\.\d+)?)", text)
+    if found:
+        a, b = float(found.group(1)), float(found.group(2))
+        if a <= 0 or b <= 0 or max(a / b, b / a) > 10:
+            raise BadInput(f"Crop to a ratio between 1:10 and 10:1, not {found.group(0)}.")
+        return int(a * 100), int(b * 100)
+    return next((ratio for word, ratio in ASPECTS.items() if word in text), None)

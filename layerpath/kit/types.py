@@ -195,7 +195,7 @@ class ToolContext:
     selection: np.ndarray | None = None
     cancelled: Callable[[], bool] = lambda: False
     progress: Callable[[float], None] = lambda share: None  # a long tool: 0..1 done
-    # a colour's name -> RGB in the picture's own colour space (tools/imaging.colours_in);
+    # a colour's name -> RGB in the picture's own colour space (kit/colours.colours_in);
     # None: sRGB
     colours: Callable[[str], tuple[int, int, int]] | None = None
     # the reference pictures the user gave, by name (RGB; engine/references.py)
@@ -205,7 +205,7 @@ class ToolContext:
         """The named colour in the picture's own values."""
         if self.colours is not None:
             return self.colours(name)
-        from layerpath.tools.imaging import parse_color
+        from layerpath.kit.colours import parse_color
 
         return parse_color(name)
 

@@ -1,0 +1,151 @@
+"""What the words of a subtask name: the user's own mask or selection ('the cat' is the
+mask called 'cats'), the offline finder a region's words ask for ('the sky', 'her
+face', 'the people on the left') and the position among several, and the text a text
+subtask is about (a literal, or digits / an email / a phone number)."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from layerpath.errors import TargetNotFound, shown
+from layerpath.kit.types import TextBox
+
+_ARTICLES = {"the", "a", "an", "this", "that", "these", "those", "all", "my", "its", "his", "her"}
+SELECTION_WORDS = {"", "this", "it", "here", "selection", "the selection", "selected area"}
+
+
+def normalize_name(name: str) -> str:
+    """'The Cats ' -> 'cats': lower case, no articles, single spaces."""
+    words = [w for w in name.lower().replace("_", " ").split() if w not in _ARTICLES]
+    return " ".join(words)
+
+
+def _singular(word: str) -> str:
+    for suffix, repl in (("ies", "y"), ("ses", "s"), ("es", "e"), ("s", "")):
+        if word.endswith(suffix) and len(word) > len(suffix) + 1:
+            return word[: -len(suffix)] + repl
+    return word
+
+
+def resolve_mask(
+    target: str | None, masks: Mapping[str, np.ndarray], selection: np.ndarray | None
+) -> tuple[str, np.ndarray]:
+    """Find the mask a target names: exact, singular/plural, head noun, then any word.
+
+    "the cat" -> mask "cat"; "the red car" -> "car"; "this" -> the selection.
+    """
+    wanted = normalize_name(target or "")
+    if wanted in SELECTION_WORDS:
+        if selection is not None and selection.any():
+            return "selection", selection
+        raise TargetNotFound(
+            "The instruction refers to 'this' but nothing is selected. Select the region "
+            "first, or name the object and give its mask."
+        )
+    by_name = {normalize_name(name): (name, mask) for name, mask in masks.items()}
+    singular = {_singular(k): v for k, v in by_name.items()}
+    words = wanted.split()
+    for found in (
+        by_name.get(wanted),
+        singular.get(_singular(wanted)),
+        singular.get(_singular(words[-1])),
+        next((v for k, v in singular.items() if k in {_singular(w) for w in words}), None),
+    ):
+        if found is not None and found[1].any():
+            return found
+    if selection is not None and selection.any():  # the user selected what they name
+        return "selection", selection
+    known = shown(", ".join(sorted(masks)) or "none", 400)
+    raise TargetNotFound(
+        f"No mask for '{shown(target or '')}'. Masks in this request: {known}. Select it, or "
+        "name a mask or layer after it."
+    )
+
+
+def user_region(
+    target: str | None, masks: Mapping[str, np.ndarray], selection: np.ndarray | None
+) -> str | None:
+    """The name of the user's own region for a target (a mask named after it, or the
+    selection), None when they gave none: then, and only then, may a finder look."""
+    try:
+        label, _ = resolve_mask(target, masks, selection)
+    except TargetNotFound:
+        return None
+    return label
+
+
+FACES = {"face", "faces", "head", "heads", "portrait"}
+PEOPLE = {
+    "person", "people", "man", "men", "woman", "women", "child", "children", "kid", "kids",
+    "boy", "girl", "guy", "lady", "tourist", "tourists", "pedestrian", "pedestrians",
+    "figure", "figures", "human", "humans", "someone", "bystander", "bystanders",
+}  # fmt: skip
+SUBJECT = {"subject", "main subject", "foreground", "object", "main object", "model"}
+BACKGROUND = {"background", "backdrop", "surroundings"}
+SKY = {"sky", "skies", "clouds", "the sky"}
+POSITIONS = ("left", "right", "top", "bottom", "center", "middle", "largest", "smallest")
+#: the found regions whose outline is the thing's own, along the photo's edges (a face's
+#: region is an ellipse over the detector's box, drawn to be feathered)
+ALONG_EDGES = ("sky", "background", "subject")
+
+
+def finder_for(target: str | None) -> str | None:
+    """Which offline finder a target's words name ('face', 'people', 'subject',
+    'background', 'sky'), None when none does."""
+    words = re.findall(r"[a-z]+", (target or "").lower())
+    phrase = " ".join(words)
+    vocabularies = (
+        ("face", FACES),
+        ("sky", SKY),
+        ("background", BACKGROUND),
+        ("people", PEOPLE),
+        ("subject", SUBJECT),
+    )
+    for name, vocabulary in vocabularies:
+        if phrase in vocabulary:
+            return name
+    for word in words:  # the first that names one: 'the people in the background'
+        for name, vocabulary in vocabularies:
+            if word in vocabulary:
+                return name
+    return None
+
+
+def position_of(target: str | None, params: Mapping[str, Any]) -> str | None:
+    """The position a subtask asks for: its 'position' parameter, else a position
+    word in the target ('the person on the left')."""
+    given = params.get("position")
+    if given:
+        return str(given)
+    words = re.findall(r"[a-z]+", (target or "").lower())
+    found = [w for w in words if w in POSITIONS]
+    return " ".join(found) or None
+
+
+_PATTERNS = {
+    "digits": r"\d",
+    "email": r"[\w.+-]+@[\w-]+\.[\w.]+",
+    "phone": r"\+?\d[\d\s().-]{5,}\d",
+}
+
+
+def text_matches(found: str, wanted: str) -> bool:
+    """OCR-tolerant match: substring, or similar enough (OCR confuses O/0, l/1)."""
+    a, b = found.strip().lower(), wanted.strip().lower()
+    return bool(b) and (b in a or difflib.SequenceMatcher(None, a, b).ratio() >= 0.7)
+
+
+def select_text_boxes(boxes: Sequence[TextBox], params: Mapping[str, Any]) -> list[TextBox]:
+    """The boxes a text subtask is about: those matching params['match'] (literal text)
+    or params['pattern'] (digits / email / phone), else all of them."""
+    if params.get("match"):
+        return [b for b in boxes if text_matches(b.text, str(params["match"]))]
+    if params.get("pattern"):
+        regex = re.compile(_PATTERNS[str(params["pattern"])])
+        return [b for b in boxes if regex.search(b.text)]
+    return list(boxes)
