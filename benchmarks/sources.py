@@ -1,6 +1,6 @@
 """Where the photo suites' photographs, skies and cut-outs come from, and which are held
-out. Thresholds and remedies are chosen on the tuning split; README reports the held-out
-split, which comes from other sources and is never looked at while tuning.
+out. Thresholds and remedies are chosen on the tuning split; docs/benchmarks.md reports
+the held-out split, which comes from other sources and is never looked at while tuning.
 
 - tuning: scikit-image's photos, Debian's mate-backgrounds (nature) and the photographs
   among lomiri-wallpapers-16.04 and -20.04 (Ubuntu Touch's community wallpapers: the

@@ -50,14 +50,14 @@ def connect(address: str, cpus: int | None = None) -> Any:
         if not _answers(address):  # (Ray itself retries a dead address for minutes)
             raise BadInput(
                 f"No Ray cluster answers at {shown(address, 120)}: start one with `ray start "
-                "--head` (see README, Studio scale) or use --ray auto."
+                "--head` (see docs/batch.md, Studio scale) or use --ray auto."
             )
         try:
             ray.init(address=address, **options)
         except ConnectionError as exc:
             raise BadInput(
                 f"No Ray cluster answers at {address}: start one with `ray start --head` "
-                "(see README, Studio scale) or use --ray auto."
+                "(see docs/batch.md, Studio scale) or use --ray auto."
             ) from exc
     return ray
 
