@@ -37,6 +37,17 @@ def _chosen(ctx: ToolContext, inputs: Mapping[ArtifactKind, Any]) -> list[TextBo
     return chosen
 
 
+def _chosen_window(
+    ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], grow: int
+) -> tuple[list[TextBox], Box, np.ndarray]:
+    """The boxes a text edit is about, the window it may change (the boxes grown by
+    `grow`), and a copy of the picture's colours there to paint on."""
+    image = inputs[ArtifactKind.IMAGE]
+    chosen = _chosen(ctx, inputs)
+    window = text_window(chosen, grow, image.shape)
+    return chosen, window, rgb(crop(image, window)).copy()
+
+
 def text_window(boxes: Sequence[TextBox], grow: int, shape: tuple[int, ...]) -> Box:
     """The boxes' bounds grown by `grow` pixels: all a text edit of them may change."""
     window = union_box(
@@ -167,9 +178,7 @@ class TextFillErase(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
-        chosen = _chosen(ctx, inputs)
-        window = text_window(chosen, int(params["grow"]), image.shape)
-        out = rgb(crop(image, window)).copy()
+        chosen, window, out = _chosen_window(ctx, inputs, int(params["grow"]))
         for tb in chosen:
             glyphs, at = ink_mask(image, [tb], int(params["grow"]))
             local = (
@@ -267,9 +276,7 @@ class BoxRedact(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
-        chosen = _chosen(ctx, inputs)
-        window = text_window(chosen, int(params["grow"]), image.shape)
-        out = rgb(crop(image, window)).copy()
+        chosen, window, out = _chosen_window(ctx, inputs, int(params["grow"]))
         for tb in chosen:
             g = _grown(tb.box, int(params["grow"]), image.shape)
             b = Box(g.x0 - window.x0, g.y0 - window.y0, g.x1 - window.x0, g.y1 - window.y0)

@@ -19,7 +19,7 @@ from layerpath.engine.checks.verdict import Verdict
 from layerpath.kit.adjustments import ADJUSTMENTS
 from layerpath.kit.colours import hue_direction, lab_exact
 from layerpath.kit.imaging import dilate, erode, mask_box, noise_sigma, rgb
-from layerpath.kit.regions import analysis_copy, crop
+from layerpath.kit.regions import analysis_copies
 
 #: pixels a statistic is measured on (a scaled copy); fine detail at native size
 ANALYSIS_PIXELS = 1_000_000
@@ -111,9 +111,9 @@ def check_adjustment(
         start, end = _detail_crop(before, box), _detail_crop(after, box)
         inside = region[box[1] : box[3], box[0] : box[2]]
         return _detail(op, amount, start, end, inside, untouched)
-    small_before, _ = analysis_copy(crop(before, bounds), ANALYSIS_PIXELS)
-    small_after, _ = analysis_copy(crop(after, bounds), ANALYSIS_PIXELS)
-    inside, _ = analysis_copy(crop(region, bounds), ANALYSIS_PIXELS)
+    (small_before, small_after, inside), _ = analysis_copies(
+        bounds, ANALYSIS_PIXELS, before, after, region
+    )
     whole0, whole1 = _lab(small_before), _lab(small_after)
     lab0, lab1 = whole0[inside], whole1[inside]
     if not len(lab0):
@@ -275,9 +275,9 @@ def _look(
     look = looks().get(name)
     if look is None:
         return Verdict(0.0, f"'{name}' is not a look")
-    small_before, _ = analysis_copy(crop(before, bounds), ANALYSIS_PIXELS)
-    small_after, _ = analysis_copy(crop(after, bounds), ANALYSIS_PIXELS)
-    inside, _ = analysis_copy(crop(region, bounds), ANALYSIS_PIXELS)
+    (small_before, small_after, inside), _ = analysis_copies(
+        bounds, ANALYSIS_PIXELS, before, after, region
+    )
     if not inside.any():
         return Verdict(0.0, "the region is empty")
     lab0, lab1 = _lab(small_before), _lab(small_after)

@@ -17,7 +17,7 @@ from layerpath.engine.checks.texture import bands, energy, grain, grey, lab_of
 from layerpath.engine.checks.verdict import Verdict, verdict
 from layerpath.kit.colours import ColourNames, color_lab, parse_color
 from layerpath.kit.imaging import dilate, erode, mask_box, mean_near
-from layerpath.kit.regions import analysis_copy, crop
+from layerpath.kit.regions import analysis_copies
 
 ANALYSIS_PIXELS = 1_000_000
 
@@ -100,9 +100,7 @@ def check_recolour(
     width = int(np.clip(0.15 * np.sqrt(mask.sum()), 4, 300))
     window = mask_box(mask, pad=2 * width + 8)
     assert window is not None
-    start, scale = analysis_copy(crop(before, window), ANALYSIS_PIXELS)
-    end, _ = analysis_copy(crop(after, window), ANALYSIS_PIXELS)
-    region, _ = analysis_copy(crop(mask, window), ANALYSIS_PIXELS)
+    (start, end, region), scale = analysis_copies(window, ANALYSIS_PIXELS, before, after, mask)
     core = erode(region, 2) if erode(region, 2).any() else region
     if not core.any():
         return Verdict(0.0, "no region to recolour")

@@ -45,7 +45,7 @@ from layerpath.engine.checks.texture import (
 )
 from layerpath.engine.checks.verdict import Verdict, verdict
 from layerpath.kit.imaging import dilate, erode, mask_box, rgb, sector_energy
-from layerpath.kit.regions import analysis_copy, crop
+from layerpath.kit.regions import analysis_copies, crop
 from layerpath.kit.types import Box
 
 ANALYSIS_PIXELS = 1_000_000
@@ -282,9 +282,7 @@ def check_removal(
     width = int(np.clip(0.35 * np.sqrt(mask.sum()), 6, 400))
     window = mask_box(mask, pad=3 * width + 8)
     assert window is not None
-    start, _ = analysis_copy(crop(before, window), ANALYSIS_PIXELS)
-    end, scale = analysis_copy(crop(after, window), ANALYSIS_PIXELS)
-    hole, _ = analysis_copy(crop(mask, window), ANALYSIS_PIXELS)
+    (start, end, hole), scale = analysis_copies(window, ANALYSIS_PIXELS, before, after, mask)
     # the ring's width from the scaled hole itself: the same at any photo size
     width = _ring_width(hole)
     if not hole.any():

@@ -150,6 +150,15 @@ def confined(
     return out
 
 
+def analysis_copies(
+    window: Box, budget: int, *pictures: np.ndarray
+) -> tuple[list[np.ndarray], float]:
+    """Each picture (or mask) cropped to `window` and scaled down to at most `budget`
+    pixels, all alike (pictures of one size: the same scale), and the scale."""
+    copies = [analysis_copy(crop(picture, window), budget) for picture in pictures]
+    return [copy for copy, _ in copies], copies[0][1]
+
+
 def analysis_copy(
     pixels: np.ndarray, budget: int = 1_000_000, interpolation: int = cv2.INTER_AREA
 ) -> tuple[np.ndarray, float]:
