@@ -63,6 +63,7 @@ from layerpath.engine.types import (
 )
 from layerpath.errors import BadInput, Cancelled, ToolUnavailable, UnsupportedInstruction, shown
 from layerpath.kit.colours import colours_in
+from layerpath.kit.imaging import moved_edge
 from layerpath.kit.names import user_region
 from layerpath.kit.regions import union_box
 from layerpath.tools.base import Tool
@@ -76,6 +77,29 @@ Planner = Callable[[EditRequest, OnEvent], Plan]
 
 def offline_planner(request: EditRequest, on_event: OnEvent) -> Plan:
     return plan_offline(request.prompt)
+
+
+@dataclass(frozen=True)
+class SubtaskRun:
+    """What solving one subtask shares with the run it belongs to: the request, the plan
+    and the subtask's place in it, the run's ledger (memo, calls, budget), where events
+    go, whether the user asked to stop, the run's id for the traces, a 16-bit photo's
+    picture step by step, and what the subtasks done before it did (their checks run
+    again where a later step overlaps them; this one's is added once it is done)."""
+
+    request: EditRequest
+    plan: Sequence[Subtask]
+    index: int
+    ledger: RunLedger
+    emit: OnEvent
+    cancelled: Callable[[], bool]
+    run_id: str
+    track: DeepTrack | None = None
+    earlier: list[Earlier] | None = None
+
+    @property
+    def subtask(self) -> Subtask:
+        return self.plan[self.index]
 
 
 @dataclass
@@ -168,11 +192,11 @@ class Engine:
         earlier: list[Earlier] = []  # what the done subtasks did, for the later steps' checks
         was_cancelled = False
         for index in range(len(plan.subtasks)):
+            run = SubtaskRun(
+                request, plan.subtasks, index, ledger, emit, cancelled, run_id, track, earlier
+            )
             try:
-                outcome, image = self.solve(
-                    request, plan.subtasks, index, image, ledger, emit, cancelled, run_id, track,
-                    earlier,
-                )  # fmt: skip
+                outcome, image = self.solve(run, image)
             except Cancelled as exc:
                 was_cancelled = True
                 emit(events.RunFailed(str(exc)))
@@ -209,24 +233,13 @@ class Engine:
         if reasons:
             raise UnsupportedInstruction("; ".join(reasons) + ".")
 
-    def solve(
-        self,
-        request: EditRequest,
-        plan: Sequence[Subtask],
-        index: int,
-        image: Artifact,
-        ledger: RunLedger,
-        emit: OnEvent,
-        cancelled: Callable[[], bool],
-        run_id: str,
-        track: DeepTrack | None = None,
-        earlier: list[Earlier] | None = None,
-    ) -> tuple[SubtaskOutcome, Artifact]:
-        """FaSTA* Algorithm 4 for one subtask: rule first, A* when it fails or none fits.
-        `earlier`: what the subtasks done before it did (a step that undoes one fails the
-        consistency expert); this one's is added when it is done."""
-        subtask = plan[index]
-        runner = self._runner(request, subtask, ledger, emit, cancelled, earlier or ())
+    def solve(self, run: SubtaskRun, image: Artifact) -> tuple[SubtaskOutcome, Artifact]:
+        """FaSTA* Algorithm 4 for one subtask, from `image`: rule first, A* when it fails
+        or none fits. A step that undoes an earlier subtask fails the consistency expert;
+        this one joins `run.earlier` when it is done."""
+        request, plan, index, emit = run.request, run.plan, run.index, run.emit
+        subtask = run.subtask
+        runner = self._runner(request, subtask, run.ledger, emit, run.cancelled, run.earlier or ())
         start: State = {ArtifactKind.IMAGE: image}
         features: Mapping[str, Any] = {}
         attempts: list[_Attempt] = []
@@ -265,15 +278,15 @@ class Engine:
         except (*USER_ERRORS, BudgetExceeded, BeyondChecking, ToolUnavailable) as exc:
             attempts.append(_Attempt("failed", [], str(exc)))
 
+        rejected = runner.best_rejected or runner.doubted
         concluded = self._conclude(
-            request, subtask, attempts, fallback_reason, features, ledger, emit, run_id, image,
-            runner.best_rejected or runner.doubted, track, runner.ctx,
-        )  # fmt: skip
-        ledger.memo.clear()  # a later subtask's calls differ by its words: none would match
+            run, attempts, fallback_reason, features, image, rejected, runner.ctx
+        )
+        run.ledger.memo.clear()  # a later subtask's calls differ by its words: none would match
         accepted = next((a for a in attempts if a.path), None)
-        if earlier is not None and accepted is not None:
+        if run.earlier is not None and accepted is not None:
             done = self._earlier(request, subtask, index + 1, accepted.path, image, runner)
-            earlier.extend([done] if done is not None else [])
+            run.earlier.extend([done] if done is not None else [])
         return concluded
 
     # --- a user's second opinion -----------------------------------------------------
@@ -308,7 +321,9 @@ class Engine:
         request.snapshot (the picture the subtask first started from)."""
         emit: OnEvent = on_event or (lambda e: None)
         ledger = RunLedger(max_calls=request.max_tool_calls)
-        runner = self._runner(request, subtask, ledger, emit, cancel or (lambda: False))
+        cancelled = cancel or (lambda: False)
+        run = SubtaskRun(request, [subtask], 0, ledger, emit, cancelled, uuid.uuid4().hex[:12])
+        runner = self._runner(request, subtask, ledger, emit, cancelled)
         start = Artifact(ArtifactKind.IMAGE, request.snapshot.image, "input")
         rule = Rule(id="user", subtask=subtask.kind, tools=list(tools))
         try:
@@ -316,9 +331,8 @@ class Engine:
         except (*USER_ERRORS, BudgetExceeded, BeyondChecking) as exc:
             attempt = _Attempt("failed", [], str(exc))
         outcome, _ = self._conclude(
-            request, subtask, [attempt], None, {}, ledger, emit, uuid.uuid4().hex[:12], start,
-            runner.best_rejected or runner.doubted,
-        )  # fmt: skip
+            run, [attempt], None, {}, start, runner.best_rejected or runner.doubted
+        )
         return outcome
 
     # --- the steps of Algorithm 4 ---------------------------------------------------
@@ -416,6 +430,7 @@ class Engine:
             target_fatal=len(finders) <= 1,
             charge=self._charge(subtask.kind),
             timeout_s=self.tool_timeout_s,
+            reshape_region=_moved_edge(subtask),
         )
 
     def _removal_advice(self, subtask: Subtask) -> str:
@@ -539,22 +554,19 @@ class Engine:
 
     def _conclude(
         self,
-        request: EditRequest,
-        subtask: Subtask,
+        run: SubtaskRun,
         attempts: list[_Attempt],
         fallback_reason: str | None,
         features: Mapping[str, Any],
-        ledger: RunLedger,
-        emit: OnEvent,
-        run_id: str,
         image: Artifact,
         rejected: Rejected | None = None,
-        track: DeepTrack | None = None,
         ctx: ToolContext | None = None,
     ) -> tuple[SubtaskOutcome, Artifact]:
         """Emit the accepted path's layers (on failure, the best result the checks turned
         down, hidden), learn from the calls, write the traces. On a 16-bit photo the
-        accepted steps' layers carry their 16-bit pixels too (`track`)."""
+        accepted steps' layers carry their 16-bit pixels too (`run.track`)."""
+        request, subtask, ledger, emit = run.request, run.subtask, run.ledger, run.emit
+        track = run.track
         accepted = next((a for a in attempts if a.path), None)
         if accepted is not None:
             steps: list[StepLayer] = step_layers(subtask, accepted.path)
@@ -578,7 +590,7 @@ class Engine:
             for attempt in attempts:
                 nodes = attempt.path
                 self.traces.record_attempt(
-                    run_id,
+                    run.run_id,
                     subtask.kind,
                     attempt.route,
                     request.mode.value,
@@ -628,6 +640,13 @@ class Engine:
         )
         new_image = final.state.get(ArtifactKind.IMAGE, image)
         return outcome, new_image
+
+
+def _moved_edge(subtask: Subtask) -> Callable[[np.ndarray], np.ndarray] | None:
+    """A found region's edge moved by the pixels the user asked (the panel's Edge
+    slider, kept in the subtask as 'edge'), or None when it was not moved."""
+    edge = int(subtask.params.get("edge") or 0)
+    return (lambda found: moved_edge(found, edge)) if edge else None
 
 
 def declines(tool: Tool, ctx: ToolContext, given: str | None) -> str | None:

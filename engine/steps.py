@@ -33,7 +33,7 @@ from layerpath.engine.types import (
 )
 from layerpath.errors import BadInput, Cancelled, LayerpathError, TargetNotFound, ToolFailed
 from layerpath.kit.colours import to_lab
-from layerpath.kit.imaging import dilate, erode, mask_box, moved_edge, rgb
+from layerpath.kit.imaging import dilate, erode, mask_box, rgb
 from layerpath.kit.names import user_region
 from layerpath.kit.regions import changed_window, confined, crop, grow_box
 from layerpath.tools.base import Tool
@@ -150,6 +150,7 @@ class StepRunner:
         target_fatal: bool = True,
         charge: Callable[[Tool, float], float] | None = None,
         timeout_s: float = TOOL_TIMEOUT_S,
+        reshape_region: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> None:
         self.subtask = subtask
         self.ctx = ctx
@@ -177,6 +178,9 @@ class StepRunner:
         self.charge = charge or (lambda tool, seconds: seconds)
         # how long a call may take (a model tool MODEL_TIMES as long) before it is given up
         self.timeout_s = timeout_s
+        # what becomes of a region a step found before it is judged and handed on (the
+        # user moved its edge: the executor's runner says so; None: kept as found)
+        self.reshape_region = reshape_region
 
     def run(self, tool: Tool, state: State, params: Mapping[str, Any] | None = None) -> StepResult:
         """Run the tool on the state; while the checks turn its result down, try again
@@ -269,6 +273,7 @@ class StepRunner:
         attempt: int = 1,
         why: str = "",
     ) -> StepResult:
+        """One try: the tool called (or its memo), its result judged, the try recorded."""
         key = memo_key(tool, state, params, self.ctx)
         if key in self.ledger.memo:
             return self.ledger.memo[key]
@@ -280,22 +285,28 @@ class StepRunner:
                 "raise the budget or split the instruction."
             )
         self.on_event(events.ToolStarted(self.subtask, tool.name, dict(params)))
+        called = self._call(tool, state, params, key)
+        judged = _Judged() if called.error is not None else self._judge(tool, state, called)
+        return self._record(tool, state, called, judged, attempt, why)
+
+    def _call(
+        self, tool: Tool, state: State, params: Mapping[str, Any], key: tuple[Any, ...]
+    ) -> _Called:
+        """Run the tool on the state within its time limit: what it made (kept within a
+        user's mask painted with a margin; a found region as the re-run asks), or the
+        error that stopped it in words. A user's error, Ctrl-C or Cancel is raised."""
         started = time.perf_counter()
-        error = None
-        produced: dict[ArtifactKind, Artifact] = {}
-        quality, reason, final, reported, window = 0.0, "", False, None, None
-        opinions: tuple[Opinion, ...] = ()
-        settled: dict[str, Any] = {}
         limit = self.timeout_s * (MODEL_TIMES if tool.spec.model or tool.spec.needs_gpu else 1)
         given_up = threading.Event()  # told to a tool that checks ctx.cancelled
+        ctx = replace(
+            self.ctx,
+            progress=lambda share: self.on_event(
+                events.ToolProgress(self.subtask, tool.name, min(1.0, max(0.0, share)))
+            ),
+            cancelled=lambda: given_up.is_set() or self.ctx.cancelled(),
+        )
+        called = _Called(key, params, ctx)
         try:
-            ctx = replace(
-                self.ctx,
-                progress=lambda share: self.on_event(
-                    events.ToolProgress(self.subtask, tool.name, min(1.0, max(0.0, share)))
-                ),
-                cancelled=lambda: given_up.is_set() or self.ctx.cancelled(),
-            )
             values = {k: state[k].value for k in tool.spec.inputs}
             bound = removal_bound(tool, ctx, {k: a.value for k, a in state.items()})
             out = limited(
@@ -307,12 +318,11 @@ class StepRunner:
             wrong = _malformed(tool, out, state)
             if wrong is not None:
                 raise ToolFailed(f"{tool.name} {wrong}")
-            reported, settled = out.cost, dict(out.settled)
+            called.reported, called.settled = out.cost, dict(out.settled)
             outputs = dict(out.outputs)
-            edge = self.subtask.params.get("edge")
-            if edge and isinstance(outputs.get(ArtifactKind.MASK), np.ndarray):
-                # the user moved the found region's edge (the panel's Edge slider)
-                outputs[ArtifactKind.MASK] = moved_edge(outputs[ArtifactKind.MASK], int(edge))
+            found = outputs.get(ArtifactKind.MASK)
+            if self.reshape_region is not None and isinstance(found, np.ndarray):
+                outputs[ArtifactKind.MASK] = self.reshape_region(found)
             made = outputs.get(ArtifactKind.IMAGE)
             before = state[ArtifactKind.IMAGE].value if ArtifactKind.IMAGE in state else None
             if (
@@ -325,13 +335,13 @@ class StepRunner:
                 # (only the window the tool reported can differ: grown a pixel, as below)
                 told = None if out.window is None else grow_box(out.window, 1, made.shape)
                 outputs[ArtifactKind.IMAGE] = confined(before, made, bound, within=told)
-            produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in outputs.items()}
-            window = _image_window(state, outputs, out.window)
+            called.produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in outputs.items()}
+            called.window = _image_window(state, outputs, out.window)
         except TargetNotFound as exc:
             if self.target_fatal:
                 raise
-            error = str(exc)
-            self.not_found[tool.name] = error
+            called.error = str(exc)
+            self.not_found[tool.name] = called.error
         except USER_ERRORS:
             raise
         except Cancelled:
@@ -341,52 +351,76 @@ class StepRunner:
                 f"Cancelled by the user during {tool.name}; the steps already done are kept."
             ) from exc
         except ToolFailed as exc:
-            error = str(exc)
+            called.error = str(exc)
         except Overdue:
             log.warning("%s ran past %g s and was given up", tool.name, limit)
-            error = (
+            called.error = (
                 f"{tool.name} took longer than {limit:g} s and was given up (the "
                 "tool_timeout_s setting)"
             )
         except (Exception, SystemExit) as exc:  # a tool bug must not take the host down
             # the reason goes in the run and its report; the traceback with -v
             log.info("tool %s crashed", tool.name, exc_info=True)
-            error = f"{tool.name} crashed: {type(exc).__name__}: {exc}"
-        seconds = time.perf_counter() - started
-        if error is None:
-            values = {k: a.value for k, a in {**state, **produced}.items()}
-            before = state[ArtifactKind.IMAGE].value
-            finisher = self.subtask.kind in tool.spec.subtasks
-            judge_as = None if finisher or not tool.spec.subtasks else tool.spec.subtasks[0]
-            try:
-                verdict = self.scorer(
-                    self.subtask,
-                    {k: a.value for k, a in produced.items()},
-                    values,
-                    before,
-                    judge_as,
-                    window,
-                    tool.finds_regions,
-                    trial=(
-                        self._trial(tool, ctx, {**params, **settled}, values) if finisher else None
-                    ),
-                )
-                quality, reason, final = verdict.score, verdict.reason, verdict.final
-                opinions = verdict.opinions
-            except Exception as exc:  # a result the checks cannot read is not vouched for
-                log.info("checking %s's result failed", tool.name, exc_info=True)
-                error = f"the checks could not judge {tool.name}'s result: {exc}"
-        if error is None and {ArtifactKind.MASK, ArtifactKind.BOXES} & set(produced):
+            called.error = f"{tool.name} crashed: {type(exc).__name__}: {exc}"
+        called.seconds = time.perf_counter() - started
+        return called
+
+    def _judge(self, tool: Tool, state: State, called: _Called) -> _Judged:
+        """The checks' verdict on what a call made: a finishing step by its subtask's
+        kind (a removal with trial fills nearby), a helper step by its own kind."""
+        produced = called.produced
+        values = {k: a.value for k, a in {**state, **produced}.items()}
+        before = state[ArtifactKind.IMAGE].value
+        finisher = self.subtask.kind in tool.spec.subtasks
+        judge_as = None if finisher or not tool.spec.subtasks else tool.spec.subtasks[0]
+        settled = {**called.params, **called.settled}
+        try:
+            verdict = self.scorer(
+                self.subtask,
+                {k: a.value for k, a in produced.items()},
+                values,
+                before,
+                judge_as,
+                called.window,
+                tool.finds_regions,
+                trial=self._trial(tool, called.ctx, settled, values) if finisher else None,
+            )
+        except Exception as exc:  # a result the checks cannot read is not vouched for
+            log.info("checking %s's result failed", tool.name, exc_info=True)
+            return _Judged(error=f"the checks could not judge {tool.name}'s result: {exc}")
+        return _Judged(verdict.score, verdict.reason, verdict.final, verdict.opinions)
+
+    def _record(
+        self,
+        tool: Tool,
+        state: State,
+        called: _Called,
+        judged: _Judged,
+        attempt: int,
+        why: str,
+    ) -> StepResult:
+        """The try as a StepResult: memoised, logged in the run's calls, kept as the best
+        turned-down result when it is; a final verdict ends the subtask."""
+        error = called.error or judged.error
+        quality = judged.quality
+        if error is None and {ArtifactKind.MASK, ArtifactKind.BOXES} & set(called.produced):
             self.found_any = True
-        if reported is not None:  # the tool knows better than the clock (a replayed call)
-            seconds = reported
+        # the tool knows better than the clock (a replayed call)
+        seconds = called.seconds if called.reported is None else called.reported
         passed = error is None and quality >= self.threshold
-        cost = self.charge(tool, seconds)
         result = StepResult(
-            tool.name, dict(params), produced, cost, quality, passed, error, window, reason,
-            opinions,
-        )  # fmt: skip
-        self.ledger.memo[key] = result
+            tool.name,
+            dict(called.params),
+            called.produced,
+            self.charge(tool, seconds),
+            quality,
+            passed,
+            error,
+            called.window,
+            judged.reason,
+            judged.opinions,
+        )
+        self.ledger.memo[called.key] = result
         if error is None and not passed and self.subtask.kind in tool.spec.subtasks:
             best = self.best_rejected
             if best is None or quality > best.result.quality:
@@ -395,20 +429,11 @@ class StepRunner:
             doubted = self.doubted
             if doubted is None or quality > doubted.result.quality:
                 self.doubted = Rejected(tool, state, result)
-        self.ledger.calls.append(
-            ToolCall(
-                tool.name,
-                self.subtask.id,
-                seconds,
-                quality,
-                passed,
-                dict(params),
-                error,
-                attempt,
-                why,
-                opinions,
-            )  # fmt: skip
-        )
+        call = ToolCall(
+            tool.name, self.subtask.id, seconds, quality, passed, dict(called.params), error,
+            attempt, why, judged.opinions,
+        )  # fmt: skip
+        self.ledger.calls.append(call)
         self.executed += 1
         log.info(
             "%s on %s: q=%.2f %s (%.2fs)",
@@ -418,9 +443,35 @@ class StepRunner:
             "ok" if passed else "fail",
             seconds,
         )
-        if final and not passed:  # (a final verdict's reason names the cause first)
-            raise BeyondChecking(f"{reason.split('; ')[0]}, so no other tool was tried")
+        if judged.final and not passed:  # (a final verdict's reason names the cause first)
+            raise BeyondChecking(f"{judged.reason.split('; ')[0]}, so no other tool was tried")
         return result
+
+
+@dataclass
+class _Called:
+    """What one call of a tool gave: its outputs as artifacts, or the error in words."""
+
+    key: tuple[Any, ...]  # its memo key (memo_key)
+    params: Mapping[str, Any]
+    ctx: ToolContext  # the context the tool ran with (its progress and cancel wired)
+    produced: dict[ArtifactKind, Artifact] = field(default_factory=dict)
+    window: Box | None = None
+    reported: float | None = None  # seconds the tool says the work took
+    settled: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """The checks' verdict on a call's result (all zero when the call failed)."""
+
+    quality: float = 0.0
+    reason: str = ""
+    final: bool = False
+    opinions: tuple[Opinion, ...] = ()
+    error: str | None = None
 
 
 #: a user's mask is drawn tight when more than this share of its edge (the pixels up to
