@@ -51,6 +51,7 @@ from layerpath.engine.types import (
     ArtifactKind,
     CostBasis,
     EditRequest,
+    Failure,
     Mode,
     Opinion,
     RunResult,
@@ -108,7 +109,13 @@ class _Attempt:
 
     route: str
     path: list[Node]
-    failure: str = ""
+    failure: str = ""  # why it found no path, in words
+    tried: tuple[str, ...] | None = None  # what the search tried, with the scores
+
+    @property
+    def told(self) -> str:
+        """The failure as the traces keep it: the reason and what was tried."""
+        return str(Failure(self.failure, self.tried)) if self.failure else ""
 
 
 class Engine:
@@ -541,16 +548,15 @@ class Engine:
             request.alpha,
             eager=request.mode == Mode.SLOW_EAGER,
         )
-        failure = (
-            "" if result.ok else f"{result.reason} (tried {', '.join(result.tried) or 'nothing'})"
-        )
-        if not result.ok and runner.not_found and not runner.found_any:
-            failure = not_found_message(runner.not_found)
-        elif not result.ok and not result.tried and declined:
+        if result.ok:
+            return _Attempt("search", result.path)
+        if runner.not_found and not runner.found_any:
+            return _Attempt("search", result.path, not_found_message(runner.not_found))
+        if not result.tried and declined:
             # every tool that could finish it said why it cannot: that is the failure
             # ('straighten the horizon' and more: the angle it needs)
-            failure = " ".join(dict.fromkeys(declined.values()))
-        return _Attempt("search", result.path, failure)
+            return _Attempt("search", result.path, " ".join(dict.fromkeys(declined.values())))
+        return _Attempt("search", result.path, result.reason, tuple(result.tried))
 
     def _conclude(
         self,
@@ -583,7 +589,7 @@ class Engine:
                 self.table.observe(call.tool, subtask.kind, call.seconds, call.quality)
                 if self.traces is not None:
                     self.traces.record_tool(call.tool, subtask.kind, call.seconds, call.quality)
-        failures = [a.failure for a in attempts if a.failure]
+        failed = [a for a in attempts if a.failure]
         if self.traces is not None:
             # a rule the checks turned down is recorded with the path it tried
             tried = {r.route: list(r.tools) for r in self.rules.rules}
@@ -601,10 +607,17 @@ class Engine:
                     sum(n.result.cost for n in nodes if n.result),
                     math.prod(nodes[-1].qualities) if nodes else 0.0,
                     bool(nodes),
-                    [attempt.failure] if attempt.failure else [],
+                    [attempt.told] if attempt.failure else [],
                     traced_words(subtask),
                 )
         if accepted is None:
+            failure = _failure(
+                failed[-1] if failed else None,
+                rejected,
+                bool(steps),
+                subtask,
+                self._removal_advice(subtask),
+            )
             outcome = SubtaskOutcome(
                 subtask,
                 "failed",
@@ -613,12 +626,11 @@ class Engine:
                 sum(c.seconds for c in own_calls),
                 0.0,
                 fallback_reason=fallback_reason,
-                error=_failure(
-                    failures, rejected, bool(steps), subtask, self._removal_advice(subtask)
-                ),
+                error=str(failure),
                 features=features,
                 start_image=image.value,
                 opinions=rejected.result.opinions if rejected is not None else (),
+                failure=failure,
             )
             return outcome, image
         final = accepted.path[-1]
@@ -680,16 +692,16 @@ def learnt_rule_words(rule: Rule) -> str:
 
 
 def _failure(
-    failures: Sequence[str],
+    last: _Attempt | None,
     rejected: Rejected | None,
     kept: bool,
     subtask: Subtask,
     advice: str = "",
-) -> str:
-    """Why a subtask failed, in plain words: the last attempt's reason and, when the
-    checks turned results down, what they found wrong with the best one, and that it is
-    `kept` as a hidden layer. A region a finder found that the checks doubted is said
-    as such, with what to do instead."""
+) -> Failure:
+    """Why a subtask failed: the `last` failed attempt's reason and what it tried, and,
+    when the checks turned results down, what they found wrong with the best one, and
+    that it is `kept` as a hidden layer. A region a finder found that the checks
+    doubted is said as such, with what to do instead."""
     produced = rejected.result.produced if rejected is not None else {}
     if (
         rejected is not None
@@ -698,21 +710,24 @@ def _failure(
         and ArtifactKind.IMAGE not in produced
     ):
         named = shown(subtask.target or "region")
-        message = (
+        reason = (
             f"The {named} found in the photo may be the wrong region ({rejected.result.reason}): "
             f"select the {named} (a rough box is enough) or name a mask '{named}'"
         )
-        return message + ("; the region it found is kept as a hidden layer" if kept else "")
-    message = failures[-1] if failures else "failed"
+        return Failure(reason, kept="the region it found" if kept else "")
+    said = Failure(last.failure, last.tried) if last is not None else Failure("failed")
+    turned_down = by = ""
     if rejected is not None and rejected.result.reason:
         found = rejected.result.reason
-        if found.split("; ")[0] not in message:  # (not said twice)
-            message += f"; the best attempt ({rejected.tool.name}) was turned down: {found}"
-    if advice and rejected is not None:
-        message += f". {advice}"
-    if kept:
-        message += "; the best attempt is kept as a hidden layer"
-    return message
+        if found.split("; ")[0] not in str(said):  # (not said twice)
+            turned_down, by = found, rejected.tool.name
+    return dataclasses.replace(
+        said,
+        turned_down=turned_down,
+        by=by,
+        helps=advice if rejected is not None else "",
+        kept="the best attempt" if kept else "",
+    )
 
 
 def not_found_message(said: Mapping[str, str]) -> str:

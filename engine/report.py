@@ -45,6 +45,17 @@ def build_report(result: RunResult, planner: str = "offline") -> dict[str, Any]:
             entry["fallback_reason"] = outcome.fallback_reason
         if outcome.error:
             entry["error"] = outcome.error
+        if outcome.failure is not None:  # the same in parts, for a program to show
+            failure = outcome.failure
+            entry["failure"] = {
+                "said": failure.plain(),
+                "reason": failure.reason,
+                "tried": list(failure.tried or ()),
+                "turned_down": failure.turned_down,
+                "by": failure.by,
+                "helps": failure.helps,
+                "kept": failure.kept,
+            }
         subtasks.append(entry)
     fallbacks = sum(1 for o in result.outcomes if o.fallback_reason)
     report = {

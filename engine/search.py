@@ -204,5 +204,5 @@ def astar(
                 estimate = heuristic.estimate_after(node, tool)
                 if math.isfinite(estimate):
                     heapq.heappush(queue, (estimate, next(counter), node, tool))
-    reason = "no path passed the quality check" if tried else "no available tool can do this"
+    reason = "no result passed the quality check" if tried else "no available tool can do this"
     return SearchResult([], expanded, runner.executed - executed_before, reason, tried)

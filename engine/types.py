@@ -35,6 +35,7 @@ __all__ = [
     "ArtifactKind",
     "Box",
     "EditRequest",
+    "Failure",
     "Expert",
     "LayerKind",
     "Mode",
@@ -245,6 +246,41 @@ class ToolCall:
         return data
 
 
+@dataclass(frozen=True)
+class Failure:
+    """Why a subtask failed, in parts each host shows as it needs: `reason` in plain
+    words, the tools the search `tried` with their scores, what the checks found wrong
+    with the best attempt (`turned_down`, made `by` a tool), what `helps`, and what is
+    `kept` as a hidden layer to look at. `plain()` is a photographer's sentence (no tool
+    ids, no scores); `str()` the whole one the report and the command line print."""
+
+    reason: str
+    tried: tuple[str, ...] | None = None
+    turned_down: str = ""
+    by: str = ""
+    helps: str = ""
+    kept: str = ""  # 'the best attempt', 'the region it found'
+
+    def plain(self) -> str:
+        return self._said(with_ids=False)
+
+    def __str__(self) -> str:
+        return self._said(with_ids=True)
+
+    def _said(self, with_ids: bool) -> str:
+        text = self.reason
+        if with_ids and self.tried is not None:
+            text += f" (tried {', '.join(self.tried) or 'nothing'})"
+        if self.turned_down:
+            by = f" ({self.by})" if with_ids and self.by else ""
+            text += f"; the best attempt{by} was turned down: {self.turned_down}"
+        if self.helps:
+            text += f". {self.helps}"
+        if self.kept:
+            text += f"; {self.kept} is kept as a hidden layer"
+        return text
+
+
 @dataclass(frozen=True, eq=False)
 class SubtaskOutcome:
     """How one subtask ended: `solved_by` is 'rule:<id>', 'search' or 'failed'."""
@@ -266,6 +302,8 @@ class SubtaskOutcome:
     opinions: tuple[Opinion, ...] = ()
     # where the rule that served it comes from, in words ('' for the search)
     origin: str = ""
+    # why it failed, in parts (`error` is the whole sentence)
+    failure: Failure | None = None
 
     @property
     def ok(self) -> bool:

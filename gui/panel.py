@@ -4,7 +4,6 @@ the live plan, progress, errors in plain words, and the list of executed steps."
 from __future__ import annotations
 
 import logging
-import re
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
@@ -57,15 +56,11 @@ PLAN_COLUMNS = ("Step", "How", "Status", "Time")
 SLIDER_STEPS = 100
 
 
-def plain(message: str) -> str:
-    """A failure in a photographer's words: no tool ids, no list of tried tools with
-    their scores (those stay in Details)."""
-    message = re.sub(r"\s*\(tried [^)]*\)", "", message)
-    message = re.sub(r" \([a-z0-9]+(?:_[a-z0-9]+)+\)", "", message)
-    message = message.replace(
-        "no path passed the quality check", "no result passed the quality check"
-    )
-    return message
+def failure_words(outcome: SubtaskOutcome) -> str:
+    """Why a subtask failed, in a photographer's words: no tool ids, no list of tried
+    tools with their scores (those stay in Details)."""
+    failure = outcome.failure
+    return failure.plain() if failure is not None else str(outcome.error or "failed")
 
 
 def alpha_words(alpha: float) -> str:
@@ -522,7 +517,7 @@ class Panel(QtWidgets.QWidget):
             if not outcome.ok:
                 self._log(f"{outcome.subtask.id} failed: {outcome.error}")
                 self._show_error(
-                    f"{outcome.subtask.describe()}: {plain(str(outcome.error))}", append=True
+                    f"{outcome.subtask.describe()}: {failure_words(outcome)}", append=True
                 )
             self.progress.setValue(self.progress.value() + 1)
 
@@ -602,7 +597,7 @@ class Panel(QtWidgets.QWidget):
         if not outcome.ok:
             self.progress.setFormat("not done again; the earlier result is kept")
             self._log(f"{outcome.subtask.id} again failed: {outcome.error}")
-            self._show_error(f"{outcome.subtask.describe()}: {plain(str(outcome.error))}")
+            self._show_error(f"{outcome.subtask.describe()}: {failure_words(outcome)}")
             self.run_finished.emit(outcome)
             return
         for layer_id in removed:
@@ -919,7 +914,7 @@ class Panel(QtWidgets.QWidget):
         count = len(preview.steps)
         note = f"{count} step{'' if count == 1 else 's'}, {took}. Check them, then run."
         if blocked:
-            note += " " + " ".join(plain(s.problem) for s in blocked[:2])
+            note += " " + " ".join(s.problem for s in blocked[:2])
         for warning in preview.plan.warnings:
             note += f" {warning}"
         self.preview_note.setText(note)

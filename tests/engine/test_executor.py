@@ -294,14 +294,8 @@ def test_a_refused_removal_is_tried_again_before_it_fails(registry: Registry) ->
     by other fills (other tools and parameters, issue 28) before the subtask fails; the
     picture stays as it was, the best fill is kept hidden, and the failure says why in
     plain words. (Before, one fill was tried and the removal given up.)"""
-    cv2 = pytest.importorskip("cv2")
-    data = pytest.importorskip("skimage.data")
-    photo = data.astronaut()
-    mask = np.zeros(photo.shape[:2], np.uint8)
-    cv2.circle(mask, (250, 330), 35, 1, -1)
-    image = np.dstack([photo, np.full(photo.shape[:2], 255, np.uint8)])
-    image[mask > 0, :3] = (30, 200, 40)
-    snapshot = Snapshot(image, masks={"box": mask > 0})
+    snapshot = _box_on_the_astronaut()
+    image = snapshot.image
     result = Engine(registry).run(EditRequest("remove the box", snapshot))
     (outcome,) = result.outcomes
     assert not outcome.ok and np.array_equal(result.image, image)
@@ -312,6 +306,43 @@ def test_a_refused_removal_is_tried_again_before_it_fails(registry: Registry) ->
     assert not hidden.visible and hidden.tool in {c.tool for c in fills}
     assert outcome.error is not None and "too varied" in outcome.error, outcome.error
     assert outcome.error.endswith("the best attempt is kept as a hidden layer")
+
+
+def _box_on_the_astronaut() -> Snapshot:
+    """A green disc on the astronaut's suit and flag (scikit-image's photo), its mask
+    'box': ground no fill here can be vouched for."""
+    cv2 = pytest.importorskip("cv2")
+    data = pytest.importorskip("skimage.data")
+    photo = data.astronaut()
+    mask = np.zeros(photo.shape[:2], np.uint8)
+    cv2.circle(mask, (250, 330), 35, 1, -1)
+    image = np.dstack([photo, np.full(photo.shape[:2], 255, np.uint8)])
+    image[mask > 0, :3] = (30, 200, 40)
+    return Snapshot(image, masks={"box": mask > 0})
+
+
+def test_a_failure_comes_in_parts_a_host_shows_as_it_needs(registry: Registry) -> None:
+    """A searched removal no fill passes: the failure keeps its parts apart (the reason,
+    the tools tried with their scores, what the checks found in the best attempt and
+    which tool made it, what would help, what is kept), so a host needs no parsing. The
+    plain sentence names no tool and no score; the whole one, the report's `error`, has
+    them all; the report gives the parts too."""
+    from layerpath.engine.report import build_report
+
+    snapshot = _box_on_the_astronaut()
+    result = Engine(registry).run(EditRequest("remove the box", snapshot, mode=Mode.SLOW))
+    (outcome,) = result.outcomes
+    failure = outcome.failure
+    assert not outcome.ok and failure is not None
+    assert failure.kept == "the best attempt" and "mask painted closer" in failure.helps
+    assert str(failure) == outcome.error
+    fills = {c.tool for c in result.calls if c.tool != "named_masks"}
+    named = [tool for tool in fills if tool in str(failure)]
+    assert named and not any(tool in failure.plain() for tool in fills)
+    assert ":0." not in failure.plain() and "(tried" not in failure.plain()
+    assert failure.plain().startswith(failure.reason)
+    (entry,) = build_report(result)["subtasks"]
+    assert entry["failure"]["said"] == failure.plain() and entry["error"] == outcome.error
 
 
 def test_the_preview_names_each_steps_tools_and_the_confirmed_plan_runs_as_shown(
