@@ -24,6 +24,7 @@ from layerpath.engine.actions import Action, action_from_outcomes
 from layerpath.engine.document import Document
 from layerpath.engine.executor import Engine
 from layerpath.engine.kinds import kind_spec
+from layerpath.engine.preview import Preview
 from layerpath.engine.references import Reference
 from layerpath.engine.report import build_report
 from layerpath.engine.rulebook import RuleBook
@@ -61,6 +62,26 @@ class Placed:
     outcome: SubtaskOutcome | None = None
 
 
+@dataclass(frozen=True)
+class Amount:
+    """An adjustment step's amount as a slider offers it: its name (with its unit),
+    its range and the value it ran with."""
+
+    name: str
+    low: float
+    high: float
+    value: float
+
+
+@dataclass(frozen=True)
+class StepControls:
+    """What a step layer lets the user change: the amount of an adjustment, the edge of
+    a region the step found (pixels moved so far); each None when the step has none."""
+
+    amount: Amount | None = None
+    edge: int | None = None
+
+
 @dataclass
 class _Rerun:
     group: str
@@ -92,6 +113,10 @@ class RunSession:
         self.last_result: RunResult | None = None
         self.placed: dict[str, Placed] = {}  # every step layer this session added
         self._rerun: _Rerun | None = None
+        # a plan shown before it runs (the instruction and the preview), waiting for the
+        # user to run it; and, once confirmed, what the preview said would do each step
+        self.previewed: tuple[str, Preview] | None = None
+        self._expected: dict[str, str] = {}
 
     # --- the engine --------------------------------------------------------------------
 
@@ -160,6 +185,30 @@ class RunSession:
         """Plan only: the steps, their tools and about how long (nothing runs)."""
         engine = self.engine()
         return lambda emit, cancelled: engine.preview(request)
+
+    def show_preview(self, prompt: str, preview: Preview) -> None:
+        """The plan of `prompt` is shown: it waits for the user to run it as it is."""
+        self.previewed = (prompt, preview)
+
+    def drop_preview(self) -> None:
+        """The shown plan is gone (the user edits the instruction, or a run starts)."""
+        self.previewed = None
+
+    def confirm_preview(self) -> tuple[str, tuple[Subtask, ...]] | None:
+        """The shown plan, to run exactly as shown (None: none is shown); each step's
+        tools as the preview named them wait for the run's plan (expected_tools)."""
+        if self.previewed is None:
+            return None
+        prompt, preview = self.previewed
+        self._expected = {s.subtask.id: " → ".join(s.labels) for s in preview.steps}
+        return prompt, preview.plan.subtasks
+
+    def expected_tools(self) -> dict[str, str]:
+        """Subtask id -> what the confirmed preview said would do it (once, for the run
+        that follows the confirmation; empty otherwise). The preview is over."""
+        expected, self._expected = self._expected, {}
+        self.previewed = None
+        return expected
 
     def place(self, event: object) -> str | None:
         """Take an engine event on the host's thread: a finished step becomes a layer in
@@ -231,6 +280,24 @@ class RunSession:
         """The other tools that could have made this step."""
         _, outcome, index = self.outcome_of(layer)
         return self.engine().alternatives(outcome.subtask.kind, outcome.tools, index)
+
+    def step_controls(self, layer: str | None, specs: Mapping[str, ToolSpec]) -> StepControls:
+        """What the step `layer` lets the user change: an adjustment's amount (not one
+        with nothing to choose), a found region's edge; nothing for a step of a subtask
+        that failed, or one this session did not add."""
+        placed = self.placed.get(layer) if layer else None
+        outcome = placed.outcome if placed else None
+        if outcome is None or not outcome.ok:
+            return StepControls()
+        params = outcome.subtask.params
+        amount = None
+        op = ADJUSTMENTS.get(str(params.get("op")))
+        if kind_spec(outcome.subtask.kind).adjustment and op is not None and op.low != op.high:
+            value = op.default if params.get("amount") is None else float(params["amount"])
+            name = op.name + (f" ({op.unit})" if op.unit else "")
+            amount = Amount(name, op.low, op.high, value)
+        edge = int(params.get("edge", 0)) if self.finds_region(outcome, specs) else None
+        return StepControls(amount, edge)
 
     @staticmethod
     def finds_region(outcome: SubtaskOutcome, specs: Mapping[str, ToolSpec]) -> bool:

@@ -13,11 +13,10 @@ from layerpath.engine import events
 from layerpath.engine.actions import MAX_FILE_BYTES, Action
 from layerpath.engine.document import Document
 from layerpath.engine.executor import Engine
-from layerpath.engine.kinds import kind_spec
 from layerpath.engine.learning import learn_in_background
 from layerpath.engine.preview import Preview, describe
 from layerpath.engine.rulebook import RuleBook
-from layerpath.engine.session import EDGE_RANGE, Placed, RunSession
+from layerpath.engine.session import Placed, RunSession
 from layerpath.engine.types import (
     EditRequest,
     Mode,
@@ -29,11 +28,12 @@ from layerpath.engine.types import (
 )
 from layerpath.errors import LayerpathError
 from layerpath.files import read_bytes
+from layerpath.gui.plan_view import PlanView
 from layerpath.gui.qt import Qt, QtGui, QtWidgets, Signal
 from layerpath.gui.references import ReferenceSlots
+from layerpath.gui.step_controls import StepControlsView
 from layerpath.gui.steps import StepList, expert_details
 from layerpath.gui.worker import RunController
-from layerpath.kit.adjustments import ADJUSTMENTS
 from layerpath.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -50,10 +50,6 @@ MODES = (
     ("Thorough search", Mode.SLOW),
     ("Fast only", Mode.FAST),
 )
-#: the plan's columns: plain words only (tool ids, rule ids and scores go to Details)
-PLAN_COLUMNS = ("Step", "How", "Status", "Time")
-#: the amount slider's steps per unit of an adjustment's amount
-SLIDER_STEPS = 100
 
 
 def failure_words(outcome: SubtaskOutcome) -> str:
@@ -84,9 +80,6 @@ class Panel(QtWidgets.QWidget):
         super().__init__(parent)
         self.session = RunSession(document, settings, engine_factory=engine_factory)
         self.controller = RunController(self)
-        self._items: dict[str, QtWidgets.QTreeWidgetItem] = {}
-        self._previewed: tuple[str, Preview] | None = None  # shown, waiting for Run
-        self._expected: dict[str, str] = {}  # subtask id -> the tools the preview named
         self._specs: dict[str, ToolSpec] | None = None  # the catalogue, read once
         self._build()
         # Host calls (Krita's addChildNode waits for its image and spins the event loop)
@@ -146,9 +139,7 @@ class Panel(QtWidgets.QWidget):
         self.progress = QtWidgets.QProgressBar()
         self.progress.setTextVisible(True)
         self.progress.setFormat("idle")
-        self.plan = QtWidgets.QTreeWidget()
-        self.plan.setHeaderLabels(list(PLAN_COLUMNS))
-        self.plan.setRootIsDecorated(False)
+        self.plan = PlanView()
         self.preview_box = QtWidgets.QFrame()
         self.preview_box.setFrameShape(QtWidgets.QFrame.Shape.StyledPanel)
         self.preview_note = QtWidgets.QLabel("Check the plan below, then run it.")
@@ -163,32 +154,11 @@ class Panel(QtWidgets.QWidget):
         preview_row.addWidget(self.confirm_button)
         self.preview_box.setVisible(False)
         self.instruction.textChanged.connect(self._instruction_changed)
-        self.amount_label = QtWidgets.QLabel("Amount")
-        self.amount = QtWidgets.QSlider(Qt.Orientation.Horizontal)
-        self.amount_value = QtWidgets.QLabel()
-        self.amount.valueChanged.connect(
-            lambda v: self.amount_value.setText(f"{v / SLIDER_STEPS:+g}")
-        )
-        self.amount.sliderReleased.connect(self._amount_released)
-        self.amount_row = QtWidgets.QWidget()
-        amount_layout = QtWidgets.QHBoxLayout(self.amount_row)
-        amount_layout.setContentsMargins(0, 0, 0, 0)
-        amount_layout.addWidget(self.amount_label)
-        amount_layout.addWidget(self.amount, 1)
-        amount_layout.addWidget(self.amount_value)
-        self.amount_row.setVisible(False)
-        self.edge = QtWidgets.QSlider(Qt.Orientation.Horizontal)
-        self.edge.setRange(-EDGE_RANGE, EDGE_RANGE)
-        self.edge_value = QtWidgets.QLabel()
-        self.edge.valueChanged.connect(lambda v: self.edge_value.setText(f"{v:+d} px"))
-        self.edge.sliderReleased.connect(self._edge_released)
-        self.edge_row = QtWidgets.QWidget()
-        edge_layout = QtWidgets.QHBoxLayout(self.edge_row)
-        edge_layout.setContentsMargins(0, 0, 0, 0)
-        edge_layout.addWidget(QtWidgets.QLabel("Region edge (shrink - / grow +)"))
-        edge_layout.addWidget(self.edge, 1)
-        edge_layout.addWidget(self.edge_value)
-        self.edge_row.setVisible(False)
+        self.controls = StepControlsView(self._amount_released, self._edge_released)
+        # (the rows and sliders by name, as hosts and tests reach them)
+        self.amount_row, self.amount = self.controls.amount_row, self.controls.amount
+        self.amount_label = self.controls.amount_label
+        self.edge_row, self.edge = self.controls.edge_row, self.controls.edge
         self.message = QtWidgets.QLabel()
         self.message.setWordWrap(True)
         self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -245,8 +215,7 @@ class Panel(QtWidgets.QWidget):
         layout.addWidget(self.plan, 1)
         layout.addWidget(QtWidgets.QLabel("Steps (uncheck to hide a step's layer)"))
         layout.addWidget(self.steps, 2)
-        layout.addWidget(self.amount_row)
-        layout.addWidget(self.edge_row)
+        layout.addWidget(self.controls)
         step_buttons = QtWidgets.QHBoxLayout()
         step_buttons.addWidget(self.rerun_button)
         step_buttons.addWidget(self.action_button)
@@ -377,25 +346,23 @@ class Panel(QtWidgets.QWidget):
 
     def confirm_run(self) -> None:
         """Run the plan the preview shows, exactly that plan."""
-        if self._previewed is None:
-            return
-        prompt, preview = self._previewed
-        self._expected = {s.subtask.id: " → ".join(s.labels) for s in preview.steps}
-        self._start(prompt, plan=preview.plan.subtasks)
+        confirmed = self.session.confirm_preview()
+        if confirmed is not None:
+            prompt, plan = confirmed
+            self._start(prompt, plan=plan)
 
     def edit_plan(self) -> None:
         """Back to the instruction: the preview goes, nothing ran."""
-        self._previewed = None
+        self.session.drop_preview()
         self.preview_box.setVisible(False)
         self.plan.clear()
-        self._items.clear()
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
         self.progress.setFormat("idle")
         self.instruction.setFocus()
 
     def _instruction_changed(self) -> None:
-        if self._previewed is not None and not self.controller.running:
+        if self.session.previewed is not None and not self.controller.running:
             self.edit_plan()  # the shown plan is another instruction's now
 
     def _request(
@@ -417,10 +384,9 @@ class Panel(QtWidgets.QWidget):
             return None
 
     def _clear(self) -> None:
-        self._previewed = None
+        self.session.drop_preview()
         self.preview_box.setVisible(False)
         self.plan.clear()
-        self._items.clear()
         self.message.clear()
         self.message.setStyleSheet("")
         self.progress.setStyleSheet("")
@@ -507,8 +473,7 @@ class Panel(QtWidgets.QWidget):
                 f"{outcome.subtask.id}: {' → '.join(outcome.tools) or '—'} "
                 f"q={outcome.quality:.2f} {outcome.cost:.2f}s ({outcome.solved_by})"
             )
-            for column in range(1, len(PLAN_COLUMNS)):
-                self.plan.resizeColumnToContents(column)
+            self.plan.fit_details()
             if outcome.opinions:
                 self._log(
                     f"{outcome.subtask.id} checks:\n  "
@@ -616,64 +581,25 @@ class Panel(QtWidgets.QWidget):
         )
         self.run_finished.emit(outcome)
 
-    def _current_outcome(self) -> SubtaskOutcome | None:
-        """The finished subtask the selected step belongs to."""
-        layer = self._current_layer()
-        placed = self.placed.get(layer) if layer else None
-        return placed.outcome if placed else None
-
-    def _show_amount(self) -> None:
-        """The amount slider under the steps, for an adjustment step."""
-        outcome = self._current_outcome()
-        spec = None
-        if outcome is not None and outcome.ok and kind_spec(outcome.subtask.kind).adjustment:
-            spec = ADJUSTMENTS.get(str(outcome.subtask.params.get("op")))
-        if spec is None or outcome is None or spec.low == spec.high:
-            self.amount_row.setVisible(False)
-            return
-        amount = outcome.subtask.params.get("amount")
-        value = spec.default if amount is None else float(amount)
-        self.amount_label.setText(spec.name + (f" ({spec.unit})" if spec.unit else ""))
-        self.amount.blockSignals(True)
-        self.amount.setRange(round(spec.low * SLIDER_STEPS), round(spec.high * SLIDER_STEPS))
-        self.amount.setValue(round(value * SLIDER_STEPS))
-        self.amount.blockSignals(False)
-        self.amount_value.setText(f"{value:+g}")
-        self.amount_row.setVisible(True)
-
     def _show_step_controls(self) -> None:
-        self._show_amount()
-        self._show_edge()
+        """The controls the picked step offers (its amount, its region's edge)."""
+        self.controls.show_controls(
+            self.session.step_controls(self._current_layer(), self._tool_specs())
+        )
 
-    def _show_edge(self) -> None:
-        """The Edge slider under the steps, for a subtask that found a region."""
-        outcome = self._current_outcome()
-        if (
-            outcome is None
-            or not outcome.ok
-            or not self.session.finds_region(outcome, self._tool_specs())
-        ):
-            self.edge_row.setVisible(False)
-            return
-        self.edge.blockSignals(True)
-        self.edge.setValue(int(outcome.subtask.params.get("edge", 0)))
-        self.edge.blockSignals(False)
-        self.edge_value.setText(f"{self.edge.value():+d} px")
-        self.edge_row.setVisible(True)
-
-    def _edge_released(self) -> None:
+    def _edge_released(self, pixels: int) -> None:
         layer = self._current_layer()
         if layer is not None:
             try:
-                self.set_edge(layer, self.edge.value())
+                self.set_edge(layer, pixels)
             except LayerpathError as exc:
                 self._show_error(str(exc))
 
-    def _amount_released(self) -> None:
+    def _amount_released(self, amount: float) -> None:
         layer = self._current_layer()
         if layer is not None:
             try:
-                self.set_amount(layer, self.amount.value() / SLIDER_STEPS)
+                self.set_amount(layer, amount)
             except LayerpathError as exc:
                 self._show_error(str(exc))
 
@@ -893,31 +819,8 @@ class Panel(QtWidgets.QWidget):
 
     def _show_preview(self, preview: Preview) -> None:
         """The plan, each step's tools and time, waiting for Run these steps / Edit."""
-        self.plan.clear()
-        self._items.clear()
-        prompt = self.instruction.toPlainText().strip()
-        self._previewed = (prompt, preview)
-        blocked = [s for s in preview.steps if not s.tools]
-        for step in preview.steps:
-            status = "can't run here" if not step.tools else "planned"
-            how = " → ".join(step.labels) or "—"
-            item = QtWidgets.QTreeWidgetItem(
-                [step.subtask.describe(), how, status, f"~{step.seconds:.1f} s"]
-            )
-            if step.problem:
-                item.setToolTip(0, step.problem)
-            self.plan.addTopLevelItem(item)
-        for column in range(len(PLAN_COLUMNS)):
-            self.plan.resizeColumnToContents(column)
-        total = sum(s.seconds for s in preview.steps)
-        took = f"about {total:.0f} s" if total >= 1 else "under a second"
-        count = len(preview.steps)
-        note = f"{count} step{'' if count == 1 else 's'}, {took}. Check them, then run."
-        if blocked:
-            note += " " + " ".join(s.problem for s in blocked[:2])
-        for warning in preview.plan.warnings:
-            note += f" {warning}"
-        self.preview_note.setText(note)
+        self.session.show_preview(self.instruction.toPlainText().strip(), preview)
+        self.preview_note.setText(self.plan.show_preview(preview))
         self.preview_box.setVisible(True)
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
@@ -926,28 +829,15 @@ class Panel(QtWidgets.QWidget):
         self.plan_ready.emit(preview)
 
     def _show_plan(self, plan: tuple[Subtask, ...]) -> None:
-        expected, self._expected = self._expected, {}
-        self._previewed = None
+        expected = self.session.expected_tools()
         self.preview_box.setVisible(False)
-        self.plan.clear()
-        self._items.clear()
+        self.plan.show_plan(plan, expected)
         self.progress.setRange(0, len(plan))
         self.progress.setValue(0)
         self.progress.setFormat("%v/%m steps")
-        for subtask in plan:
-            how = expected.get(subtask.id, "")
-            item = QtWidgets.QTreeWidgetItem([subtask.describe(), how, "waiting", ""])
-            self.plan.addTopLevelItem(item)
-            self._items[subtask.id] = item
-        for column in range(len(PLAN_COLUMNS)):
-            self.plan.resizeColumnToContents(column)
 
     def _set(self, subtask: Subtask, **columns: str) -> None:
-        item = self._items.get(subtask.id)
-        if item is None:
-            return
-        for name, value in columns.items():
-            item.setText(PLAN_COLUMNS.index(name), value)
+        self.plan.set(subtask, **columns)
 
     def _show_error(self, message: str, append: bool = False) -> None:
         text = f"{self.message.text()}\n{message}" if append and self.message.text() else message

@@ -100,3 +100,47 @@ def test_every_front_end_shares_one_trace_store_and_the_settings_can_turn_it_off
     result = one.run(one.request("make it warmer"))
     assert isinstance(result, RunResult) and one.traces.runs() == 1
     assert not np.array_equal(composite(document.image), result.request.snapshot.image)
+
+
+def test_the_session_says_what_each_step_lets_the_user_change(
+    document: LayeredDocument,
+) -> None:
+    """The controls under the step list are the session's to decide (any host shows
+    them alike): a warmer photo's step has an amount, in its unit and range, set to
+    what it ran with, and no region; the recolour's steps have a region whose edge can
+    move, and no amount; a layer the session did not add has neither."""
+    session = RunSession(document, Settings(record_traces=False))
+    session.run(session.request("recolor the wall to yellow and make it warmer"))
+    specs = {tool.name: tool.spec for tool in session.engine().registry}
+    controls = {
+        session.placed[layer].step.tool: session.step_controls(layer, specs)
+        for layer in session.layers()
+    }
+    warmer = controls["photo_adjust"]
+    assert warmer.amount is not None and warmer.edge is None
+    assert warmer.amount.name.startswith("Temperature") and warmer.amount.low == -1.0
+    assert warmer.amount.value == 0.35  # the amount a bare 'warmer' means
+    assert controls["named_masks"].amount is None and controls["named_masks"].edge == 0
+    assert session.step_controls(None, specs) == session.step_controls("no such", specs)
+    assert session.step_controls(None, specs).amount is None
+
+
+def test_a_shown_plan_runs_as_shown_once_and_an_edit_drops_it(
+    document: LayeredDocument,
+) -> None:
+    """The preview waits in the session, not in a widget: confirming gives the plan as
+    shown (and the tools it named, once, for the run's rows); dropping it leaves
+    nothing to confirm."""
+    session = RunSession(document, Settings(record_traces=False))
+    prompt = "recolor the wall to yellow"
+    preview = session.engine().preview(session.request(prompt))
+    assert session.confirm_preview() is None
+    session.show_preview(prompt, preview)
+    confirmed = session.confirm_preview()
+    assert confirmed == (prompt, preview.plan.subtasks)
+    (step,) = preview.steps
+    assert session.expected_tools() == {step.subtask.id: " → ".join(step.labels)}
+    assert session.expected_tools() == {} and session.previewed is None
+    session.show_preview(prompt, preview)
+    session.drop_preview()
+    assert session.confirm_preview() is None
