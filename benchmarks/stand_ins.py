@@ -13,8 +13,8 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+from layerpath.kit.names import COCO_CLASSES
 from layerpath.tools.models import ModelManager
-from layerpath.tools.yolo import COCO_CLASSES
 from tests.tools.installed import install_built, save_word_tokenizer
 
 WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[DEC]", "[EOS]", "a", "photo", "of", "the"]

@@ -19,9 +19,8 @@ from layerpath.engine.types import Box, Snapshot, Subtask, SubtaskKind, TextBox
 from layerpath.errors import LayerpathError
 from layerpath.kit.colours import ColourNames, color_lab, colours_in, parse_color, to_lab
 from layerpath.kit.imaging import component_boxes, dilate, mask_box, rgb, ring
-from layerpath.kit.names import resolve_mask, select_text_boxes
+from layerpath.kit.names import coco_class, resolve_mask, select_text_boxes
 from layerpath.kit.regions import analysis_copy, crop, grow_box
-from layerpath.tools.yolo import coco_class
 
 K = SubtaskKind
 

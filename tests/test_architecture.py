@@ -43,7 +43,6 @@ STILL_BORROWED = {
     "engine.checks.texture": {"patchmatch"},  # colour regions and lines across a hole
     "engine.critics": {"clip"},  # CLIP, the offline critic
     "engine.layers": {"text"},  # the font of a caption's layer
-    "engine.probe": {"yolo"},  # whether a detector knows the target's class
     "engine.references": {"adjust", "ocr", "sky", "sky_region"},  # a reference's sky, words
 }
 

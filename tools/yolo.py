@@ -20,63 +20,10 @@ import numpy as np
 
 from layerpath.errors import ToolFailed
 from layerpath.kit.imaging import rgb
+from layerpath.kit.names import COCO_CLASSES, coco_class
 from layerpath.kit.types import ArtifactKind, Box, ToolContext, ToolResult
 from layerpath.tools.base import OnnxModelTool, Tool
 from layerpath.tools.device import RESIDENT, tool_device
-
-#: The 80 COCO classes in the order of the detectors' class ids.
-COCO_CLASSES = tuple(
-    name.strip()
-    for name in (
-        "person, bicycle, car, motorcycle, airplane, bus, train, truck, boat, traffic light, "
-        "fire hydrant, stop sign, parking meter, bench, bird, cat, dog, horse, sheep, cow, "
-        "elephant, bear, zebra, giraffe, backpack, umbrella, handbag, tie, suitcase, frisbee, "
-        "skis, snowboard, sports ball, kite, baseball bat, baseball glove, skateboard, surfboard, "
-        "tennis racket, bottle, wine glass, cup, fork, knife, spoon, bowl, banana, apple, "
-        "sandwich, orange, broccoli, carrot, hot dog, pizza, donut, cake, chair, couch, "
-        "potted plant, bed, dining table, toilet, tv, laptop, mouse, remote, keyboard, "
-        "cell phone, microwave, oven, toaster, sink, refrigerator, book, clock, vase, scissors, "
-        "teddy bear, hair drier, toothbrush"
-    ).split(",")
-)
-#: Everyday words for COCO classes.
-SYNONYMS = {
-    "man": "person",
-    "woman": "person",
-    "people": "person",
-    "child": "person",
-    "kid": "person",
-    "boy": "person",
-    "girl": "person",
-    "bike": "bicycle",
-    "motorbike": "motorcycle",
-    "plane": "airplane",
-    "ball": "sports ball",
-    "football": "sports ball",
-    "table": "dining table",
-    "sofa": "couch",
-    "plant": "potted plant",
-    "television": "tv",
-    "phone": "cell phone",
-    "mobile phone": "cell phone",
-    "glass": "wine glass",
-    "mug": "cup",
-    "doughnut": "donut",
-    "fridge": "refrigerator",
-    "hair dryer": "hair drier",
-    "teddy": "teddy bear",
-}
-
-
-def coco_class(target: str) -> str | None:
-    """The COCO class a target names ('balls' -> 'sports ball'), None when none."""
-    words = target.lower().strip()
-    for word in (words, words.removesuffix("es"), words.removesuffix("s")):
-        if word in COCO_CLASSES:
-            return word
-        if word in SYNONYMS:
-            return SYNONYMS[word]
-    return None
 
 
 def letterbox(image_rgb: np.ndarray, side: int) -> tuple[np.ndarray, float, tuple[int, int]]:

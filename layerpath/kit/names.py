@@ -1,7 +1,8 @@
 """What the words of a subtask name: the user's own mask or selection ('the cat' is the
 mask called 'cats'), the offline finder a region's words ask for ('the sky', 'her
 face', 'the people on the left') and the position among several, and the text a text
-subtask is about (a literal, or digits / an email / a phone number)."""
+subtask is about (a literal, or digits / an email / a phone number), and the COCO class
+a detector knows the target by."""
 
 from __future__ import annotations
 
@@ -149,3 +150,58 @@ def select_text_boxes(boxes: Sequence[TextBox], params: Mapping[str, Any]) -> li
         regex = re.compile(_PATTERNS[str(params["pattern"])])
         return [b for b in boxes if regex.search(b.text)]
     return list(boxes)
+
+
+#: The 80 COCO classes in the order of the detectors' class ids.
+COCO_CLASSES = tuple(
+    name.strip()
+    for name in (
+        "person, bicycle, car, motorcycle, airplane, bus, train, truck, boat, traffic light, "
+        "fire hydrant, stop sign, parking meter, bench, bird, cat, dog, horse, sheep, cow, "
+        "elephant, bear, zebra, giraffe, backpack, umbrella, handbag, tie, suitcase, frisbee, "
+        "skis, snowboard, sports ball, kite, baseball bat, baseball glove, skateboard, surfboard, "
+        "tennis racket, bottle, wine glass, cup, fork, knife, spoon, bowl, banana, apple, "
+        "sandwich, orange, broccoli, carrot, hot dog, pizza, donut, cake, chair, couch, "
+        "potted plant, bed, dining table, toilet, tv, laptop, mouse, remote, keyboard, "
+        "cell phone, microwave, oven, toaster, sink, refrigerator, book, clock, vase, scissors, "
+        "teddy bear, hair drier, toothbrush"
+    ).split(",")
+)
+#: Everyday words for COCO classes.
+SYNONYMS = {
+    "man": "person",
+    "woman": "person",
+    "people": "person",
+    "child": "person",
+    "kid": "person",
+    "boy": "person",
+    "girl": "person",
+    "bike": "bicycle",
+    "motorbike": "motorcycle",
+    "plane": "airplane",
+    "ball": "sports ball",
+    "football": "sports ball",
+    "table": "dining table",
+    "sofa": "couch",
+    "plant": "potted plant",
+    "television": "tv",
+    "phone": "cell phone",
+    "mobile phone": "cell phone",
+    "glass": "wine glass",
+    "mug": "cup",
+    "doughnut": "donut",
+    "fridge": "refrigerator",
+    "hair dryer": "hair drier",
+    "teddy": "teddy bear",
+}
+
+
+def coco_class(target: str) -> str | None:
+    """The COCO class a target names ('balls' -> 'sports ball'), None when none."""
+    words = target.lower().strip()
+    for word in (words, words.removesuffix("es"), words.removesuffix("s")):
+        if word in COCO_CLASSES:
+            return word
+        if word in SYNONYMS:
+            return SYNONYMS[word]
+    return None

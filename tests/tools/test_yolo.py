@@ -17,10 +17,11 @@ from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Mode, Snapshot
 from layerpath.errors import ToolFailed
 from layerpath.kit.imaging import mask_box
+from layerpath.kit.names import coco_class
 from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
-from layerpath.tools.yolo import coco_class, letterbox
+from layerpath.tools.yolo import letterbox
 from tests.conftest import Scene
 from tests.tools.installed import install_built
 
