@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Mapping
+from typing import Any
 
 import cv2
 import numpy as np
@@ -15,11 +17,13 @@ import pytest
 from layerpath.engine.checks.adjust import check_adjustment
 from layerpath.engine.critics import VlmCritic
 from layerpath.engine.executor import Engine
-from layerpath.engine.kinds import KINDS, KindSpec
+from layerpath.engine.kinds import KINDS, Judged, KindSpec
 from layerpath.engine.quality import judge
 from layerpath.engine.types import ArtifactKind, EditRequest, Snapshot, Subtask, SubtaskKind
 from layerpath.kit.imaging import dilate, erode
+from layerpath.kit.types import Prior, ToolContext, ToolResult, ToolSpec
 from layerpath.settings import LlmSettings
+from layerpath.tools.base import Tool
 from layerpath.tools.registry import Registry
 from tests.openai_server import ScriptedServer
 
@@ -413,3 +417,45 @@ def test_a_colour_match_pairs_sky_with_sky_and_ground_with_ground() -> None:
     assert lab[erode(sky, 10)][:, 2].mean() < -15  # the sky blue, as the reference's
     assert lab[erode(~sky, 10)][:, 2].mean() > 20  # the ground golden, as the reference's
     assert check_adjustment(asked, picture, matched, None).score >= 0.5
+
+
+class _Framer(Tool):
+    """A tool a test adds to the catalogue: a grey frame around the picture."""
+
+    def run(
+        self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
+    ) -> ToolResult:
+        framed = inputs[ArtifactKind.IMAGE].copy()
+        framed[:8, :, :3] = framed[-8:, :, :3] = framed[:, :8, :3] = framed[:, -8:, :3] = 128
+        return ToolResult({ArtifactKind.IMAGE: framed})
+
+
+def test_a_kind_needs_its_record_and_a_tool_and_nothing_else(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A kind of edit added the way CONTRIBUTING.md says (here an existing kind no tool
+    makes a picture for, given a frame-drawing tool in the catalogue and a record with
+    a checker), run with its plan given (the planner rule is the words' part): the
+    engine searches, runs the tool and judges its picture by the record's checker; no
+    other list in the engine is touched. Without the checker it fails closed."""
+    kind = K.LANDMARK_DETECTION
+    spec = ToolSpec(
+        name="framer", impl="tests:_Framer", backend="numpy", description="a frame",
+        subtasks=(kind,), inputs=(ArtifactKind.IMAGE,), outputs=(ArtifactKind.IMAGE,),
+        priors={kind: Prior(0.01, 0.9)}, label="Frame it",
+    )  # fmt: skip
+    registry = Registry([*Registry.from_catalogue(), _Framer(spec)])
+    seen: list[Subtask] = []
+
+    def framed(judged: Judged) -> float:  # the new kind's checker: a grey frame made
+        seen.append(judged.subtask)
+        return 0.9 if (judged.after[:8, :, :3] == 128).all() else 0.0
+
+    picture, _ = face_in_sky()
+    request = EditRequest("frame it", Snapshot(picture), plan=(Subtask(kind, id="s1"),))
+    monkeypatch.setitem(KINDS, kind, KindSpec(check=framed, whole=True, overrides=True))  # type: ignore[arg-type]
+    (outcome,) = Engine(registry).run(request).outcomes
+    assert outcome.ok and outcome.tools == ("framer",) and seen
+    monkeypatch.setitem(KINDS, kind, KindSpec(whole=True, overrides=True))  # type: ignore[arg-type]
+    (unchecked,) = Engine(registry).run(request).outcomes
+    assert not unchecked.ok and "no check for Landmark Detection" in (unchecked.error or "")
