@@ -10,12 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from layerpath.engine import events
-from layerpath.engine.actions import MAX_FILE_BYTES, Action
+from layerpath.engine.actions import Action
 from layerpath.engine.document import Document
 from layerpath.engine.executor import Engine
 from layerpath.engine.learning import learn_in_background
 from layerpath.engine.preview import Preview, describe
-from layerpath.engine.rulebook import RuleBook
 from layerpath.engine.session import Placed, RunSession
 from layerpath.engine.types import (
     EditRequest,
@@ -27,7 +26,7 @@ from layerpath.engine.types import (
     ToolSpec,
 )
 from layerpath.errors import LayerpathError
-from layerpath.files import read_bytes
+from layerpath.gui.actions_view import ActionsView
 from layerpath.gui.plan_view import PlanView
 from layerpath.gui.qt import Qt, QtGui, QtWidgets, Signal
 from layerpath.gui.references import ReferenceSlots
@@ -230,45 +229,14 @@ class Panel(QtWidgets.QWidget):
         layout.addWidget(self.details, 1)
         self.tabs = QtWidgets.QTabWidget()
         self.tabs.addTab(edit_page, "Edit")
-        self.tabs.addTab(self._build_actions(), "Actions")
+        self.actions_view = ActionsView(
+            self.session.book, self._run_saved, self._show_error, self._show_note
+        )
+        # (its list and button by name, as hosts and tests reach them)
+        self.actions = self.actions_view.actions
+        self.run_action_button = self.actions_view.run_action_button
+        self.tabs.addTab(self.actions_view, "Actions")
         QtWidgets.QVBoxLayout(self).addWidget(self.tabs)
-
-    def _build_actions(self) -> QtWidgets.QWidget:
-        """The Actions tab: saved actions, run on this picture without planning."""
-        page = QtWidgets.QWidget()
-        self.actions = QtWidgets.QListWidget()
-        self.actions.itemDoubleClicked.connect(lambda item: self.run_action(item.text()))
-        self.action_about = QtWidgets.QLabel()
-        self.action_about.setWordWrap(True)
-        self.actions.currentItemChanged.connect(
-            lambda item, _: self.action_about.setText(item.toolTip() if item else "")
-        )
-        hint = QtWidgets.QLabel(
-            "Your saved actions. One runs on the selection or the object's mask, "
-            "with the tools and settings you saved. Save one from a step's menu."
-        )
-        hint.setWordWrap(True)
-        self.run_action_button = QtWidgets.QPushButton("Run on this picture")
-        self.run_action_button.clicked.connect(lambda: self._with_action(self.run_action))
-        rename = QtWidgets.QPushButton("Rename…")
-        rename.clicked.connect(lambda: self._with_action(self._ask_rename))
-        delete = QtWidgets.QPushButton("Delete")
-        delete.clicked.connect(lambda: self._with_action(self._ask_delete))
-        export = QtWidgets.QPushButton("Export…")
-        export.clicked.connect(lambda: self._with_action(self._ask_export))
-        imported = QtWidgets.QPushButton("Import…")
-        imported.clicked.connect(self._ask_import)
-        row = QtWidgets.QHBoxLayout()
-        for button in (rename, delete, export, imported):
-            row.addWidget(button)
-        layout = QtWidgets.QVBoxLayout(page)
-        layout.addWidget(hint)
-        layout.addWidget(self.actions, 1)
-        layout.addWidget(self.action_about)
-        layout.addWidget(self.run_action_button)
-        layout.addLayout(row)
-        self.refresh_actions()
-        return page
 
     def closeEvent(self, event: QtGui.QCloseEvent | None) -> None:  # noqa: N802
         self.controller.shutdown()  # never leave a worker thread running behind a closed panel
@@ -622,115 +590,40 @@ class Panel(QtWidgets.QWidget):
 
         self.run_finished.connect(when_due)
 
-    # --- actions -----------------------------------------------------------------------
-
-    def _book(self) -> RuleBook:
-        return self.session.book()
+    # --- actions (the Actions tab: gui/actions_view.py) -----------------------------------
 
     def refresh_actions(self) -> None:
-        """List the saved actions again (an unreadable actions file is said, not hidden)."""
-        self.actions.clear()
-        try:
-            found = self._book().actions()
-        except LayerpathError as exc:
-            self._show_error(str(exc))
-            return
-        for action in found.values():
-            item = QtWidgets.QListWidgetItem(action.name)
-            item.setToolTip(action.describe())
-            self.actions.addItem(item)
-
-    def _with_action(self, then: Callable[[str], object]) -> None:
-        item = self.actions.currentItem()
-        if item is None:
-            self._show_error("Pick an action in the list first.")
-            return
-        then(item.text())
+        self.actions_view.refresh()
 
     def run_action(self, name: str) -> None:
-        """Replay a saved action on this picture: its tools and settings, no planning."""
-        try:
-            action = self._book().action(name)
-        except LayerpathError as exc:
-            self._show_error(str(exc))
+        self.actions_view.run_action(name)
+
+    def show_actions(self) -> None:
+        self.actions_view.refresh()
+        self.tabs.setCurrentIndex(1)
+
+    def run_nth_action(self, number: int) -> None:
+        self.actions_view.run_nth(number)
+
+    def rename_action(self, name: str, new: str) -> None:
+        self.actions_view.rename(name, new)
+
+    def delete_action(self, name: str) -> None:
+        self.actions_view.delete(name)
+
+    def export_action(self, name: str, path: Path, replace: bool = True) -> None:
+        self.actions_view.export(name, path, replace)
+
+    def import_action(self, path: Path, replace: bool = False) -> None:
+        self.actions_view.import_(path, replace)
+
+    def _run_saved(self, action: Action | None) -> None:
+        """A saved action replayed on this picture (None: it could not be read)."""
+        if action is None:
             self.run_finished.emit(None)
             return
         self.tabs.setCurrentIndex(0)  # its progress and steps show on the Edit tab
         self._start(f"action: {action.name}", action)
-
-    def show_actions(self) -> None:
-        self.refresh_actions()
-        self.tabs.setCurrentIndex(1)
-
-    def run_nth_action(self, number: int) -> None:
-        """Run the action at place `number` (from 1) of the Actions tab's list."""
-        self.refresh_actions()
-        if not 1 <= number <= self.actions.count():
-            self._show_error(f"There is no saved action {number}; save one from a step's menu.")
-            self.run_finished.emit(None)
-            return
-        item = self.actions.item(number - 1)
-        assert item is not None
-        self.run_action(item.text())
-
-    def rename_action(self, name: str, new: str) -> None:
-        try:
-            self._book().rename_action(name, new)
-        except LayerpathError as exc:
-            self._show_error(str(exc))
-        self.refresh_actions()
-
-    def delete_action(self, name: str) -> None:
-        try:
-            self._book().delete_action(name)
-        except LayerpathError as exc:
-            self._show_error(str(exc))
-        self.refresh_actions()
-
-    def export_action(self, name: str, path: Path, replace: bool = True) -> None:
-        """Write the action to a file (the file dialog has asked before replacing one;
-        layerpath's own stores are never written over)."""
-        try:
-            self._book().export_action(name, path, replace)
-        except (LayerpathError, OSError) as exc:
-            self._show_error(f"Could not export '{name}': {exc}")
-            return
-        self._show_note(f"Exported '{name}' to {path}.")
-
-    def import_action(self, path: Path, replace: bool = False) -> None:
-        """Add an action from a file; a bad file is refused and changes nothing."""
-        try:
-            data = read_bytes(path, "action file", MAX_FILE_BYTES)
-            action = self._book().import_action(data, replace=replace)
-        except (LayerpathError, OSError) as exc:
-            self._show_error(f"Could not import {path.name}: {exc}")
-            return
-        self._show_note(f"Imported '{action.name}'.")
-        self.refresh_actions()
-
-    def _ask_rename(self, name: str) -> None:
-        new, ok = QtWidgets.QInputDialog.getText(self, "Rename action", "New name:", text=name)
-        if ok and new.strip():
-            self.rename_action(name, new)
-
-    def _ask_delete(self, name: str) -> None:
-        sure = QtWidgets.QMessageBox.question(self, "Delete action", f"Delete the action '{name}'?")
-        if sure == QtWidgets.QMessageBox.StandardButton.Yes:
-            self.delete_action(name)
-
-    def _ask_export(self, name: str) -> None:
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(
-            self, "Export action", f"{name}.json", "Actions (*.json)"
-        )
-        if path:
-            self.export_action(name, Path(path))
-
-    def _ask_import(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(
-            self, "Import action", "", "Actions (*.json)"
-        )
-        if path:
-            self.import_action(Path(path))
 
     def _step_menu(self, position: object) -> None:
         layer_id = self._current_layer()
