@@ -40,7 +40,6 @@ STILL_BORROWED = {
     "engine.checks.region": {"background", "sky_region"},  # a found region's doubts
     "engine.checks.sky": {"sky"},  # what stands in a replaced sky
     "engine.checks.text": {"ocr", "text"},  # text read back; the font a word fits
-    "engine.checks.texture": {"patchmatch"},  # colour regions and lines across a hole
     "engine.critics": {"clip"},  # CLIP, the offline critic
     "engine.layers": {"text"},  # the font of a caption's layer
     "engine.references": {"adjust", "ocr", "sky", "sky_region"},  # a reference's sky, words

@@ -10,7 +10,7 @@ import numpy as np
 
 from layerpath.kit.colours import to_lab
 from layerpath.kit.imaging import angular_sectors, dilate, erode, nearest_of, rgb
-from layerpath.tools.patchmatch import colour_labels, lines_across, regions
+from layerpath.kit.segments import colour_labels, lines_across, regions
 
 
 def grey(image: np.ndarray) -> np.ndarray:
