@@ -303,13 +303,17 @@ def test_docker_runs_an_instruction_in_kritas_window(tmp_path: Path) -> None:
     assert abs(x - 454) <= 4 and abs(y - 34) <= 4 and abs(w - 131) <= 6 and abs(h - 31) <= 6
     assert seen["saved"] and seen["kra"] and shot.with_suffix(".kra").stat().st_size > 0
 
-    # the screenshot: the canvas shows the new sign text, the docker shows the panel
-    from layerpath.tools.ocr import read_text
+    # the screenshot: the canvas shows the new sign text, the docker shows the panel.
+    # (Read at OCR's one-pass size: a window's dozens of lines each read again at full
+    # size took two minutes of this test.)
+    from layerpath.tools.ocr import COARSE_SIDE, read_text
 
-    pixels = np.asarray(Image.open(shot).convert("RGBA"))
-    assert pixels.shape[0] > 600 and pixels.shape[1] > 800
-    boxes = read_text(pixels)
-    big = {box.text for box in boxes if box.box.height >= 20}  # the canvas, not thumbnails
+    window = Image.open(shot).convert("RGBA")
+    assert window.height > 600 and window.width > 800
+    scale = COARSE_SIDE / max(window.size)
+    small = window.resize((round(window.width * scale), round(window.height * scale)))
+    boxes = read_text(np.asarray(small))
+    big = {box.text for box in boxes if box.box.height >= 20 * scale}  # not thumbnails
     assert "OPEN" in big and "CLOSED" not in big, big
     assert {"What should change?", "layerpath", "1/1 done in"} <= {
         box.text[:11] if box.text.startswith("1/1 done") else box.text for box in boxes
