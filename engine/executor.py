@@ -115,7 +115,8 @@ class _Attempt:
     @property
     def told(self) -> str:
         """The failure as the traces keep it: the reason and what was tried."""
-        return str(Failure(self.failure, self.tried)) if self.failure else ""
+        failed = self.failure or self.tried is not None
+        return str(Failure(self.failure, self.tried)) if failed else ""
 
 
 class Engine:
@@ -589,7 +590,7 @@ class Engine:
                 self.table.observe(call.tool, subtask.kind, call.seconds, call.quality)
                 if self.traces is not None:
                     self.traces.record_tool(call.tool, subtask.kind, call.seconds, call.quality)
-        failed = [a for a in attempts if a.failure]
+        failed = [a for a in attempts if a.told]
         if self.traces is not None:
             # a rule the checks turned down is recorded with the path it tried
             tried = {r.route: list(r.tools) for r in self.rules.rules}
@@ -607,7 +608,7 @@ class Engine:
                     sum(n.result.cost for n in nodes if n.result),
                     math.prod(nodes[-1].qualities) if nodes else 0.0,
                     bool(nodes),
-                    [attempt.told] if attempt.failure else [],
+                    [attempt.told] if attempt.told else [],
                     traced_words(subtask),
                 )
         if accepted is None:

@@ -116,8 +116,10 @@ class KindSpec:
     #: what the picture should show once it is done, for a critic ({target}, {to},
     #: {thing}: the new thing or else the target)
     goal: str | None = None
-    #: the text boxes or mask it finds are shown as a visible layer (else hidden)
-    shown: bool = False
+    #: the text boxes it reads are shown as a visible layer (else hidden)
+    shows_text_boxes: bool = False
+    #: the mask it makes is shown as a visible layer (else hidden)
+    shows_mask: bool = False
     #: an adjustment: its op and amount are the user's to change, its name says both
     adjustment: bool = False
 
@@ -139,8 +141,8 @@ def _generated(j: Judged) -> Verdict:
 
 #: the record of every kind (a test checks that none is missing)
 KINDS: Mapping[SubtaskKind, KindSpec] = {
-    K.OBJECT_DETECTION: KindSpec(shown=True),
-    K.OBJECT_SEGMENTATION: KindSpec(shown=True),
+    K.OBJECT_DETECTION: KindSpec(),
+    K.OBJECT_SEGMENTATION: KindSpec(shows_mask=True),
     K.OBJECT_ADDITION: KindSpec(check=_generated, tonal=True, goal="a photo with a {thing}"),
     K.OBJECT_REMOVAL: KindSpec(
         check=lambda j: check_removal(j.start, j.after, j.mask, j.trial),
@@ -191,7 +193,7 @@ KINDS: Mapping[SubtaskKind, KindSpec] = {
         goal="a wider photo",
     ),
     K.DEPTH_ESTIMATION: KindSpec(),
-    K.TEXT_EXTRACTION: KindSpec(reads_text=True, on_text_boxes=True, shown=True),
+    K.TEXT_EXTRACTION: KindSpec(reads_text=True, on_text_boxes=True, shows_text_boxes=True),
     K.TEXT_REPLACEMENT: KindSpec(
         check=lambda j: check_text_replacement(j.start, j.after, list(j.boxes), j.to),
         kept=True,
@@ -217,7 +219,7 @@ KINDS: Mapping[SubtaskKind, KindSpec] = {
         edits_text=True,
         on_text_boxes=True,
     ),
-    K.TEXT_DETECTION: KindSpec(reads_text=True, on_text_boxes=True, shown=True),
+    K.TEXT_DETECTION: KindSpec(reads_text=True, on_text_boxes=True, shows_text_boxes=True),
     K.QUESTION_ANSWERING: KindSpec(reads_text=True),
     K.KEYWORD_HIGHLIGHTING: KindSpec(
         check=lambda j: check_changed_in(j.start, j.after, list(j.boxes)),

@@ -212,7 +212,7 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
                     offset=offset,
                     boxes=tuple(t.box for t in found),
                     text="\n".join(t.text for t in found),
-                    visible=kind_spec(subtask.kind).shown,
+                    visible=kind_spec(subtask.kind).shows_text_boxes,
                     **common,
                 )
             )
@@ -255,7 +255,7 @@ def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) ->
                     kind=LayerKind.MASK,
                     pixels=pixels,
                     offset=offset,
-                    visible=kind_spec(subtask.kind).shown,
+                    visible=kind_spec(subtask.kind).shows_mask,
                     **common,
                 )
             )
