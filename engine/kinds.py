@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,9 @@ from layerpath.kit.colours import ColourNames
 from layerpath.kit.regions import crop
 from layerpath.kit.types import ArtifactKind, Box, SubtaskKind, TextBox
 
+if TYPE_CHECKING:  # (engine/types.py reads this table at run time, lazily)
+    from layerpath.engine.types import Subtask
+
 K = SubtaskKind
 
 
@@ -51,7 +54,7 @@ class Judged:
     the subtask's mask and text boxes, all cropped to the region the check looks at
     (`region`, in the photo's pixels), and what else the step made."""
 
-    subtask: Any  # engine.types.Subtask (not imported: engine/types.py reads this table)
+    subtask: Subtask
     start: np.ndarray
     after: np.ndarray
     mask: np.ndarray  # all False: the subtask has none
@@ -66,7 +69,7 @@ class Judged:
 
     @property
     def to(self) -> str:
-        return str(self.subtask.to or "")
+        return self.subtask.to or ""
 
     @property
     def params(self) -> Mapping[str, Any]:

@@ -100,7 +100,8 @@ def judge(
     full_after = produced[ArtifactKind.IMAGE]
     full_mask = state.get(ArtifactKind.MASK)
     full_boxes = select_text_boxes(state.get(ArtifactKind.TEXT_BOXES, ()), subtask.params)
-    if kind_spec(kind).whole or full_after.shape != before.shape:
+    spec = kind_spec(kind)
+    if spec.whole or full_after.shape != before.shape:
         region = full_box(before.shape)
         after, start = full_after, before  # (a grown picture is judged whole)
     else:
@@ -111,7 +112,7 @@ def judge(
     else:
         mask = np.zeros(after.shape[:2], dtype=bool)
     boxes = [_shifted(b, -region.x0, -region.y0) for b in full_boxes]
-    check = kind_spec(kind).check
+    check = spec.check
     if check is None:  # a picture made for a kind nothing here can judge: not vouched for
         unchecked = f"{UNVOUCHED}: layerpath has no check for {kind.label}"
         made: Verdict | float = Verdict(0.0, unchecked, {UNVOUCHED: 2.0})

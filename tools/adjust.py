@@ -24,7 +24,7 @@ import numpy as np
 from layerpath.errors import BadInput, ToolFailed
 from layerpath.kit.adjustments import ADJUSTMENTS, TONES
 from layerpath.kit.colours import hue_direction
-from layerpath.kit.imaging import mask_box, noise_sigma, wide_blur
+from layerpath.kit.imaging import luma, mask_box, noise_sigma, smoothstep, wide_blur
 from layerpath.kit.looks import Look, adjustment_problem, find_look, halo, look_named, look_names
 from layerpath.kit.names import ALONG_EDGES, finder_for, user_region
 from layerpath.kit.regions import crop, full_box, grow_box, paste
@@ -66,16 +66,6 @@ def to_linear(v: np.ndarray) -> np.ndarray:
 def to_display(v: np.ndarray) -> np.ndarray:
     """Linear light to sRGB display values (0..1), clipped."""
     return _through(_curves()[1], np.sqrt(np.maximum(v, 0.0)))
-
-
-def luma(v: np.ndarray) -> np.ndarray:
-    """Rec. 709 weights on the given values."""
-    return (v[..., 0] * 0.2126 + v[..., 1] * 0.7152 + v[..., 2] * 0.0722).astype(np.float32)
-
-
-def _smoothstep(lo: float, hi: float, x: np.ndarray) -> np.ndarray:
-    t = np.clip((x - lo) / (hi - lo), 0.0, 1.0)
-    return t * t * (3 - 2 * t)
 
 
 def _s_curve(x: np.ndarray, amount: float) -> np.ndarray:
@@ -156,10 +146,10 @@ def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np
     if op in ("highlights", "shadows"):
         local, cut = extra["local"] if "local" in extra else tonal_ranges(op, luma(v))
         if op == "highlights":
-            weight = _smoothstep(cut, 0.95, local)
+            weight = smoothstep(cut, 0.95, local)
             gain = 2.0 ** (amount * 1.0 * weight)
         else:
-            weight = 1.0 - _smoothstep(0.05, cut, local)
+            weight = 1.0 - smoothstep(0.05, cut, local)
             gain = 2.0 ** (amount * 2.0 * weight)
         return to_display(_gained(to_linear(v), gain[..., None], protect))
     if op == "temperature":
@@ -206,7 +196,7 @@ def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np
         yy = np.arange(top, top + v.shape[0], dtype=np.float32)[:, None]
         xx = np.arange(0, w, dtype=np.float32)[None, :]
         r = np.hypot((xx - (w - 1) / 2) / (w / 2), (yy - (h - 1) / 2) / (h / 2)) / np.sqrt(2)
-        falloff = _smoothstep(0.35, 1.0, r)
+        falloff = smoothstep(0.35, 1.0, r)
         # amount 0.5: the corners a stop darker (a negative amount lightens them)
         gain = (2.0 ** (-2.0 * amount * falloff))[..., None]
         return to_display(_gained(to_linear(v), gain, protect))
@@ -349,11 +339,11 @@ def graduated(shape: tuple[int, ...], window: Box, side: str) -> np.ndarray:
     if side in ("top", "bottom"):
         along = (np.arange(window.y0, window.y1, dtype=np.float32) + 0.5) / h
         along = along if side == "top" else 1.0 - along
-        ramp = (1.0 - _smoothstep(0.1, 0.75, along))[:, None]
+        ramp = (1.0 - smoothstep(0.1, 0.75, along))[:, None]
         return np.repeat(ramp, window.x1 - window.x0, axis=1)
     along = (np.arange(window.x0, window.x1, dtype=np.float32) + 0.5) / w
     along = along if side == "left" else 1.0 - along
-    ramp = (1.0 - _smoothstep(0.1, 0.75, along))[None, :]
+    ramp = (1.0 - smoothstep(0.1, 0.75, along))[None, :]
     return np.repeat(ramp, window.y1 - window.y0, axis=0)
 
 

@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 
 from layerpath.errors import BadInput
-from layerpath.kit.imaging import wide_blur
+from layerpath.kit.imaging import luma, smoothstep, wide_blur
 from layerpath.kit.looks import CLARITY_SHARE, GLOW_SHARE, HUE_SOFTENING
 
 #: the side of a working copy an artistic medium is painted on (then scaled back):
@@ -23,27 +23,18 @@ MEDIUM_PIXELS = 2_000_000
 # --- the looks' own steps, on float RGB display values in 0..1 -----------------------------
 
 
-def _luma(v: np.ndarray) -> np.ndarray:
-    return (v[..., 0] * 0.2126 + v[..., 1] * 0.7152 + v[..., 2] * 0.0722).astype(np.float32)
-
-
-def _smoothstep(lo: float, hi: float, x: np.ndarray) -> np.ndarray:
-    t = np.clip((x - lo) / (hi - lo), 0.0, 1.0)
-    return t * t * (3 - 2 * t)
-
-
 def _chroma_of(colour: Sequence[float]) -> np.ndarray:
     """A colour's offset from the grey of its own brightness (what it adds as a tint)."""
     c = np.asarray(colour, np.float32) / 255.0
-    return c - float(_luma(c[None, None])[0, 0])
+    return c - float(luma(c[None, None])[0, 0])
 
 
 def split_tone(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
     """The shadows tinted towards one colour and the highlights towards another, the
     brightness kept (a colourist's split toning)."""
-    y = _luma(v)[..., None]
-    low = 1.0 - _smoothstep(0.05, 0.55, y)
-    high = _smoothstep(0.45, 0.95, y)
+    y = luma(v)[..., None]
+    low = 1.0 - smoothstep(0.05, 0.55, y)
+    high = smoothstep(0.45, 0.95, y)
     tint = low * _chroma_of(step["shadows"]) + high * _chroma_of(step["highlights"])
     return np.clip(v + 0.5 * amount * tint, 0.0, 1.0)
 
@@ -60,9 +51,7 @@ def hue_shift(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarr
                         cv2.COLOR_RGB2HSV)  # fmt: skip
     start, goal, width = float(step["from"]), float(step["to"]), float(step["width"])
     distance = np.abs((soft[..., 0] - start + 180.0) % 360.0 - 180.0)
-    weight = (1.0 - _smoothstep(0.5 * width, width, distance)) * _smoothstep(
-        0.08, 0.3, soft[..., 1]
-    )
+    weight = (1.0 - smoothstep(0.5 * width, width, distance)) * smoothstep(0.08, 0.3, soft[..., 1])
     hue = hsv[..., 0]
     turn = ((goal - start + 180.0) % 360.0) - 180.0
     hsv[..., 0] = (hue + amount * weight * turn) % 360.0
@@ -90,8 +79,8 @@ def _frame_side(v: np.ndarray, step: Mapping[str, Any]) -> float:
 def glow(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
     """A soft bloom: the bright parts spread wide and laid over the picture as light
     (screen), as diffusion filters on a lens do."""
-    y = _luma(v)[..., None]
-    bright = v * _smoothstep(0.45, 0.95, y)
+    y = luma(v)[..., None]
+    bright = v * smoothstep(0.45, 0.95, y)
     spread = wide_blur(np.ascontiguousarray(bright), max(2.0, GLOW_SHARE * _frame_side(v, step)))
     return 1.0 - (1.0 - v) * (1.0 - np.clip(amount * spread, 0.0, 1.0))
 
@@ -99,7 +88,7 @@ def glow(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
 def clarity(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
     """Local contrast in the mid-tones (a raw developer's clarity): the difference from a
     wide blur added back, least in the deepest shadows and brightest highlights."""
-    y = _luma(v)
+    y = luma(v)
     local = y - wide_blur(y, max(2.0, CLARITY_SHARE * _frame_side(v, step)))
     mid = 4.0 * y * (1.0 - y)
     return np.clip(v + (amount * 1.2 * local * mid)[..., None], 0.0, 1.0)

@@ -233,6 +233,17 @@ def guided_mask(mask: np.ndarray, picture: np.ndarray) -> np.ndarray:
     return out
 
 
+def luma(v: np.ndarray) -> np.ndarray:
+    """Rec. 709 weights on the given values (float RGB)."""
+    return (v[..., 0] * 0.2126 + v[..., 1] * 0.7152 + v[..., 2] * 0.0722).astype(np.float32)
+
+
+def smoothstep(lo: float, hi: float, x: np.ndarray) -> np.ndarray:
+    """0 below `lo`, 1 above `hi`, a smooth S between."""
+    t = np.clip((x - lo) / (hi - lo), 0.0, 1.0)
+    return t * t * (3 - 2 * t)
+
+
 def wide_blur(v: np.ndarray, sigma: float) -> np.ndarray:
     """A Gaussian blur of any width at a small blur's cost: a wide one is made on a copy
     scaled down so that it is 8 pixels wide there, then scaled back up."""
