@@ -40,11 +40,11 @@ from layerpath.benchmarks.photos import (
 )
 from layerpath.engine.checks.removal import fill_distance, judged_fill
 from layerpath.kit.colours import parse_color, to_lab
+from layerpath.kit.fonts import load_font
 from layerpath.kit.imaging import dilate, erode, mask_box
 from layerpath.kit.regions import grow_box
 from layerpath.kit.types import Box
 from layerpath.tools.recolor import recolor_lab
-from layerpath.tools.text import load_font
 
 CHECKERS = ("removal", "recolour", "cut-out", "text replacement", "text removal")
 #: target colours for recolour cases (CSS names a photographer types)

@@ -17,7 +17,7 @@ from PIL import Image, ImageDraw
 
 from layerpath.benchmarks.scenes import Scene
 from layerpath.errors import BadInput
-from layerpath.tools.text import load_font
+from layerpath.kit.fonts import load_font
 
 #: points on the saucer's rim in the 600x400 photo (the far side is hidden by the cup)
 SAUCER_RIM = [

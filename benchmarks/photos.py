@@ -28,8 +28,8 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from layerpath.errors import BadInput
+from layerpath.kit.fonts import load_font
 from layerpath.kit.types import Box
-from layerpath.tools.text import load_font
 
 log = logging.getLogger(__name__)
 

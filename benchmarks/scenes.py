@@ -10,7 +10,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from layerpath.engine.types import Snapshot
-from layerpath.tools.text import load_font
+from layerpath.kit.fonts import load_font
 
 
 @dataclass

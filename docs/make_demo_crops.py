@@ -14,7 +14,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
-from layerpath.tools.text import load_font
+from layerpath.kit.fonts import load_font
 
 #: (label, x0, y0, x1, y1) in the 600x400 photo
 CROPS = (

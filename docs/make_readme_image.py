@@ -11,7 +11,7 @@ from pathlib import Path
 from PIL import Image, ImageDraw
 
 from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
-from layerpath.tools.text import load_font
+from layerpath.kit.fonts import load_font
 
 
 def main(path: Path) -> None:

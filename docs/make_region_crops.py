@@ -53,9 +53,10 @@ def bowl_mask(picture: np.ndarray) -> np.ndarray:
     from scipy.ndimage import binary_fill_holes
 
     from layerpath.kit.colours import oklab, srgb_decoded
+    from layerpath.kit.imaging import small_copy
+    from layerpath.kit.regions import full_size_mask
     from layerpath.kit.types import Box
-    from layerpath.tools.background import small_copy
-    from layerpath.tools.finders import full_size_mask, refine_box
+    from layerpath.tools.finders import refine_box
 
     small = small_copy(picture[..., :3], 1024)
     sh, sw = small.shape[:2]

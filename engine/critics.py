@@ -33,9 +33,9 @@ from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import shown
 from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key, redact, remember_secret
-from layerpath.tools.clip import CLIP_MODEL, loaded_clip, similarities
 from layerpath.tools.endpoint import image_data_url, openai_client
 from layerpath.tools.models import ModelManager, ModelState
+from layerpath.tools.registry import service, services
 
 log = logging.getLogger(__name__)
 K = SubtaskKind
@@ -127,12 +127,15 @@ class ClipCritic:
     name = "clip"
 
     def __init__(self, models: ModelManager, device: str = "cpu", gain: float = 20.0) -> None:
-        self.folder = str(models.require(CLIP_MODEL))
+        self.folder = str(models.require(clip_model()))
         self.device = device
         self.gain = gain
 
     def similarities(self, phrase: str, *images: np.ndarray) -> list[float]:
-        return similarities(*loaded_clip(self.folder, self.device), phrase, *images)
+        found: list[float] = service("picture_similarity")(
+            self.folder, self.device, phrase, *images
+        )
+        return found
 
     def judge(self, subtask: Subtask, before: np.ndarray, after: np.ndarray) -> float | None:
         """0..1: how much closer to the goal phrase the after picture is (None: the
@@ -190,6 +193,11 @@ def vlm_opinions(text: str) -> tuple[Opinion, ...]:
     return tuple(opinions)
 
 
+def clip_model() -> str:
+    """The CLIP weights the critic's similarity service needs."""
+    return str(services()["picture_similarity"].model)
+
+
 def critic_for(settings: Settings, models: ModelManager | None = None) -> Critic | None:
     """The critic the settings ask for. 'auto' is CLIP when its model is downloaded and
     PyTorch is installed, else none: the VLM critic sends two pictures per step to the
@@ -202,8 +210,8 @@ def critic_for(settings: Settings, models: ModelManager | None = None) -> Critic
 
         models = models or ModelManager.from_settings(settings)
         ready = (
-            CLIP_MODEL in models.catalogue
-            and models.status(CLIP_MODEL).state == ModelState.PRESENT
+            clip_model() in models.catalogue
+            and models.status(clip_model()).state == ModelState.PRESENT
             and importlib.util.find_spec("torch") is not None
             and importlib.util.find_spec("transformers") is not None
         )
@@ -212,7 +220,7 @@ def critic_for(settings: Settings, models: ModelManager | None = None) -> Critic
 
             return ClipCritic(models, resolve_device(settings.device))
         if choice == "clip":
-            log.warning("the CLIP critic needs: layerpath models download %s", CLIP_MODEL)
+            log.warning("the CLIP critic needs: layerpath models download %s", clip_model())
             return None
     if choice == "vlm":
         return VlmCritic(settings.llm, get_api_key(settings.llm.base_url))

@@ -105,11 +105,11 @@ def label_layer(text: str, shape: tuple[int, ...]) -> tuple[np.ndarray, tuple[in
     """A caption as a dark label with white words at the top left of the picture."""
     from PIL import Image, ImageDraw
 
-    from layerpath.tools.text import load_font
+    from layerpath.kit.fonts import load_font
 
     size = max(12, min(shape[:2]) // 30)
     font = load_font(size)
-    x0, y0, x1, y1 = font.getbbox(text)
+    x0, y0, x1, y1 = (round(v) for v in font.getbbox(text))
     pad = size // 2
     width = min(shape[1], x1 - x0 + 2 * pad)
     height = min(shape[0], y1 - y0 + 2 * pad)

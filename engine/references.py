@@ -97,7 +97,7 @@ class Reference:
 
     def sky(self) -> dict[str, list[float]]:
         """Its sky's colours' CIELAB mean and spread (a picture's sky)."""
-        from layerpath.tools.sky import sky_of
+        from layerpath.kit.sky_edge import sky_of
 
         found: dict[str, list[float]] = self.answer(
             "sky", lambda: sky_stats(sky_of(self.picture("a sky")))
@@ -263,9 +263,8 @@ def _stats(lab: np.ndarray) -> dict[str, list[float]]:
 
 def reference_sky(small: np.ndarray) -> np.ndarray | None:
     """A reference picture's sky (bool, its size), when it has one that fills a share
-    of it and is sure (tools/sky_region.py's sure_sky); None otherwise."""
-    from layerpath.tools.adjust import SKY_SHARE
-    from layerpath.tools.sky_region import find_sky, sure_sky
+    of it and is sure (kit/sky.py's sure_sky); None otherwise."""
+    from layerpath.kit.sky import SKY_SHARE, find_sky, sure_sky
 
     sky = find_sky(small)
     if not SKY_SHARE[0] <= float(sky.mean()) <= SKY_SHARE[1]:
@@ -302,11 +301,11 @@ def note_words(reference: Reference, transcribe: Transcriber | None) -> str:
                 "check the endpoint in Settings, or give its words as a text file."
             ) from exc
     else:
-        from layerpath.tools.ocr import read_text_again
+        from layerpath.tools.registry import service
 
         assert reference.pixels is not None
         rgba = np.dstack([reference.pixels, np.full(reference.pixels.shape[:2], 255, np.uint8)])
-        lines = sorted(read_text_again(rgba, 0.5), key=lambda t: (t.box.y0 // 20, t.box.x0))
+        lines = sorted(service("read_text")(rgba, 0.5), key=lambda t: (t.box.y0 // 20, t.box.x0))
         words = " ".join(t.text for t in lines)
     words = " ".join(words.split())
     if not words:

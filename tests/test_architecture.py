@@ -33,17 +33,6 @@ FOLDERS = {
 #: what the engine may use of the tools: the catalogue, the tools' common interface,
 #: and the services tools and engine share (weights on disk, the device, the endpoint)
 TOOL_SERVICES = {"registry", "base", "models", "device", "endpoint"}
-#: engine module -> tool families it still borrows from (issue 27: each to be mended by
-#: moving what is shared onto the floor, or by the family registering its own check)
-STILL_BORROWED = {
-    "engine.checks.adjust": {"adjust"},  # picture_sky: the sky a colour match pairs
-    "engine.checks.region": {"background", "sky_region"},  # a found region's doubts
-    "engine.checks.sky": {"sky"},  # what stands in a replaced sky
-    "engine.checks.text": {"ocr", "text"},  # text read back; the font a word fits
-    "engine.critics": {"clip"},  # CLIP, the offline critic
-    "engine.layers": {"text"},  # the font of a caption's layer
-    "engine.references": {"adjust", "ocr", "sky", "sky_region"},  # a reference's sky, words
-}
 
 
 def _modules() -> dict[str, Path]:
@@ -167,6 +156,6 @@ def test_the_engine_uses_tools_only_through_the_registry_and_their_services() ->
             family = used.removeprefix("layerpath.tools.")
             if used.startswith("layerpath.tools.") and family not in TOOL_SERVICES:
                 borrowed.setdefault(_short(name), set()).add(family)
-    assert borrowed == STILL_BORROWED
+    assert borrowed == {}
     # (the walk sees a borrowing where there is one)
     assert "layerpath.tools.registry" in _graph()["layerpath.engine.executor"]

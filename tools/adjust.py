@@ -28,6 +28,7 @@ from layerpath.kit.imaging import luma, mask_box, noise_sigma, smoothstep, wide_
 from layerpath.kit.looks import Look, adjustment_problem, find_look, halo, look_named, look_names
 from layerpath.kit.names import ALONG_EDGES, finder_for, user_region
 from layerpath.kit.regions import crop, full_box, grow_box, paste
+from layerpath.kit.sky import picture_sky
 from layerpath.kit.types import ArtifactKind, Box, ToolContext, ToolResult
 from layerpath.tools.base import AnyDepth
 from layerpath.tools.looks import clarity, fade, glow, haze, hue_shift, medium, split_tone
@@ -530,27 +531,6 @@ def _sky_parts(
     except ToolFailed:  # (the region holds one part only)
         return {}
     return {"sky_weight": sky, "source_parts": parts}
-
-
-#: the share of a picture its sky must fill (at least, at most) for a match to pair skies
-SKY_SHARE = (0.05, 0.9)
-
-
-def picture_sky(part: np.ndarray) -> np.ndarray | None:
-    """A picture's sky as a soft weight (float32 0..1, its size): the offline finder's,
-    snapped to the picture's edges, its edge softened by a few pixels; None when it
-    has no sky worth the name or one not sure enough (sure_sky)."""
-    from layerpath.kit.imaging import guided_mask, rgb
-    from layerpath.tools.background import small_copy
-    from layerpath.tools.sky_region import find_sky, sure_sky
-
-    eight = rgb(part) if part.dtype == np.uint8 else (rgb(part) // 257).astype(np.uint8)
-    small = small_copy(eight, 1024)
-    found = find_sky(small)
-    if not SKY_SHARE[0] <= float(found.mean()) <= SKY_SHARE[1] or not sure_sky(small, found):
-        return None
-    sky = guided_mask(found, eight).astype(np.float32)
-    return cv2.GaussianBlur(sky, (0, 0), max(1.0, 0.002 * max(sky.shape)))
 
 
 def _lab_stats(part: np.ndarray, weight: np.ndarray | None) -> dict[str, list[float]]:

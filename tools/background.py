@@ -22,21 +22,13 @@ import cv2
 import numpy as np
 
 from layerpath.errors import Cancelled, ToolFailed
-from layerpath.kit.imaging import main_pieces, rgb
+from layerpath.kit.imaging import main_pieces, rgb, small_copy
 from layerpath.kit.regions import full_box
+from layerpath.kit.segments import border_saliency
 from layerpath.kit.types import ArtifactKind, ToolContext, ToolResult
 from layerpath.tools.base import OnnxModelTool, Tool
 
 log = logging.getLogger(__name__)
-
-
-def small_copy(image_rgb: np.ndarray, resolution: int) -> np.ndarray:
-    h, w = image_rgb.shape[:2]
-    scale = min(1.0, resolution / max(h, w))
-    if scale == 1.0:
-        return image_rgb
-    size = (max(8, round(w * scale)), max(8, round(h * scale)))
-    return cv2.resize(image_rgb, size, interpolation=cv2.INTER_AREA)
 
 
 def with_matte(image: np.ndarray, matte: np.ndarray) -> np.ndarray:
@@ -108,42 +100,6 @@ class IsNetBackground(OnnxModelTool):
         return ToolResult(
             {ArtifactKind.IMAGE: with_matte(image, matte)}, window=full_box(image.shape)
         )
-
-
-def border_saliency(small_rgb: np.ndarray) -> np.ndarray:
-    """How unlike the picture's border each pixel is (0..1): the Lab distance to the
-    nearest of the border's representative colours, softened, with a mild preference
-    for the centre. Background usually reaches the border; a subject usually does not,
-    or only at the bottom (a person, a plant)."""
-    from layerpath.kit.colours import to_lab
-
-    lab = to_lab(small_rgb)
-    h, w = lab.shape[:2]
-    edge = max(2, min(h, w) // 40)
-    # the bottom edge is left out: subjects stand on it as often as not
-    border = np.concatenate(
-        [lab[:edge].reshape(-1, 3), lab[:, :edge].reshape(-1, 3), lab[:, -edge:].reshape(-1, 3)]
-    )
-    rng = np.random.default_rng(0)
-    sample = border[rng.permutation(len(border))[:4000]]
-    centres = sample[rng.choice(len(sample), min(12, len(sample)), replace=False)]
-    for _ in range(8):
-        owner = np.argmin(((sample[:, None] - centres[None]) ** 2).sum(axis=2), axis=1)
-        centres = np.array(
-            [
-                sample[owner == k].mean(axis=0) if (owner == k).any() else centres[k]
-                for k in range(len(centres))
-            ]
-        )
-    flat = lab.reshape(-1, 3)
-    distance = np.full(len(flat), np.inf, np.float32)
-    for centre in centres:
-        distance = np.minimum(distance, np.linalg.norm(flat - centre, axis=1))
-    unlike = cv2.GaussianBlur(distance.reshape(h, w), (0, 0), max(1.0, min(h, w) / 100))
-    yy, xx = np.mgrid[:h, :w].astype(np.float32)
-    centre_prior = 1.0 - 0.5 * np.hypot((xx - w / 2) / (w / 2), (yy - h / 2) / (h / 2)) / np.sqrt(2)
-    saliency = unlike * centre_prior
-    return np.clip(saliency / (np.percentile(saliency, 99) + 1e-3), 0.0, 1.0)
 
 
 def guided_matte(

@@ -74,6 +74,12 @@ def loaded_clip(folder: str, device: str) -> tuple[Any, Any]:
     return RESIDENT.get(("clip", folder, device), lambda: load_clip(folder, device))
 
 
+def folder_similarities(folder: str, device: str, phrase: str, *images: np.ndarray) -> list[float]:
+    """The CLIP in `folder` (loaded once, on `device`): its similarity of `phrase` with
+    each picture (the critic's service, catalogue "picture_similarity")."""
+    return similarities(*loaded_clip(folder, device), phrase, *images)
+
+
 class ClipCaptionCheck(TorchModelTool):
     """Whether the quoted caption fits the photo, by CLIP similarity against a threshold."""
 

@@ -20,13 +20,13 @@ import cv2
 import numpy as np
 
 from layerpath.errors import TargetNotFound, shown
-from layerpath.kit.imaging import component_boxes, guided_mask, main_pieces, rgb
+from layerpath.kit.imaging import component_boxes, guided_mask, main_pieces, rgb, small_copy
 from layerpath.kit.names import finder_for, position_of
-from layerpath.kit.regions import overlap
+from layerpath.kit.regions import full_size_mask, overlap
+from layerpath.kit.sky import find_sky
 from layerpath.kit.types import ArtifactKind, Box, ToolContext, ToolResult
-from layerpath.tools.background import salient_subject, small_copy
+from layerpath.tools.background import salient_subject
 from layerpath.tools.base import Tool
-from layerpath.tools.sky_region import find_sky
 
 WORK_SIDE = 1024
 #: the HOG detector's weight above which a figure counts (below: posts, coats, helmets)
@@ -223,15 +223,6 @@ def object_at(image_rgb: np.ndarray, point: tuple[int, int]) -> np.ndarray:
         if inside:
             break
     return full_size_mask(piece, image_rgb.shape)
-
-
-def full_size_mask(mask: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """A mask found on a small copy, at the picture's size."""
-    h, w = shape[:2]
-    if mask.shape == (h, w):
-        return mask.astype(bool)
-    big = cv2.resize(mask.astype(np.uint8) * 255, (w, h), interpolation=cv2.INTER_LINEAR)
-    return big > 127
 
 
 def not_found(target: str | None, what: str | None = None) -> TargetNotFound:

@@ -14,11 +14,11 @@ from typing import Any
 import cv2
 import numpy as np
 
+from layerpath.kit.fonts import match_font
 from layerpath.kit.imaging import drop_rules, mask_box, rgb
 from layerpath.kit.regions import overlap
 from layerpath.kit.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
 from layerpath.tools.base import Tool
-from layerpath.tools.fonts import match_font
 
 log = logging.getLogger(__name__)
 _lock = threading.Lock()

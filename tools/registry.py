@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -53,6 +55,47 @@ def spec_from_record(record: dict[str, Any]) -> ToolSpec:
     )
 
 
+@dataclass(frozen=True)
+class Service:
+    """What a tool family offers the engine besides its tools (reading text back for a
+    check, CLIP's similarity for the critic): bound by name in the catalogue's
+    "services", so the engine names what it needs and never imports the family."""
+
+    name: str
+    impl: str  # module:function
+    description: str = ""
+    model: str | None = None  # the weights it needs (models catalogue)
+
+
+def _built_in() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(
+        resources.files("layerpath.tools").joinpath("data/catalogue.json").read_text()
+    )
+    return loaded
+
+
+@cache
+def services() -> dict[str, Service]:
+    """The built-in catalogue's services, by name."""
+    return {
+        name: Service(name, r["impl"], r.get("description", ""), r.get("model"))
+        for name, r in _built_in()["services"].items()
+        if not name.startswith("_")
+    }
+
+
+@cache
+def service(name: str) -> Callable[..., Any]:
+    """The function a service names, imported when first asked for."""
+    try:
+        impl = services()[name].impl
+    except KeyError:
+        raise KeyError(f"no tool family offers the service {name!r}") from None
+    module_name, _, function = impl.partition(":")
+    found: Callable[..., Any] = getattr(importlib.import_module(module_name), function)
+    return found
+
+
 def _instantiate(spec: ToolSpec, models: ModelManager | None) -> Tool:
     module_name, _, class_name = spec.impl.partition(":")
     cls = getattr(importlib.import_module(module_name), class_name)
@@ -73,12 +116,11 @@ class Registry:
     ) -> Registry:
         """The built-in catalogue (tools/data/catalogue.json) or another file; `models`
         is where model-based tools find their weights (default: from the settings)."""
-        if path is None:
-            text = resources.files("layerpath.tools").joinpath("data/catalogue.json").read_text()
-        else:
-            text = Path(path).read_text(encoding="utf-8")
         try:
-            records = json.loads(text)["tools"]
+            if path is None:
+                records = _built_in()["tools"]
+            else:
+                records = json.loads(Path(path).read_text(encoding="utf-8"))["tools"]
         except (json.JSONDecodeError, KeyError) as exc:
             raise BadInput(f"The tool catalogue is not valid: {exc}") from exc
         return cls(_instantiate(spec_from_record(r), models) for r in records)

@@ -4,29 +4,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from layerpath.errors import BadInput, ToolFailed
+from layerpath.kit.fonts import fit_font
 from layerpath.kit.imaging import boxes_mask, dilate, drop_rules, rgb
 from layerpath.kit.names import select_text_boxes
 from layerpath.kit.regions import crop, grow_box, paste, union_box
 from layerpath.kit.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
 from layerpath.tools.base import Tool
-from layerpath.tools.fonts import layout_engine
 from layerpath.tools.inpaint import inpaint_region
 
 log = logging.getLogger(__name__)
-
-_FONT_FILES = (
-    "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf",
-    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-)
 
 
 def _chosen(ctx: ToolContext, inputs: Mapping[ArtifactKind, Any]) -> list[TextBox]:
@@ -96,35 +89,6 @@ def _grown(box: Box, pixels: int, shape: tuple[int, ...]) -> Box:
         min(shape[1], box.x1 + pixels),
         min(shape[0], box.y1 + pixels),
     )
-
-
-@lru_cache(maxsize=64)
-def load_font(size: int, path: str | None = None) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    """The font file `path` at the given pixel size; without one (or when it cannot be
-    read) a bold sans: DejaVu when installed, else Pillow's own."""
-    for candidate in ((path,) if path else ()) + _FONT_FILES:
-        if Path(candidate).exists():
-            try:
-                return ImageFont.truetype(candidate, size, layout_engine=layout_engine(candidate))
-            except OSError:
-                continue
-    return ImageFont.load_default(size=size)
-
-
-def fit_font(
-    text: str, height: int, max_width: int, path: str | None = None
-) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
-    """The largest font whose ink is at most `height` tall and `max_width` wide (a font's
-    size is more than its capitals' height: the search starts at twice the height)."""
-    low, high = 6, max(7, 2 * height)
-    while low < high:  # the largest size that fits (ink grows with the size)
-        size = (low + high + 1) // 2
-        x0, y0, x1, y1 = load_font(size, path).getbbox(text)
-        if y1 - y0 <= height and x1 - x0 <= max_width:
-            low = size
-        else:
-            high = size - 1
-    return load_font(low, path)
 
 
 def draw_text(

@@ -140,7 +140,7 @@ def _parts(
     if not isinstance(reference.get("parts"), Mapping):
         return None
     from layerpath.kit.colours import rgb_exact
-    from layerpath.tools.adjust import picture_sky
+    from layerpath.kit.sky import picture_sky
 
     picture = np.clip(np.rint(rgb_exact(whole) * 255.0), 0, 255).astype(np.uint8)
     sky = picture_sky(picture)

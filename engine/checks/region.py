@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 
 from layerpath.engine.checks.verdict import Verdict, verdict
-from layerpath.tools.sky_region import edge_doubt, sky_doubts, work_copies
+from layerpath.kit.sky import edge_doubt, sky_doubts, work_copies
 
 #: the share of a subject's area a piece must have to count as a piece of it
 PIECE = 0.1
@@ -84,7 +84,7 @@ def standing_out(picture: np.ndarray, subject: np.ndarray) -> float:
     does (its median): a bird left in the background, the half of a thing cut off, the
     true subject when texture was taken for it. Bright specks scattered over a busy
     photo are many small patches, not one."""
-    from layerpath.tools.background import border_saliency
+    from layerpath.kit.segments import border_saliency
 
     saliency = border_saliency(picture)
     area = float(subject.sum())

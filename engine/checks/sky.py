@@ -14,7 +14,7 @@ from layerpath.engine.checks.verdict import Verdict, verdict
 from layerpath.kit.colours import lab_exact
 from layerpath.kit.imaging import dilate, erode, mean_near, rgb
 from layerpath.kit.regions import analysis_copy
-from layerpath.tools.sky import REACH, fine_detail, things_in
+from layerpath.kit.sky_edge import REACH, fine_detail, things_in
 
 #: how far apart (in CIELAB, mean and spread of L*, a*, b*) two skies' colours may lie and
 #: still read as the same sky: about a just-noticeable step in each

@@ -18,12 +18,12 @@ import numpy as np
 
 from layerpath.engine.checks.removal import untouched_outside
 from layerpath.engine.checks.verdict import Verdict, verdict
+from layerpath.kit.fonts import fit_font
 from layerpath.kit.imaging import boxes_mask, dilate, mask_box, rgb
 from layerpath.kit.names import text_matches
 from layerpath.kit.regions import grow_box
 from layerpath.kit.types import Box, TextBox
-from layerpath.tools.ocr import read_text_again
-from layerpath.tools.text import fit_font
+from layerpath.tools.registry import service
 
 
 def similarity(a: str, b: str) -> float:
@@ -48,7 +48,7 @@ def read_around(image: np.ndarray, boxes: Sequence[TextBox]) -> list[TextBox]:
     if scale < 1.0:
         size = (max(8, round(crop.shape[1] * scale)), max(8, round(crop.shape[0] * scale)))
         crop = cv2.resize(np.ascontiguousarray(crop), size, interpolation=cv2.INTER_AREA)
-    found = read_text_again(crop, 0.3)
+    found: tuple[TextBox, ...] = service("read_text")(crop, 0.3)
 
     def move(b: Box) -> Box:
         return Box(
@@ -216,5 +216,5 @@ def check_text_gone(before: np.ndarray, after: np.ndarray, boxes: Sequence[TextB
 
 
 def check_text_added(after: np.ndarray, new: str) -> float:
-    lines = [tb.text for tb in read_text_again(after, 0.3)]
+    lines = [tb.text for tb in service("read_text")(after, 0.3)]
     return max((similarity(line, new) for line in lines), default=0.0)

@@ -261,3 +261,12 @@ def noise_sigma(grey: np.ndarray) -> float:
     finest detail, Donoho's estimator on a Laplacian-like residual)."""
     residual = grey - cv2.blur(grey, (3, 3))
     return float(np.median(np.abs(residual)) * 1.4826 * 1.125)
+
+
+def small_copy(image_rgb: np.ndarray, resolution: int) -> np.ndarray:
+    h, w = image_rgb.shape[:2]
+    scale = min(1.0, resolution / max(h, w))
+    if scale == 1.0:
+        return image_rgb
+    size = (max(8, round(w * scale)), max(8, round(h * scale)))
+    return cv2.resize(image_rgb, size, interpolation=cv2.INTER_AREA)

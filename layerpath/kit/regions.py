@@ -195,3 +195,12 @@ def aspect_of(words: object) -> tuple[int, int] | None:
             raise BadInput(f"Crop to a ratio between 1:10 and 10:1, not {found.group(0)}.")
         return int(a * 100), int(b * 100)
     return next((ratio for word, ratio in ASPECTS.items() if word in text), None)
+
+
+def full_size_mask(mask: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """A mask found on a small copy, at the picture's size."""
+    h, w = shape[:2]
+    if mask.shape == (h, w):
+        return mask.astype(bool)
+    big = cv2.resize(mask.astype(np.uint8) * 255, (w, h), interpolation=cv2.INTER_LINEAR)
+    return big > 127

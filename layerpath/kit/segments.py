@@ -1,7 +1,8 @@
 """The colour regions of a picture and the lines that carry across a hole: a k-means
 palette in CIELAB, connected regions of alike colours, and which regions of the ground
-around a hole run on through it (rays marched across the hole from its ring). The
-removal check and the patch fill both read them."""
+around a hole run on through it (rays marched across the hole from its ring), and how
+unlike the picture's border each pixel is (border saliency). The removal and region
+checks and the fill, subject and framing tools read them."""
 
 from __future__ import annotations
 
@@ -223,3 +224,39 @@ def lines_across(
     local = (agree >= 0) & (length <= 1.3 * length.min(axis=0))
     length[agree < 0] = np.inf
     return agree, length, local
+
+
+def border_saliency(small_rgb: np.ndarray) -> np.ndarray:
+    """How unlike the picture's border each pixel is (0..1): the Lab distance to the
+    nearest of the border's representative colours, softened, with a mild preference
+    for the centre. Background usually reaches the border; a subject usually does not,
+    or only at the bottom (a person, a plant)."""
+    from layerpath.kit.colours import to_lab
+
+    lab = to_lab(small_rgb)
+    h, w = lab.shape[:2]
+    edge = max(2, min(h, w) // 40)
+    # the bottom edge is left out: subjects stand on it as often as not
+    border = np.concatenate(
+        [lab[:edge].reshape(-1, 3), lab[:, :edge].reshape(-1, 3), lab[:, -edge:].reshape(-1, 3)]
+    )
+    rng = np.random.default_rng(0)
+    sample = border[rng.permutation(len(border))[:4000]]
+    centres = sample[rng.choice(len(sample), min(12, len(sample)), replace=False)]
+    for _ in range(8):
+        owner = np.argmin(((sample[:, None] - centres[None]) ** 2).sum(axis=2), axis=1)
+        centres = np.array(
+            [
+                sample[owner == k].mean(axis=0) if (owner == k).any() else centres[k]
+                for k in range(len(centres))
+            ]
+        )
+    flat = lab.reshape(-1, 3)
+    distance = np.full(len(flat), np.inf, np.float32)
+    for centre in centres:
+        distance = np.minimum(distance, np.linalg.norm(flat - centre, axis=1))
+    unlike = cv2.GaussianBlur(distance.reshape(h, w), (0, 0), max(1.0, min(h, w) / 100))
+    yy, xx = np.mgrid[:h, :w].astype(np.float32)
+    centre_prior = 1.0 - 0.5 * np.hypot((xx - w / 2) / (w / 2), (yy - h / 2) / (h / 2)) / np.sqrt(2)
+    saliency = unlike * centre_prior
+    return np.clip(saliency / (np.percentile(saliency, 99) + 1e-3), 0.0, 1.0)

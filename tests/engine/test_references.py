@@ -22,9 +22,9 @@ from layerpath.engine.traces import TraceStore
 from layerpath.engine.types import EditRequest, Snapshot, SubtaskKind
 from layerpath.errors import BadInput
 from layerpath.kit.colours import lab_exact
+from layerpath.kit.fonts import installed_fonts
 from layerpath.plugin.cli import main
 from layerpath.settings import LlmSettings, Settings, save_settings
-from layerpath.tools.fonts import installed_fonts
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
 from tests.openai_server import ScriptedServer
@@ -323,7 +323,7 @@ def dusk_sky(h: int = 600, w: int = 900) -> np.ndarray:
 def test_a_dusk_sky_alone_is_a_sky_to_replace_with(tmp_path: Path) -> None:
     """(issue 25: a sunset's and a dark evening's sky, given alone, were refused as 'too
     little sky')"""
-    from layerpath.tools.sky import sky_of
+    from layerpath.kit.sky_edge import sky_of
 
     Image.fromarray(dusk_sky()).save(tmp_path / "dusk.png")
     references = parse_refs([f"ref={tmp_path / 'dusk.png'}"])
@@ -346,7 +346,7 @@ def test_a_dusk_sky_alone_is_a_sky_to_replace_with(tmp_path: Path) -> None:
 
 def test_a_smooth_picture_with_no_sky_is_not_a_sky_alone() -> None:
     """A plank's wavy grain and a blind's slats, smooth between their lines: no sky."""
-    from layerpath.tools.sky_region import sky_alone
+    from layerpath.kit.sky import sky_alone
 
     rng = np.random.default_rng(2)
     yy, xx = np.mgrid[:300, :500]

@@ -37,7 +37,9 @@ def test_every_defect_the_experts_know_is_one_a_checker_writes() -> None:
     (renamed in the code, not in the data) would leave a defect to the default."""
     sources = "".join(p.read_text() for p in (ENGINE / "checks").glob("*.py"))
     sources += (ENGINE / "quality.py").read_text() + (ENGINE / "experts.py").read_text()
-    sources += (ENGINE.parent / "tools" / "sky_region.py").read_text()  # (a found sky's doubts)
+    sources += (
+        ENGINE.parent / "layerpath" / "kit" / "sky.py"
+    ).read_text()  # (a found sky's doubts)
     for name, _ in _senses():
         if "*" in name:  # a pattern: 'the warmth hardly changed' is written as a format
             fixed = max(name.split("*"), key=len).strip()

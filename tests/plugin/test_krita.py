@@ -264,7 +264,7 @@ def test_docker_runs_an_instruction_in_kritas_window(tmp_path: Path) -> None:
         LAYERPATH_KRITA_INSTRUCTION=instruction,
     )
     # (Pillow's RAQM text layout bound to Krita's own HarfBuzz once made font matching
-    # crash about one run in four; tools/fonts.py lays text out without it in such a host.)
+    # crash about one run in four; kit/fonts.py lays text out without it in such a host.)
     shot = tmp_path / "shot.png"
     env["LAYERPATH_KRITA_SCREENSHOT"] = str(shot)
     krita = subprocess.run(

@@ -12,7 +12,7 @@ from PIL import Image, ImageDraw, ImageFont, features
 
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Snapshot
-from layerpath.tools.fonts import foreign_harfbuzz, layout_engine, match_font
+from layerpath.kit.fonts import foreign_harfbuzz, layout_engine, match_font
 from layerpath.tools.ocr import read_text, with_fonts
 from layerpath.tools.registry import Registry
 

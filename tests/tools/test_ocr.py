@@ -23,3 +23,17 @@ def test_the_signs_text_is_read_with_a_tight_box_at_camera_size(scale: int) -> N
     assert x0 <= box.x0 and y0 <= box.y0 and box.x1 <= x1 and box.y1 <= y1  # on the sign
     assert ink is not None and 16 * scale <= ink.height <= 24 * scale  # the letters, 20 px at 1x
     assert line.background[0] > 200 and line.color[0] < 60  # paper and ink told apart
+
+
+def test_the_engine_reads_text_back_through_the_catalogues_service() -> None:
+    """The checks read text through the catalogue's "read_text" service (the engine
+    imports no tool family); it is the real PP-OCR of rapidocr's shipped weights."""
+    from layerpath.tools.registry import service, services
+
+    assert set(services()) >= {"read_text", "picture_similarity"}
+    lines = service("read_text")(demo_scene().image, 0.3)
+    assert [line.text for line in lines] == ["CLOSED"]
+    with pytest.raises(KeyError, match="no tool family offers the service 'spell'"):
+        service("spell")
+    for name in services():  # each binding names a function that is there
+        assert callable(service(name))

@@ -9,9 +9,9 @@ from PIL import Image, ImageDraw
 from layerpath.benchmarks.suite import make_suite_scene
 from layerpath.engine.executor import Engine
 from layerpath.engine.types import EditRequest, Snapshot
+from layerpath.kit.fonts import load_font
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
-from layerpath.tools.text import load_font
 
 
 def test_round_objects_are_not_read_as_letters() -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from layerpath.kit.imaging import mean_near
+from layerpath.kit.imaging import guided_mask, mean_near, rgb, small_copy
 
 #: the long side the sky is looked for at
 WORK_SIDE = 512
@@ -330,7 +330,7 @@ STRONG = 8.0
 SKY_LEFT = 0.2
 #: the sky further away that may be left out, as a share of the found sky
 SKY_ELSEWHERE = 0.05
-#: fine detail (tools/sky_region.py's texture) under which a piece of sky is smooth
+#: fine detail (kit/sky.py's texture) under which a piece of sky is smooth
 SMOOTH = 0.012
 
 
@@ -449,3 +449,20 @@ def sure_sky(picture: np.ndarray, sky: np.ndarray) -> bool:
     if not inside.any() or inside.all():
         return False
     return sum(d**4 for d in sky_doubts(small, inside).values()) ** 0.25 <= 1.0
+
+
+#: the share of a picture its sky must fill (at least, at most) for a match to pair skies
+SKY_SHARE = (0.05, 0.9)
+
+
+def picture_sky(part: np.ndarray) -> np.ndarray | None:
+    """A picture's sky as a soft weight (float32 0..1, its size): the offline finder's,
+    snapped to the picture's edges, its edge softened by a few pixels; None when it
+    has no sky worth the name or one not sure enough (sure_sky)."""
+    eight = rgb(part) if part.dtype == np.uint8 else (rgb(part) // 257).astype(np.uint8)
+    small = small_copy(eight, 1024)
+    found = find_sky(small)
+    if not SKY_SHARE[0] <= float(found.mean()) <= SKY_SHARE[1] or not sure_sky(small, found):
+        return None
+    sky = guided_mask(found, eight).astype(np.float32)
+    return cv2.GaussianBlur(sky, (0, 0), max(1.0, 0.002 * max(sky.shape)))

@@ -1,5 +1,7 @@
-"""Font style recognition: which installed typeface a line of text in the photo is set in,
-so a replacement is written in the same style (serif or sans, bold or regular, mono).
+"""Fonts: loading one sized to fit a box (the text tools write with it, the text check
+measures what a word would look like in it), and font style recognition: which
+installed typeface a line of text in the photo is set in, so a replacement is written
+in the same style (serif or sans, bold or regular, mono).
 
 The text OCR read is rendered in each candidate font at the height of the line's ink and
 compared with the ink itself: the shapes' overlap once both are scaled to the same box,
@@ -172,3 +174,38 @@ def match_font(
         if score > best[1]:
             best = (path, score)
     return best
+
+
+_FONT_FILES = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf",
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+)
+
+
+@lru_cache(maxsize=64)
+def load_font(size: int, path: str | None = None) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """The font file `path` at the given pixel size; without one (or when it cannot be
+    read) a bold sans: DejaVu when installed, else Pillow's own."""
+    for candidate in ((path,) if path else ()) + _FONT_FILES:
+        if Path(candidate).exists():
+            try:
+                return ImageFont.truetype(candidate, size, layout_engine=layout_engine(candidate))
+            except OSError:
+                continue
+    return ImageFont.load_default(size=size)
+
+
+def fit_font(
+    text: str, height: int, max_width: int, path: str | None = None
+) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
+    """The largest font whose ink is at most `height` tall and `max_width` wide (a font's
+    size is more than its capitals' height: the search starts at twice the height)."""
+    low, high = 6, max(7, 2 * height)
+    while low < high:  # the largest size that fits (ink grows with the size)
+        size = (low + high + 1) // 2
+        x0, y0, x1, y1 = load_font(size, path).getbbox(text)
+        if y1 - y0 <= height and x1 - x0 <= max_width:
+            low = size
+        else:
+            high = size - 1
+    return load_font(low, path)
