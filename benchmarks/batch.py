@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from layerpath.engine.batch import JOURNAL
+from layerpath.engine.hosts.batch import JOURNAL
 
 INSTRUCTION = "reduce the noise and make it warmer"
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "retina", "hubble_deep_field")

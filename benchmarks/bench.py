@@ -34,7 +34,7 @@ import numpy as np
 
 from layerpath.benchmarks.score import TaskScore, score_task
 from layerpath.benchmarks.suite import BUCKETS, Task, describe, make_suite
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import CostBasis, EditRequest, Mode, RunResult
 from layerpath.errors import BadInput, LayerpathError
 from layerpath.kit.types import ArtifactKind, ToolContext, ToolResult

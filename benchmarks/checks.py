@@ -1,7 +1,7 @@
 """`layerpath bench checks`: how far the quality checks can be trusted.
 
 Every case of the labelled check set (benchmarks/checkset.py) is judged through the
-engine's own scoring (`engine.quality.score`, as a run calls it: the step's window, the
+engine's own scoring (`engine/judge/quality.py` score, as a run calls it: the step's window, the
 subtask's mask or the text boxes OCR finds in the picture before). Per checker the table
 gives the ROC AUC (how well its score ranks good results above bad ones) and, at the
 working threshold, the false passes (bad results it would call done) and the false fails
@@ -26,7 +26,7 @@ import numpy as np
 from layerpath.benchmarks.checkset import CHECKERS, CheckCase, check_cases, rgba
 from layerpath.benchmarks.photos import Photo, split_photos
 from layerpath.benchmarks.sources import TUNING
-from layerpath.engine.quality import judge as judge_step
+from layerpath.engine.judge.quality import judge as judge_step
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
 from layerpath.kit.regions import changed_window
 from layerpath.tools.ocr import read_text

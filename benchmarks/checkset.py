@@ -38,7 +38,7 @@ from layerpath.benchmarks.photos import (
     place_in_perspective,
     texture_sources,
 )
-from layerpath.engine.checks.removal import fill_distance, judged_fill
+from layerpath.engine.judge.checks.removal import fill_distance, judged_fill
 from layerpath.kit.colours import parse_color, to_lab
 from layerpath.kit.fonts import load_font
 from layerpath.kit.imaging import dilate, erode, mask_box

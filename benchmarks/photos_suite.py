@@ -48,7 +48,7 @@ from layerpath.benchmarks.photos import (
 )
 from layerpath.benchmarks.region_tasks import RegionTruth
 from layerpath.benchmarks.sources import BACKDROPS, GROUNDS, TUNING, Cutout
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import CostBasis, EditRequest, Mode, RunResult, Snapshot, SubtaskKind
 from layerpath.errors import LayerpathError
 from layerpath.kit.colours import parse_color, to_lab
@@ -329,7 +329,7 @@ def _recolour(truth: PhotoTruth, before: np.ndarray, final: np.ndarray) -> tuple
 
 
 def score_text(truth: PhotoTruth, before: np.ndarray, final: np.ndarray) -> tuple[float, str]:
-    from layerpath.engine.checks.text import similarity
+    from layerpath.engine.judge.checks.text import similarity
 
     region = truth.region
     rows, columns = np.flatnonzero(region.any(axis=1)), np.flatnonzero(region.any(axis=0))
@@ -405,7 +405,7 @@ def save_crops(folder: Path, task: PhotoTask, truth: PhotoTruth, final: np.ndarr
 
 
 def run_task(engine: Engine, task: PhotoTask, crops: Path | None = None) -> list[Scored]:
-    from layerpath.engine.references import Reference, ReferenceKind
+    from layerpath.engine.plan.references import Reference, ReferenceKind
 
     references = {
         name: Reference(name, ReferenceKind.PICTURE, f"{name}.png", pixels=pixels)

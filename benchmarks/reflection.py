@@ -30,8 +30,8 @@ from layerpath.benchmarks.photos import Photo, all_photos
 from layerpath.benchmarks.photos_suite import PhotoTask, photo_tasks, score_photo_task
 from layerpath.benchmarks.score import score_task
 from layerpath.benchmarks.suite import Task, make_suite
-from layerpath.engine.executor import Engine
-from layerpath.engine.experts import clipped_shares
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.judge.experts import clipped_shares
 from layerpath.engine.types import CostBasis, EditRequest, RunResult, Snapshot, ToolCall
 from layerpath.tools.registry import Registry
 

@@ -16,7 +16,7 @@ photographer would paint: the thing grown by GROW pixels. Each placement is fill
 
 Scored inside the mask against the truth: PSNR, SSIM, the fine-detail ratio (texture
 energy against the truth's: 1 = as detailed, below = smeared, above = noisy), clean by
-the truth (engine/checks/removal.judged_fill: right colour once softened, right texture),
+the truth (engine/judge/checks/removal.judged_fill: right colour once softened, right texture),
 pixels changed outside the mask, and seconds per fill (GIMP's start is shared by all
 its fills and spread over them).
 """
@@ -44,7 +44,7 @@ from PIL import Image
 from layerpath.benchmarks.photos import Photo, split_photos
 from layerpath.benchmarks.region_tasks import pasted
 from layerpath.benchmarks.sources import HELD_OUT, TUNING, Cutout, load_cutout, stamp_files
-from layerpath.engine.checks.removal import fill_distance, judged_fill
+from layerpath.engine.judge.checks.removal import fill_distance, judged_fill
 from layerpath.errors import BadInput, LayerpathError
 from layerpath.kit.imaging import dilate, mask_box
 from layerpath.kit.types import Box
@@ -348,7 +348,7 @@ def bench_removal(
     scores in bench-removal-SPLIT.json, crops (before, truth, the fills) under
     removal-SPLIT/."""
     from layerpath.benchmarks.bench import machine
-    from layerpath.engine.executor import Engine
+    from layerpath.engine.execute.executor import Engine
     from layerpath.engine.types import CostBasis
     from layerpath.tools.registry import Registry
 

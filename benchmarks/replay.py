@@ -10,10 +10,10 @@ import numpy as np
 
 from layerpath.benchmarks.score import score_task
 from layerpath.benchmarks.suite import make_suite
-from layerpath.engine.executor import Engine
-from layerpath.engine.induction import Measured, ReplayRun, charged
-from layerpath.engine.knowledge import BenchmarkTable
-from layerpath.engine.subroutines import RuleTable
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.execute.subroutines import RuleTable
+from layerpath.engine.learn.induction import Measured, ReplayRun, charged
+from layerpath.engine.learn.knowledge import BenchmarkTable
 from layerpath.engine.types import CostBasis, EditRequest, Mode, RunResult, SubtaskKind
 from layerpath.errors import LayerpathError
 from layerpath.tools.registry import Registry

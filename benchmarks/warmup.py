@@ -3,7 +3,7 @@
 A stream of generated scenes-suite tasks runs fast-slow as a user's runs would (measured
 costs: the benchmark table learns each tool's seconds and quality; every attempt goes to
 a real SQLite trace store). After 0, 40, ... 200 tasks the offline inducer learns from
-the traces (engine/induction.py: proposals verified on a replay set of other tasks, B =
+the traces (engine/learn/induction.py: proposals verified on a replay set of other tasks, B =
 dC% - dQ%) and the table so far is frozen and measured on held-out tasks: the share of
 subtasks the fast path solved, the share that fell back to search because a rule's
 result failed the checks, tool seconds per task and accuracy against the truth. Two
@@ -28,10 +28,10 @@ from typing import Any
 from layerpath.benchmarks.bench import WARM_UP_POINTS, TaskRun, machine, run_task, table
 from layerpath.benchmarks.replay import suite_replay
 from layerpath.benchmarks.suite import make_suite
-from layerpath.engine.executor import Engine
-from layerpath.engine.induction import Decision, learn
-from layerpath.engine.subroutines import RuleTable
-from layerpath.engine.traces import TraceStore
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.execute.subroutines import RuleTable
+from layerpath.engine.learn.induction import Decision, learn
+from layerpath.engine.learn.traces import TraceStore
 from layerpath.engine.types import CostBasis, EditRequest, Mode
 from layerpath.errors import LayerpathError
 from layerpath.tools.registry import Registry

@@ -19,7 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from layerpath.engine.planner import plan_offline
+from layerpath.engine.plan.planner import plan_offline
 from layerpath.engine.types import Subtask
 from layerpath.errors import UnsupportedInstruction
 

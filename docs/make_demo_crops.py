@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageDraw
 
-from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.engine.files.io import GroupLayer, PixelLayer, composite, read_layered
 from layerpath.kit.fonts import load_font
 
 #: (label, x0, y0, x1, y1) in the 600x400 photo

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.engine.files.io import GroupLayer, PixelLayer, composite, read_layered
 from layerpath.kit.fonts import load_font
 
 

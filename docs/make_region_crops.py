@@ -16,8 +16,8 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from layerpath.benchmarks.sources import fetched
-from layerpath.engine.executor import Engine
-from layerpath.engine.references import Reference, ReferenceKind
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.plan.references import Reference, ReferenceKind
 from layerpath.engine.types import EditRequest, Snapshot
 from layerpath.tools.registry import Registry
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from layerpath.engine.events import OnEvent
 from layerpath.engine.types import EditRequest, Mode, RunResult, Snapshot, StepLayer, Subtask
 
 
 def run(
     request: EditRequest,
-    on_event: Callable[[object], None] | None = None,
+    on_event: OnEvent | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> RunResult:
     """Run one instruction with the engine the settings describe (planner, critic, model
@@ -21,7 +22,7 @@ def run(
     Events (engine.events) report progress; `cancel()` returning True stops the run
     between tool calls."""
     from layerpath.engine.factory import engine_for
-    from layerpath.engine.traces import user_traces
+    from layerpath.engine.learn.traces import user_traces
     from layerpath.settings import load_settings
 
     settings = load_settings()

@@ -1,7 +1,15 @@
-"""Typed events a run emits through `on_event` (the panel and CLI render them)."""
+"""Typed events a run emits through `on_event` (the panel and CLI render them).
+
+A run's events come in this order: PlanReady (or PlanWarning, then PlanReady); for
+each subtask SubtaskStarted, then for each tool call ToolStarted (ToolProgress from a
+long tool, Retry when it is tried again), FallbackToSearch when the rule's result did
+not pass, StepDone for each step kept, and SubtaskDone or SubtaskFailed; last RunDone
+(or RunFailed). LearntRuleUsed says a rule learnt from the user's runs served.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,6 +110,7 @@ Event = (
     | LearntRuleUsed
     | SubtaskStarted
     | ToolStarted
+    | ToolProgress
     | Retry
     | FallbackToSearch
     | StepDone
@@ -110,3 +119,6 @@ Event = (
     | RunDone
     | RunFailed
 )
+
+#: what a run tells its host as it goes
+OnEvent = Callable[[Event], None]

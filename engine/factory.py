@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import logging
 
-from layerpath.engine.critics import critic_for
-from layerpath.engine.executor import Engine
-from layerpath.engine.llm_planner import planner_for
-from layerpath.engine.references import Transcriber
-from layerpath.engine.rulebook import RuleBook
-from layerpath.engine.subroutines import RuleTable
-from layerpath.engine.traces import TraceStore
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.execute.subroutines import RuleTable
+from layerpath.engine.judge.critics import critic_for
+from layerpath.engine.learn.rulebook import RuleBook
+from layerpath.engine.learn.traces import TraceStore
+from layerpath.engine.plan.llm_planner import planner_for
+from layerpath.engine.plan.references import Transcriber
 from layerpath.errors import BadInput, shown
 from layerpath.settings import Settings
 from layerpath.settings.secrets import get_api_key, redact

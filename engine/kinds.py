@@ -5,9 +5,9 @@ result is checked, whether it changes the whole picture, whether a later step mu
 keep it, where it goes in the order of frame changes, how it meets text, what a
 critic should see once it is done, which of its artefacts are shown, and whether it
 has an amount to change. A new kind is its enum member (kit/types.py), one record
-here, a planner rule, its checker (engine/checks/) and a catalogue entry for a tool
+here, a planner rule, its checker (engine/judge/checks/) and a catalogue entry for a tool
 that does it. A kind whose tools make a picture and whose record names no checker
-fails closed: the result is not vouched for (engine/quality.py).
+fails closed: the result is not vouched for (engine/judge/quality.py).
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from layerpath.engine.checks.adjust import check_adjustment
-from layerpath.engine.checks.cutout import check_cutout
-from layerpath.engine.checks.geometry import check_cropped, check_rotated
-from layerpath.engine.checks.picture import (
+from layerpath.engine.judge.checks.adjust import check_adjustment
+from layerpath.engine.judge.checks.cutout import check_cutout
+from layerpath.engine.judge.checks.geometry import check_cropped, check_rotated
+from layerpath.engine.judge.checks.picture import (
     check_changed_in,
     check_generated,
     check_outpainted,
@@ -29,15 +29,15 @@ from layerpath.engine.checks.picture import (
     check_sharpened,
     check_upscaled,
 )
-from layerpath.engine.checks.recolour import check_recolour
-from layerpath.engine.checks.removal import Trial, check_removal
-from layerpath.engine.checks.text import (
+from layerpath.engine.judge.checks.recolour import check_recolour
+from layerpath.engine.judge.checks.removal import Trial, check_removal
+from layerpath.engine.judge.checks.text import (
     check_text_added,
     check_text_gone,
     check_text_removal,
     check_text_replacement,
 )
-from layerpath.engine.checks.verdict import Verdict
+from layerpath.engine.judge.checks.verdict import Verdict
 from layerpath.kit.colours import ColourNames
 from layerpath.kit.regions import crop
 from layerpath.kit.types import ArtifactKind, Box, SubtaskKind, TextBox

@@ -6,14 +6,14 @@ and is re-exported here so engine users need one import.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from layerpath.engine.checks.verdict import Expert, Opinion
+from layerpath.engine.judge.checks.verdict import Expert, Opinion
 from layerpath.errors import shown
 from layerpath.kit.types import (
     Artifact,
@@ -28,7 +28,7 @@ from layerpath.kit.types import (
 )
 
 if TYPE_CHECKING:
-    from layerpath.engine.actions import Action
+    from layerpath.engine.learn.actions import Action
 
 __all__ = [
     "Artifact",
@@ -167,18 +167,41 @@ class EditRequest:
     planner: str = "offline"
     quality_threshold: float = 0.5
     max_retries: int = 2  # tries of a tool after its first when the checks turn it down
-    # a retry's parameters answer what the experts found (engine/reflection.py); off:
+    # a retry's parameters answer what the experts found (engine/judge/reflection.py); off:
     # the tool's fixed retry schedule, in order
     reflect: bool = True
     max_tool_calls: int = 200
-    # a saved action to replay (engine/actions.py): its subtasks instead of a plan, each
+    # a saved action to replay (engine/learn/actions.py): its subtasks instead of a plan, each
     # solved by exactly its saved tools and parameters, no search
     action: Action | None = None
-    # the plan the user saw and confirmed (engine/preview.py): run exactly it, unplanned
+    # the plan the user saw and confirmed (engine/execute/preview.py): run exactly it, unplanned
     plan: tuple[Subtask, ...] | None = None
     # pictures, notes and voice memos given beside the photo, by name
-    # (engine/references.py: Reference)
+    # (engine/plan/references.py: Reference)
     references: Mapping[str, Any] = field(default_factory=dict)
+
+    def context(
+        self, subtask: Subtask, cancelled: Callable[[], bool] = lambda: False
+    ) -> ToolContext:
+        """What a tool may know of this request for one of its subtasks: the subtask's
+        words, the user's masks and selection, colours by name in the picture's colour
+        space, the reference pictures by name."""
+        from layerpath.kit.colours import colours_in
+
+        snapshot = self.snapshot
+        return ToolContext(
+            subtask.kind,
+            subtask.target,
+            subtask.to,
+            subtask.params,
+            snapshot.masks,
+            snapshot.selection,
+            cancelled,
+            colours=colours_in(snapshot.icc_profile),
+            references={
+                name: ref.pixels for name, ref in self.references.items() if ref.pixels is not None
+            },
+        )
 
 
 @dataclass(frozen=True, eq=False)
@@ -206,9 +229,9 @@ class StepLayer:
     canvas: tuple[int, int] | None = None
     # how far the step moves what was there (it grew the canvas on the left or top)
     shift: tuple[int, int] = (0, 0)
-    # on a 16-bit photo: the same pixels at 16 bits (engine/deepsteps.py)
+    # on a 16-bit photo: the same pixels at 16 bits (engine/execute/deepsteps.py)
     deep: np.ndarray | None = None
-    # each expert's verdict on the step (engine/experts.py)
+    # each expert's verdict on the step (engine/judge/experts.py)
     opinions: tuple[Opinion, ...] = ()
 
 
@@ -224,7 +247,7 @@ class ToolCall:
     params: Mapping[str, Any]
     error: str | None = None
     attempt: int = 1  # which try of this tool on this input (1: the first)
-    why: str = ""  # why a retry's parameters are what they are (engine/reflection.py)
+    why: str = ""  # why a retry's parameters are what they are (engine/judge/reflection.py)
     opinions: tuple[Opinion, ...] = ()  # each expert's verdict on the result
 
     def to_json(self) -> dict[str, Any]:

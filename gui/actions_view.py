@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from layerpath.engine.actions import MAX_FILE_BYTES, Action
-from layerpath.engine.rulebook import RuleBook
+from layerpath.engine.learn.actions import MAX_FILE_BYTES, Action
+from layerpath.engine.learn.rulebook import RuleBook
 from layerpath.errors import LayerpathError
 from layerpath.files import read_bytes
 from layerpath.gui.qt import QtWidgets

@@ -1,6 +1,6 @@
 """The batch dialog (the panel's Batch… button, in the editor and in Krita's docker):
 photos, what to do to them, where the results go; progress with the time left, cancel,
-and the contact sheet when it is over. The work is engine.batch's, on a worker thread."""
+and the contact sheet when it is over. The work is engine/hosts/batch.py's, on a worker thread."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from layerpath.engine.batch import (
+from layerpath.engine.hosts.batch import (
     FORMATS,
     PHOTO_SUFFIXES,
     SHEET,
@@ -19,8 +19,8 @@ from layerpath.engine.batch import (
     collect,
     run_batch,
 )
-from layerpath.engine.references import Reference
-from layerpath.engine.rulebook import RuleBook
+from layerpath.engine.learn.rulebook import RuleBook
+from layerpath.engine.plan.references import Reference
 from layerpath.engine.types import Mode
 from layerpath.errors import LayerpathError
 from layerpath.gui.qt import QtCore, QtGui, QtWidgets, Signal

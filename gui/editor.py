@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from layerpath.engine.document import LayeredDocument
-from layerpath.engine.executor import Engine
-from layerpath.engine.io import RAW_SUFFIXES, composite, split_masks
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.files.io import RAW_SUFFIXES, composite, split_masks
+from layerpath.engine.hosts.document import LayeredDocument
 from layerpath.engine.types import Snapshot, StepLayer
 from layerpath.errors import BadInput, LayerpathError
 from layerpath.gui.canvas import CanvasView, Tool

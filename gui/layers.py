@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
-from layerpath.engine.io import GroupLayer, LayeredImage, PixelLayer
+from layerpath.engine.files.io import GroupLayer, LayeredImage, PixelLayer
 from layerpath.gui.qt import Qt, QtWidgets, QUndoCommand, QUndoStack
 
 Layer: TypeAlias = PixelLayer | GroupLayer

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from layerpath.engine import events
-from layerpath.engine.actions import Action
-from layerpath.engine.document import Document
-from layerpath.engine.executor import Engine
-from layerpath.engine.learning import learn_in_background
-from layerpath.engine.preview import Preview, describe
-from layerpath.engine.session import Placed, RunSession
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.execute.preview import Preview, describe
+from layerpath.engine.hosts.document import Document
+from layerpath.engine.hosts.session import Placed, RunSession
+from layerpath.engine.learn.actions import Action
+from layerpath.engine.learn.learning import learn_in_background
 from layerpath.engine.types import (
     EditRequest,
     Mode,

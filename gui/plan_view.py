@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from layerpath.engine.preview import Preview
+from layerpath.engine.execute.preview import Preview
 from layerpath.engine.types import Subtask
 from layerpath.gui.qt import QtWidgets
 

@@ -10,7 +10,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from layerpath.engine.references import (
+from layerpath.engine.plan.references import (
     NAME,
     PICTURES,
     SOUNDS,

@@ -8,9 +8,9 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from layerpath.engine.rulebook import RuleBook
-from layerpath.engine.traces import user_traces
-from layerpath.engine.trajectories import as_lines, export
+from layerpath.engine.learn.rulebook import RuleBook
+from layerpath.engine.learn.traces import user_traces
+from layerpath.engine.learn.trajectories import as_lines, export
 from layerpath.files import write_atomically
 from layerpath.gui.qt import QtWidgets, Signal
 from layerpath.gui.worker import RunController
@@ -177,7 +177,7 @@ class SettingsDialog(QtWidgets.QDialog):
         self._controller.done.connect(self._tested)
 
     def export_training(self, path: Path, format: str) -> str:
-        """What runs recorded, as training data in `format` (engine/trajectories.py), into
+        """What runs recorded, as training data in `format` (engine/learn/trajectories.py), into
         `path`; what was written, in a sentence (or why nothing was)."""
         store = user_traces(self.settings)
         if store is None or not store.usable:

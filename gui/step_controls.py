@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from layerpath.engine.session import EDGE_RANGE, StepControls
+from layerpath.engine.hosts.session import EDGE_RANGE, StepControls
 from layerpath.gui.qt import Qt, QtWidgets
 
 #: the amount slider's steps per unit of an adjustment's amount

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from layerpath.engine.document import Document
+from layerpath.engine.hosts.document import Document
 from layerpath.engine.types import Expert, Opinion, StepLayer
 from layerpath.errors import LayerpathError
 from layerpath.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal

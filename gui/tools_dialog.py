@@ -8,7 +8,7 @@ import logging
 from collections.abc import Callable
 from typing import cast
 
-from layerpath.engine.knowledge import model_description_table
+from layerpath.engine.learn.knowledge import model_description_table
 from layerpath.errors import Cancelled
 from layerpath.gui.qt import Qt, QtGui, QtWidgets, Signal
 from layerpath.gui.worker import RunController

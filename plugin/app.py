@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from layerpath.engine.references import parse_refs
+from layerpath.engine.plan.references import parse_refs
 from layerpath.plugin import cli
 
 log = logging.getLogger("layerpath")

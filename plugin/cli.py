@@ -13,18 +13,18 @@ from pathlib import Path
 
 from layerpath import __version__
 from layerpath.engine import events
-from layerpath.engine.actions import Action
-from layerpath.engine.document import LayeredDocument
-from layerpath.engine.executor import Engine, offline_planner
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.factory import transcriber_for
-from layerpath.engine.io import load_snapshot, output_problem, write_atomically
-from layerpath.engine.knowledge import model_description_table
-from layerpath.engine.learning import learn_in_background
-from layerpath.engine.llm_planner import planner_for
-from layerpath.engine.planner import Plan
-from layerpath.engine.references import parse_refs
-from layerpath.engine.report import build_report, refusal_report
-from layerpath.engine.session import RunSession
+from layerpath.engine.files.io import load_snapshot, output_problem, write_atomically
+from layerpath.engine.files.report import build_report, refusal_report
+from layerpath.engine.hosts.document import LayeredDocument
+from layerpath.engine.hosts.session import RunSession
+from layerpath.engine.learn.actions import Action
+from layerpath.engine.learn.knowledge import model_description_table
+from layerpath.engine.learn.learning import learn_in_background
+from layerpath.engine.plan.llm_planner import planner_for
+from layerpath.engine.plan.planner import Plan, offline_planner
+from layerpath.engine.plan.references import parse_refs
 from layerpath.engine.types import EditRequest, Mode, Snapshot, SubtaskKind
 from layerpath.errors import BadInput, LayerpathError, printable, shown
 from layerpath.plugin import cli_actions, cli_batch, cli_models, cli_traces

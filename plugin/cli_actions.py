@@ -10,10 +10,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from layerpath.engine.actions import MAX_FILE_BYTES, action_from_report
-from layerpath.engine.induction import Decision
-from layerpath.engine.learning import learning_lock
-from layerpath.engine.rulebook import Entry, RuleBook
+from layerpath.engine.learn.actions import MAX_FILE_BYTES, action_from_report
+from layerpath.engine.learn.induction import Decision
+from layerpath.engine.learn.learning import learning_lock
+from layerpath.engine.learn.rulebook import Entry, RuleBook
 from layerpath.engine.types import Mode, SubtaskKind
 from layerpath.errors import BadInput
 from layerpath.files import read_bytes, read_json
@@ -149,11 +149,11 @@ def cmd_learn(args: argparse.Namespace) -> int:
     """Induce rules from the trace store, verify each on the replay set, keep the
     accepted ones as mined rules and every decision in learning.json."""
     from layerpath.benchmarks.replay import suite_replay
-    from layerpath.engine.induction import Inducer, OfflineInducer, learn
-    from layerpath.engine.knowledge import BenchmarkTable
-    from layerpath.engine.llm_induction import LlmInducer
-    from layerpath.engine.llm_planner import LlmPlanner
-    from layerpath.engine.traces import user_traces
+    from layerpath.engine.learn.induction import Inducer, OfflineInducer, learn
+    from layerpath.engine.learn.knowledge import BenchmarkTable
+    from layerpath.engine.learn.llm_induction import LlmInducer
+    from layerpath.engine.learn.traces import user_traces
+    from layerpath.engine.plan.llm_planner import LlmPlanner
     from layerpath.settings.secrets import get_api_key
 
     book = rule_book()

@@ -7,8 +7,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from layerpath.engine.batch import FORMATS, SHEET, SUMMARY, BatchSpec, Progress, collect, run_batch
-from layerpath.engine.references import parse_refs
+from layerpath.engine.hosts.batch import (
+    FORMATS,
+    SHEET,
+    SUMMARY,
+    BatchSpec,
+    Progress,
+    collect,
+    run_batch,
+)
+from layerpath.engine.plan.references import parse_refs
 from layerpath.engine.types import Mode
 from layerpath.errors import BadInput, printable, shown
 from layerpath.plugin.interrupts import Interrupts
@@ -93,7 +101,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={"rules": args.rules})
     action = None
     if args.action is not None:
-        from layerpath.engine.rulebook import RuleBook
+        from layerpath.engine.learn.rulebook import RuleBook
         from layerpath.tools.registry import Registry
 
         action = RuleBook(Registry.from_catalogue()).action(args.action).to_json()
@@ -107,7 +115,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     items = collect(args.sources, args.out, args.format, args.masks)
     runner = None
     if args.ray:
-        from layerpath.engine.cluster import ray_runner
+        from layerpath.engine.hosts.cluster import ray_runner
 
         runner = ray_runner(args.ray, args.jobs)
     bar = _bar(len(items))

@@ -6,8 +6,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from layerpath.engine.traces import user_traces
-from layerpath.engine.trajectories import FORMATS, as_lines, export
+from layerpath.engine.learn.traces import user_traces
+from layerpath.engine.learn.trajectories import FORMATS, as_lines, export
 from layerpath.errors import BadInput
 from layerpath.files import check_output, write_atomically
 from layerpath.plugin.cli_actions import rule_book

@@ -1,6 +1,6 @@
 """Background removal: the photo with its background made transparent (the subject's
 matte as alpha); nothing else changes. The step becomes a cut-out layer over the user's
-layer (engine/layers.py), which itself is never touched.
+layer (engine/execute/layers.py), which itself is never touched.
 
 Two tools: OpenCV's GrabCut from a frame just inside the picture's border (offline, no
 weights; good on a plain or distinct background), and IS-Net (DIS, the rembg

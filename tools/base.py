@@ -141,7 +141,7 @@ class Tool(ABC):
 
 class AnyDepth(Tool):
     """A tool whose arithmetic works on a 16-bit picture as on an 8-bit one: a 16-bit
-    photo's accepted step is made again from its own values (engine/deepsteps.py)."""
+    photo's accepted step is made again from its own values (engine/execute/deepsteps.py)."""
 
     def run_deep(
         self,

@@ -104,7 +104,7 @@ def inpaint_prompt(ctx: ToolContext) -> tuple[str, str]:
 
 def hinted(prompt: str, negative: str, params: Mapping[str, Any]) -> tuple[str, str]:
     """The prompt and negative prompt with the words a try's params add and avoid (what
-    the experts said of an earlier try: engine/reflection.py)."""
+    the experts said of an earlier try: engine/judge/reflection.py)."""
     add = ", ".join(str(w) for w in params.get("add") or ())
     avoid = ", ".join(str(w) for w in params.get("avoid") or ())
     return (f"{prompt}, {add}" if add else prompt), (f"{avoid}, {negative}" if avoid else negative)

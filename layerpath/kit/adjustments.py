@@ -1,5 +1,5 @@
 """The adjustments by name: what each is called, the amount a bare request means and
-the range a slider offers. The words (engine/adjust_words.py), the checks, the panel's
+the range a slider offers. The words (engine/plan/adjust_words.py), the checks, the panel's
 amount slider and the adjustment tool (tools/adjust.py) all read this table."""
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ ADJUSTMENTS: dict[str, Adjustment] = {
     # a look of tools/data/looks.json ('sunset', 'teal and orange', 'watercolour'): its
     # amount is its opacity over the picture
     "look": Adjustment("Look", 0.8, 0.0, 1.0),
-    # the colours of a reference picture (engine/references.py), transferred in CIELAB:
+    # the colours of a reference picture (engine/plan/references.py), transferred in CIELAB:
     # its amount is the transfer's opacity
     "match": Adjustment("Colours matched", 0.8, 0.0, 1.0),
 }

@@ -313,7 +313,7 @@ def with_small_holes_filled(region: np.ndarray, largest: float) -> np.ndarray:
     return region | np.isin(parts, small)
 
 
-# --- how sure a found sky is (engine/checks/region.py makes it a verdict) -------------
+# --- how sure a found sky is (engine/judge/checks/region.py makes it a verdict) -------------
 
 CHECK_SIDE = 512
 #: pixels (at CHECK_SIDE) on each side of an outline whose colours are compared

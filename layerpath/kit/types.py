@@ -166,7 +166,7 @@ class ToolSpec:
     helps: tuple[SubtaskKind, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
     retry_params: tuple[Mapping[str, Any], ...] = ()
-    # how its next try answers what the experts found (engine/reflection.py)
+    # how its next try answers what the experts found (engine/judge/reflection.py)
     remedies: tuple[Remedy, ...] = ()
     model: str | None = None  # its weights, by name in tools/data/models.json
     requires: tuple[str, ...] = ()  # top-level Python modules it imports
@@ -198,7 +198,7 @@ class ToolContext:
     # a colour's name -> RGB in the picture's own colour space (kit/colours.colours_in);
     # None: sRGB
     colours: Callable[[str], tuple[int, int, int]] | None = None
-    # the reference pictures the user gave, by name (RGB; engine/references.py)
+    # the reference pictures the user gave, by name (RGB; engine/plan/references.py)
     references: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def colour(self, name: str) -> tuple[int, int, int]:

@@ -26,8 +26,8 @@ import numpy as np
 from krita import InfoObject, Krita, Selection
 from PIL import Image, ImageCms
 
-from layerpath.engine.deep import eight_bit
-from layerpath.engine.layers import BOX_COLOR, STEP_NAME, box_thickness
+from layerpath.engine.execute.deep import eight_bit
+from layerpath.engine.execute.layers import BOX_COLOR, STEP_NAME, box_thickness
 from layerpath.engine.types import LayerKind, Snapshot, StepLayer
 from layerpath.errors import BadInput
 from layerpath.gui.qt import QtCore

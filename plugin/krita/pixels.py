@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from layerpath.engine.deep import eight_bit, sixteen_bit
+from layerpath.engine.execute.deep import eight_bit, sixteen_bit
 from layerpath.errors import BadInput
 
 _INTEGER = {"U8": np.uint8, "U16": np.uint16}

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 from krita import Krita, Selection
 
-from layerpath.engine.io import read_mask
+from layerpath.engine.files.io import read_mask
 from layerpath.gui.panel import Panel
 from layerpath.gui.qt import Qt, QtCore
 from layerpath.plugin.krita.document import KritaDocument, walk
@@ -93,7 +93,7 @@ def run(args: list[str]) -> int:
 def _batch(panel: Panel, job: dict[str, Any], target: str) -> int:
     """The panel's Batch… as a user clicks it: the dialog, a folder of photos, the
     instruction, an output folder and how many at once; Start, and wait for the end."""
-    from layerpath.engine.batch import BatchReport
+    from layerpath.engine.hosts.batch import BatchReport
     from layerpath.gui.batch_dialog import BatchDialog
 
     panel.instruction.setPlainText(job["instruction"])

@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from layerpath.benchmarks.bench import ReplayedTool, pareto_front, parse_alphas, parse_modes
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import CostBasis, EditRequest, Mode
 from layerpath.errors import BadInput
 from layerpath.plugin.cli import main

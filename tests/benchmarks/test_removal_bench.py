@@ -13,7 +13,7 @@ import pytest
 from layerpath.benchmarks import removal
 from layerpath.benchmarks.photos import skimage_photos
 from layerpath.benchmarks.sources import Cutout
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
 from layerpath.errors import BadInput
 from layerpath.tools.registry import Registry
 

@@ -14,7 +14,7 @@ from layerpath.benchmarks.suite import (
     make_suite,
     make_suite_scene,
 )
-from layerpath.engine.planner import plan_offline
+from layerpath.engine.plan.planner import plan_offline
 from layerpath.kit.colours import color_lab, parse_color, to_lab
 from layerpath.kit.types import SubtaskKind
 from layerpath.tools.ocr import read_text

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.actions import Action, action_from_outcomes
-from layerpath.engine.executor import Engine
-from layerpath.engine.rulebook import RuleBook
-from layerpath.engine.subroutines import Rule
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.execute.subroutines import Rule
+from layerpath.engine.learn.actions import Action, action_from_outcomes
+from layerpath.engine.learn.rulebook import RuleBook
 from layerpath.engine.types import EditRequest, SubtaskKind
 from layerpath.errors import BadInput
 from layerpath.plugin.cli import main
@@ -191,7 +191,7 @@ def _part(**changes: object) -> dict[str, object]:
 def test_a_hostile_action_is_refused_with_the_reason(
     action: dict[str, object], said: str, isolated_dirs: Path
 ) -> None:
-    from layerpath.engine.actions import import_json
+    from layerpath.engine.learn.actions import import_json
 
     with pytest.raises(BadInput, match=said):
         import_json(_file(action), Registry.from_catalogue())

@@ -22,8 +22,16 @@ import pytest
 from filelock import FileLock
 from PIL import Image
 
-from layerpath.engine.batch import JOURNAL, LOCK, SHEET, SUMMARY, BatchSpec, collect, run_batch
-from layerpath.engine.io import LayeredImage, PixelLayer, composite, read_layered
+from layerpath.engine.files.io import LayeredImage, PixelLayer, composite, read_layered
+from layerpath.engine.hosts.batch import (
+    JOURNAL,
+    LOCK,
+    SHEET,
+    SUMMARY,
+    BatchSpec,
+    collect,
+    run_batch,
+)
 from layerpath.errors import BadInput
 from layerpath.plugin.cli import main
 
@@ -178,7 +186,7 @@ def test_two_jobs_make_the_same_pixels_as_one(tmp_path: Path) -> None:
 def test_a_reference_grades_every_photo_of_a_batch_alike(tmp_path: Path) -> None:
     """'match the colours of ref' with --ref, on two worker processes: every photo's
     colours move to the reference's, as one photo edited alone."""
-    from layerpath.engine.references import colour_stats
+    from layerpath.engine.plan.references import colour_stats
 
     sources = photos(tmp_path / "in", ("astronaut", "chelsea", "rocket"))
     reference = photos(tmp_path / "ref", ("coffee",))[0]

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.engine.files.io import GroupLayer, PixelLayer, composite, read_layered
 from layerpath.plugin.cli import main
 from tests.conftest import Scene
 

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from layerpath.engine import events
-from layerpath.engine.checks.verdict import Expert
-from layerpath.engine.critics import ClipCritic, VlmCritic, critic_for, goal_phrase
-from layerpath.engine.executor import Engine
-from layerpath.engine.report import build_report
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.files.report import build_report
+from layerpath.engine.judge.checks.verdict import Expert
+from layerpath.engine.judge.critics import ClipCritic, VlmCritic, critic_for, goal_phrase
 from layerpath.engine.types import EditRequest, Subtask, SubtaskKind
 from layerpath.settings import LlmSettings, Settings
 from layerpath.tools.models import ModelManager

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from layerpath.engine import events
-from layerpath.engine.document import Document, LayeredDocument
-from layerpath.engine.executor import Engine
-from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.files.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.engine.hosts.document import Document, LayeredDocument
 from layerpath.engine.types import EditRequest, StepLayer
 from layerpath.errors import BadInput
 from layerpath.tools.registry import Registry

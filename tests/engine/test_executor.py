@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from layerpath.engine import events
-from layerpath.engine.executor import Engine
-from layerpath.engine.io import GroupLayer, LayeredImage, PixelLayer, composite
-from layerpath.engine.subroutines import RuleTable
-from layerpath.engine.traces import TraceStore
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.execute.subroutines import RuleTable
+from layerpath.engine.files.io import GroupLayer, LayeredImage, PixelLayer, composite
+from layerpath.engine.learn.traces import TraceStore
 from layerpath.engine.types import EditRequest, Mode, RunResult, Snapshot, StepLayer, SubtaskKind
 from layerpath.errors import BadInput
 from layerpath.kit.imaging import dilate
@@ -327,7 +327,7 @@ def test_a_failure_comes_in_parts_a_host_shows_as_it_needs(registry: Registry) -
     which tool made it, what would help, what is kept), so a host needs no parsing. The
     plain sentence names no tool and no score; the whole one, the report's `error`, has
     them all; the report gives the parts too."""
-    from layerpath.engine.report import build_report
+    from layerpath.engine.files.report import build_report
 
     snapshot = _box_on_the_astronaut()
     result = Engine(registry).run(EditRequest("remove the box", snapshot, mode=Mode.SLOW))
@@ -380,7 +380,7 @@ def test_a_hole_that_is_a_small_share_of_a_camera_file_is_no_speck(registry: Reg
     1 MP; on plain ground the speck rule (Telea) left a lighter wedge in such a hole at
     24 MP and the checks passed it. 'tiny' is now also small in pixels: the texture
     fill's rule is chosen. A real speck still takes the fast one."""
-    from layerpath.engine.probe import TINY_PIXELS, size_bucket
+    from layerpath.engine.execute.probe import TINY_PIXELS, size_bucket
 
     assert size_bucket(0.004, 150 * 150) == "small" and size_bucket(0.004, 40 * 40) == "tiny"
     assert size_bucket(0.004) == "tiny" and 40 * 40 < TINY_PIXELS < 150 * 150

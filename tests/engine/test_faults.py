@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from layerpath.engine.executor import Engine
-from layerpath.engine.traces import TraceStore
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.learn.traces import TraceStore
 from layerpath.engine.types import EditRequest, Mode, SubtaskKind
 from layerpath.kit.types import ArtifactKind, Prior, ToolContext, ToolResult
 from layerpath.tools.base import Tool

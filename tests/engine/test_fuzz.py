@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from layerpath.engine.actions import import_json
-from layerpath.engine.io import read_layered, read_mask
-from layerpath.engine.rulebook import RuleBook
+from layerpath.engine.files.io import read_layered, read_mask
+from layerpath.engine.learn.actions import import_json
+from layerpath.engine.learn.rulebook import RuleBook
 from layerpath.errors import BadInput
 from layerpath.settings.store import load_settings
 from layerpath.tools.registry import Registry

@@ -10,12 +10,12 @@ import pytest
 
 from layerpath.benchmarks.replay import suite_replay
 from layerpath.benchmarks.suite import make_suite
-from layerpath.engine.executor import Engine
-from layerpath.engine.induction import Evidence, evidence, induce_offline, verify
-from layerpath.engine.knowledge import BenchmarkTable
-from layerpath.engine.rulebook import RuleBook
-from layerpath.engine.subroutines import Rule, RuleTable
-from layerpath.engine.traces import TraceStore
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.execute.subroutines import Rule, RuleTable
+from layerpath.engine.learn.induction import Evidence, evidence, induce_offline, verify
+from layerpath.engine.learn.knowledge import BenchmarkTable
+from layerpath.engine.learn.rulebook import RuleBook
+from layerpath.engine.learn.traces import TraceStore
 from layerpath.engine.types import EditRequest, SubtaskKind
 from layerpath.plugin.cli import main
 from layerpath.tools.registry import Registry
@@ -122,7 +122,7 @@ def test_after_every_n_runs_learning_starts_in_a_process_of_its_own(
     from, so the third run starts none; a second learner at once is refused."""
     import time
 
-    from layerpath.engine.learning import LOCK, learning_lock
+    from layerpath.engine.learn.learning import LOCK, learning_lock
     from layerpath.errors import BadInput
     from layerpath.settings import Settings, save_settings
 
@@ -159,9 +159,9 @@ def test_the_llm_inducer_proposes_through_the_endpoint_and_bad_rules_are_dropped
     traces lack are dropped with their reasons; the valid one is verified on the replay
     set and accepted. A rule verification rejects goes back to the model, whose
     corrected rule is verified in turn."""
-    from layerpath.engine.induction import learn
-    from layerpath.engine.llm_induction import LlmInducer
-    from layerpath.engine.llm_planner import LlmPlanner
+    from layerpath.engine.learn.induction import learn
+    from layerpath.engine.learn.llm_induction import LlmInducer
+    from layerpath.engine.plan.llm_planner import LlmPlanner
     from layerpath.settings import LlmSettings
     from tests.openai_server import ScriptedServer
 

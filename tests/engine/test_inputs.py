@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from PIL import Image, PngImagePlugin
 
-from layerpath.engine.io import GroupLayer, PixelLayer, read_layered
+from layerpath.engine.files.io import GroupLayer, PixelLayer, read_layered
 from layerpath.errors import BadInput, shown
 from layerpath.plugin.cli import main
 from layerpath.settings import Settings, save_settings

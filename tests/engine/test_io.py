@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.io import (
+from layerpath.engine.files.io import (
     GroupLayer,
     LayeredImage,
     PixelLayer,

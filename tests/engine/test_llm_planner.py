@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from layerpath.engine.llm_planner import LlmPlanner, llm_planner_with_fallback
+from layerpath.engine.plan.llm_planner import LlmPlanner, llm_planner_with_fallback
 from layerpath.engine.types import EditRequest, SubtaskKind
 from layerpath.plugin.cli import main
 from layerpath.settings import LlmSettings, Settings, save_settings

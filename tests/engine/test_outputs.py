@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.io import (
+from layerpath.engine.files.io import (
     GroupLayer,
     LayeredImage,
     PixelLayer,
@@ -284,7 +284,7 @@ def test_a_16_bit_photo_keeps_its_16_bits_outside_the_edit(
         original = doc.layers[0]
         assert isinstance(original, PixelLayer) and original.deep is not None
         assert np.array_equal(original.deep, deep)
-        from layerpath.engine.io import composite
+        from layerpath.engine.files.io import composite
 
         result = composite(doc, deep=True)
     else:
@@ -446,7 +446,7 @@ def test_a_recolour_of_a_16_bit_gradient_keeps_its_16_bit_gradation(
     assert isinstance(group, GroupLayer)
     step = next(c for c in group.children if tool in c.name)
     assert step.deep is not None  # read back from a 16-bit PNG
-    from layerpath.engine.io import composite
+    from layerpath.engine.files.io import composite
 
     whole = composite(doc, deep=True)
     row = whole[80, 200:800, 1].astype(int)

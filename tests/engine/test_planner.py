@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from layerpath.engine.planner import plan_offline
+from layerpath.engine.plan.planner import plan_offline
 from layerpath.engine.types import SubtaskKind as K
 from layerpath.errors import BadInput, UnsupportedInstruction
 
@@ -196,7 +196,7 @@ def test_another_language_is_told_english_only(instruction: str, language: str) 
 )
 def test_a_sky_from_a_reference_is_asked_for_in_everyday_words(instruction: str) -> None:
     """(issue 25: 'swap it for the sky in ref' and 'use the sky from ref' were refused)"""
-    from layerpath.engine.references import Reference, ReferenceKind, rewrite
+    from layerpath.engine.plan.references import Reference, ReferenceKind, rewrite
 
     ref = Reference("ref", ReferenceKind.PICTURE, "ref.jpg", pixels=np.zeros((8, 8, 3), np.uint8))
     (subtask,) = plan_offline(rewrite(instruction, {"ref": ref})).subtasks

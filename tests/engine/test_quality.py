@@ -14,8 +14,8 @@ import pytest
 
 from layerpath.benchmarks.checks import judge, roc_auc, summary
 from layerpath.benchmarks.checkset import CheckCase, check_cases
-from layerpath.engine.checks.verdict import verdict
-from layerpath.engine.quality import judge as judge_step
+from layerpath.engine.judge.checks.verdict import verdict
+from layerpath.engine.judge.quality import judge as judge_step
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
 from layerpath.kit.imaging import dilate
 
@@ -193,7 +193,7 @@ def test_no_fill_of_varied_ground_passes_not_even_the_truth(
     import cv2
     from skimage import data
 
-    from layerpath.engine.checks.removal import check_removal
+    from layerpath.engine.judge.checks.removal import check_removal
 
     picture = getattr(data, photo)()[..., :3]
     hole = np.zeros(picture.shape[:2], np.uint8)
@@ -214,7 +214,7 @@ def test_a_fill_that_cuts_off_a_stem_crossing_the_hole_is_rejected() -> None:
     import cv2
     from skimage import data
 
-    from layerpath.engine.checks.removal import check_removal
+    from layerpath.engine.judge.checks.removal import check_removal
 
     sky = data.rocket()[..., :3]
     stem = np.zeros(sky.shape[:2], np.float32)
@@ -244,7 +244,7 @@ def test_a_fill_that_cuts_off_a_tyre_is_not_called_done() -> None:
     from layerpath.benchmarks.checkset import judged_fill
     from layerpath.benchmarks.photos import skimage_photos
     from layerpath.benchmarks.photos_suite import photo_tasks
-    from layerpath.engine.checks.removal import check_removal
+    from layerpath.engine.judge.checks.removal import check_removal
     from layerpath.kit.types import ToolContext
     from layerpath.tools.registry import Registry
 
@@ -275,7 +275,7 @@ def test_a_washed_out_fill_of_gravel_is_not_called_done() -> None:
     import cv2
     from skimage import data
 
-    from layerpath.engine.checks.removal import check_removal
+    from layerpath.engine.judge.checks.removal import check_removal
     from layerpath.kit.types import ToolContext
     from layerpath.tools.registry import Registry
 
@@ -306,7 +306,7 @@ def test_a_piece_of_the_object_left_in_a_right_fill_is_not_called_done() -> None
     a viewer sees it (a broccoli's green left on planks at 24 MP was called done). The
     judge by the truth calls it wrong, and the check turns it down, naming the patch;
     the truth alone stays right and passes."""
-    from layerpath.engine.checks.removal import check_removal, judged_fill
+    from layerpath.engine.judge.checks.removal import check_removal, judged_fill
 
     case = next(c for c in cases("removal", "gravel") if c.family == "the truth")
     assert case.mask is not None

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont
 
-from layerpath.engine.checks.sky import check_sky_replaced, old_sky_left
-from layerpath.engine.executor import Engine
-from layerpath.engine.references import load_reference, parse_refs
-from layerpath.engine.traces import TraceStore
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.judge.checks.sky import check_sky_replaced, old_sky_left
+from layerpath.engine.learn.traces import TraceStore
+from layerpath.engine.plan.references import load_reference, parse_refs
 from layerpath.engine.types import EditRequest, Snapshot, SubtaskKind
 from layerpath.errors import BadInput
 from layerpath.kit.colours import lab_exact
@@ -108,7 +108,7 @@ def test_a_notes_words_never_reach_the_planner(
         K.TEXT_REPLACEMENT,
         "remove the ball and make it black and white",
     )
-    from layerpath.engine.llm_planner import LlmPlanner
+    from layerpath.engine.plan.llm_planner import LlmPlanner
 
     server.script = [
         (
@@ -289,6 +289,24 @@ def test_the_sky_of_a_reference_photo_replaces_the_photos(tmp_path: Path) -> Non
     core = pole & (np.arange(400)[:, None] < 200)
     assert np.abs(result.image[core].astype(int) - picture[core]).max() <= 12  # the pole
     assert old_sky_left(picture, result.image, sky) < 0.05
+
+
+def test_the_plan_shown_before_a_sky_replacement_uses_the_reference(tmp_path: Path) -> None:
+    """The plan shown before the run (nothing run) sees the reference the run will see:
+    it names the finder and the sky replacement, not 'it needs a reference photo' (the
+    preview's tools were once asked without the references)."""
+    from layerpath.engine.execute.preview import preview
+
+    sky = np.zeros((120, 200, 3), np.uint8)
+    sky[:] = (90, 140, 220)
+    Image.fromarray(sky).save(tmp_path / "blue.png")
+    references = parse_refs([f"ref={tmp_path / 'blue.png'}"])
+    picture, _, _ = landscape()
+    request = EditRequest(
+        "replace the sky with the one in ref", Snapshot(picture), references=references
+    )
+    (step,) = preview(Engine(Registry.from_catalogue()), request).steps
+    assert step.tools == ("offline_finder", "sky_replace") and step.problem == ""
 
 
 def test_a_new_sky_that_leaves_the_old_one_around_a_pole_is_turned_down() -> None:

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from layerpath.engine.checks.recolour import check_recolour
-from layerpath.engine.checks.verdict import Expert, Opinion
-from layerpath.engine.executor import Engine
-from layerpath.engine.experts import _senses, checker_opinions, clipped_shares
-from layerpath.engine.reflection import reflect
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.judge.checks.recolour import check_recolour
+from layerpath.engine.judge.checks.verdict import Expert, Opinion
+from layerpath.engine.judge.experts import _senses, checker_opinions, clipped_shares
+from layerpath.engine.judge.reflection import reflect
 from layerpath.engine.types import EditRequest, Snapshot, Subtask, SubtaskKind
 from layerpath.kit.imaging import dilate
 from layerpath.kit.types import ArtifactKind, Prior, ToolContext, ToolResult
@@ -35,8 +35,9 @@ ENGINE = Path(__file__).parents[2] / "engine"
 def test_every_defect_the_experts_know_is_one_a_checker_writes() -> None:
     """defects.json says which expert each defect belongs to: a name no checker writes
     (renamed in the code, not in the data) would leave a defect to the default."""
-    sources = "".join(p.read_text() for p in (ENGINE / "checks").glob("*.py"))
-    sources += (ENGINE / "quality.py").read_text() + (ENGINE / "experts.py").read_text()
+    sources = "".join(p.read_text() for p in (ENGINE / "judge" / "checks").glob("*.py"))
+    sources += (ENGINE / "judge" / "quality.py").read_text()
+    sources += (ENGINE / "judge" / "experts.py").read_text()
     sources += (
         ENGINE.parent / "layerpath" / "kit" / "sky.py"
     ).read_text()  # (a found sky's doubts)
@@ -139,7 +140,7 @@ def test_a_fill_beside_a_recoloured_wall_is_tried_again_with_why(scene: Scene) -
     assert patch_fills(fixed)[1].why == (
         "the tool's retry 1: guided False, seed 1, smooth_below 0.0"
     )
-    from layerpath.engine.report import build_report
+    from layerpath.engine.files.report import build_report
 
     report = build_report(reflected)
     calls = [c for c in report["tool_calls"] if c["tool"] == "patch_fill"]

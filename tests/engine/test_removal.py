@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import EditRequest, Snapshot
 from layerpath.kit.imaging import dilate
 from layerpath.kit.regions import confined
@@ -101,7 +101,7 @@ def test_a_fill_of_varied_ground_is_vouched_for_only_by_fills_of_the_ground_near
     cannot vouch for it (final without a trial, as before); with fills of holes nearby
     that came out right it passes; with fills nearby that came out wrong it does not,
     and the engine may try other fills (not final)."""
-    from layerpath.engine.checks.removal import Trial, check_removal
+    from layerpath.engine.judge.checks.removal import Trial, check_removal
 
     image, truth, mask = disc_on_astronaut()
     alone = check_removal(image, truth, mask)
@@ -119,7 +119,7 @@ def test_fills_nearby_are_judged_against_the_photo_there() -> None:
     grey patch is wrong (and once one is, no more trial fills are made).
     (The trial is made on the picture with the hole already filled: here, the grass
     without the stone.)"""
-    from layerpath.engine.checks.removal import nearby_holes, tried_nearby
+    from layerpath.engine.judge.checks.removal import nearby_holes, tried_nearby
 
     _, mask = stone_on_grass()
     grass = np.asarray(data.grass()).astype(np.float32)

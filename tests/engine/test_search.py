@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from layerpath.engine.checks.verdict import Verdict
-from layerpath.engine.knowledge import BenchmarkTable
-from layerpath.engine.search import astar, combine
-from layerpath.engine.steps import RunLedger, StepRunner
+from layerpath.engine.execute.search import astar, combine
+from layerpath.engine.execute.steps import RunLedger, StepRunner
+from layerpath.engine.judge.checks.verdict import Verdict
+from layerpath.engine.learn.knowledge import BenchmarkTable
 from layerpath.engine.types import (
     Artifact,
     ArtifactKind,

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from layerpath.engine import events
-from layerpath.engine.document import LayeredDocument
-from layerpath.engine.io import GroupLayer, composite
-from layerpath.engine.session import RunSession
-from layerpath.engine.traces import user_traces
+from layerpath.engine.files.io import GroupLayer, composite
+from layerpath.engine.hosts.document import LayeredDocument
+from layerpath.engine.hosts.session import RunSession
+from layerpath.engine.learn.traces import user_traces
 from layerpath.engine.types import RunResult, SubtaskOutcome
 from layerpath.errors import BadInput
 from layerpath.settings import Settings

@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.actions import Action
-from layerpath.engine.rulebook import RuleBook
-from layerpath.engine.subroutines import Rule
+from layerpath.engine.execute.subroutines import Rule
+from layerpath.engine.learn.actions import Action
+from layerpath.engine.learn.rulebook import RuleBook
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import BadInput
 from layerpath.plugin.cli import main
@@ -203,7 +203,7 @@ def test_a_name_means_one_mask_or_one_reference(
 
 
 def test_a_16_bit_grey_swatch_is_its_grey_not_white(tmp_path: Path) -> None:
-    from layerpath.engine.references import load_reference, swatch_colour
+    from layerpath.engine.plan.references import load_reference, swatch_colour
 
     swatch = tmp_path / "swatch.png"
     Image.fromarray(np.full((64, 64), 0x8080, np.uint16)).save(swatch)  # mode I;16
@@ -290,7 +290,7 @@ def test_an_unreadable_picture_is_said_plainly() -> None:
     import shutil
     import tempfile
 
-    from layerpath.engine.io import read_layered
+    from layerpath.engine.files.io import read_layered
 
     folder = Path(tempfile.mkdtemp(prefix="layerpath-unreadable-"))
     try:
@@ -371,7 +371,7 @@ def test_deep_json_in_an_action_or_a_report_is_refused(
 
 
 def test_a_damaged_learning_record_is_kept_aside_and_learning_goes_on(book: RuleBook) -> None:
-    from layerpath.engine.induction import Decision
+    from layerpath.engine.learn.induction import Decision
 
     book.learning_path.write_text('{"decisions": 5}')
     decision = Decision(
@@ -435,7 +435,7 @@ def small_photos(folder: Path, *names: str) -> list[Path]:
 
 
 def test_a_photos_masks_are_its_own_not_a_longer_named_photos(tmp_path: Path) -> None:
-    from layerpath.engine.batch import collect
+    from layerpath.engine.hosts.batch import collect
 
     small_photos(tmp_path / "photos", "p.png", "p.v2.png")
     masks = tmp_path / "masks"
@@ -507,7 +507,7 @@ def test_a_full_disk_stops_the_batch_with_a_clear_error_and_loses_nothing(
 ) -> None:
     """The disk fills while the second result is written (the write fails as a full
     disk's does: ENOSPC from the file system call)."""
-    import layerpath.engine.batch as batch
+    import layerpath.engine.hosts.batch as batch
 
     small_photos(tmp_path / "photos", "a.png", "b.png")
     out = tmp_path / "out"
@@ -544,7 +544,7 @@ def test_escape_codes_in_a_photos_name_are_not_sent_to_the_terminal(
 
 def test_a_dead_ray_address_is_said_within_seconds() -> None:
     pytest.importorskip("ray")
-    from layerpath.engine.cluster import connect
+    from layerpath.engine.hosts.cluster import connect
 
     started = time.perf_counter()
     with pytest.raises(BadInput, match="No Ray cluster answers"):
@@ -556,7 +556,7 @@ def test_an_ora_nesting_thousands_of_groups_is_read(tmp_path: Path) -> None:
     import io
     import zipfile
 
-    from layerpath.engine.io import GroupLayer, read_layered
+    from layerpath.engine.files.io import GroupLayer, read_layered
 
     png = io.BytesIO()
     Image.new("RGBA", (32, 32), (200, 30, 30, 255)).save(png, "PNG")
@@ -579,7 +579,7 @@ def test_words_read_from_a_picture_note_never_reach_the_critic(
 ) -> None:
     """The note's words (what OCR read, grounded into the subtask) are said to the vision
     critic as the note's name; the real critic against a local OpenAI-compatible server."""
-    from layerpath.engine.critics import VlmCritic
+    from layerpath.engine.judge.critics import VlmCritic
     from layerpath.settings import LlmSettings
 
     server.script = [(200, "8")]
@@ -648,7 +648,7 @@ def test_a_photo_turned_by_exif_is_edited_as_viewers_show_it(
     """A camera JPEG stored 600x400 with Orientation 6 is shown 400x600: the layered
     result is 400x600, a mask drawn on it as shown fits, and one at the stored size is
     refused with a word about the turn."""
-    from layerpath.engine.io import read_layered
+    from layerpath.engine.files.io import read_layered
 
     rng = np.random.default_rng(2)
     stored = rng.integers(40, 200, (400, 600, 3), dtype=np.uint8)

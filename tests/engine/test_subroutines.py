@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from layerpath.engine.knowledge import BenchmarkTable, dependency_edges, subtask_tools
-from layerpath.engine.probe import probe
-from layerpath.engine.subroutines import RuleTable
+from layerpath.engine.execute.probe import probe
+from layerpath.engine.execute.subroutines import RuleTable
+from layerpath.engine.learn.knowledge import BenchmarkTable, dependency_edges, subtask_tools
 from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
@@ -116,7 +116,7 @@ def test_everyday_edits_on_a_real_photo_go_by_the_shipped_rules() -> None:
     import pytest
 
     skimage_data = pytest.importorskip("skimage.data")
-    from layerpath.engine.executor import Engine
+    from layerpath.engine.execute.executor import Engine
     from layerpath.engine.types import EditRequest, Snapshot
 
     photo = np.dstack([skimage_data.astronaut(), np.full((512, 512), 255, np.uint8)])

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from layerpath.engine.executor import Engine
-from layerpath.engine.subroutines import RuleTable
-from layerpath.engine.traces import SCHEMA, TraceStore, user_traces
-from layerpath.engine.trajectories import REWARD_PER_SECOND, trajectories
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.execute.subroutines import RuleTable
+from layerpath.engine.learn.traces import SCHEMA, TraceStore, user_traces
+from layerpath.engine.learn.trajectories import REWARD_PER_SECOND, trajectories
 from layerpath.engine.types import EditRequest
 from layerpath.plugin.cli import main
 from layerpath.tools.registry import Registry

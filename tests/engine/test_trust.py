@@ -14,11 +14,11 @@ import cv2
 import numpy as np
 import pytest
 
-from layerpath.engine.checks.adjust import check_adjustment
-from layerpath.engine.critics import VlmCritic
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.judge.checks.adjust import check_adjustment
+from layerpath.engine.judge.critics import VlmCritic
+from layerpath.engine.judge.quality import judge
 from layerpath.engine.kinds import KINDS, Judged, KindSpec
-from layerpath.engine.quality import judge
 from layerpath.engine.types import ArtifactKind, EditRequest, Snapshot, Subtask, SubtaskKind
 from layerpath.kit.imaging import dilate, erode
 from layerpath.kit.types import Prior, ToolContext, ToolResult, ToolSpec
@@ -83,7 +83,7 @@ def test_the_users_mask_stays_the_region_when_its_fill_is_refused(target: str) -
 
 
 def test_the_users_region_declines_every_finder_but_the_users_own() -> None:
-    from layerpath.engine.executor import declines
+    from layerpath.engine.execute.executor import declines
     from layerpath.engine.types import ToolContext
 
     registry = Registry.from_catalogue()
@@ -317,7 +317,7 @@ def test_a_sky_the_picture_cannot_vouch_for_is_refused_and_shown() -> None:
 def test_a_found_region_is_vouched_for_by_the_picture() -> None:
     """The check of a found sky, on its own: the true sky passes; a sky cut by a straight
     row (as the finder stopped at row 567) and one that leaves the low clouds out fail."""
-    from layerpath.engine.checks.region import check_found_region
+    from layerpath.engine.judge.checks.region import check_found_region
 
     picture, sky = sky_over_ridge(1500, 1000)
     assert check_found_region("sky", picture, sky).score >= 0.5
@@ -335,7 +335,7 @@ def test_a_found_background_must_leave_out_the_subject_and_only_it() -> None:
     the background) and one whose 'subject' is scattered pieces of grass fail."""
     from skimage import data
 
-    from layerpath.engine.checks.region import check_found_region
+    from layerpath.engine.judge.checks.region import check_found_region
 
     grass = cv2.resize(data.grass(), (900, 600))
     picture = np.dstack([grass * 0.6 + 40, grass * 0.8 + 30, grass * 0.4 + 20]).astype(np.uint8)
@@ -381,7 +381,7 @@ def test_winter_reads_as_winter_not_only_as_greyer() -> None:
     look once did on photos with a blue sky, is not winter to its check."""
     from skimage import data
 
-    from layerpath.engine.checks.adjust import _lab, look_changes
+    from layerpath.engine.judge.checks.adjust import _lab, look_changes
     from layerpath.tools.adjust import adjusted
 
     photo = np.dstack([data.astronaut(), np.full((512, 512), 255, np.uint8)])
@@ -399,7 +399,7 @@ def test_a_colour_match_pairs_sky_with_sky_and_ground_with_ground() -> None:
     """'match the colour grading of ref', a reference of blue sky over golden ground: the
     photo's own sky takes the reference's sky's colours and its ground the ground's (a
     match of the whole averaged them into grey: the photo came out duller)."""
-    from layerpath.engine.references import colour_stats
+    from layerpath.engine.plan.references import colour_stats
     from layerpath.kit.colours import lab_exact
     from layerpath.tools.adjust import adjusted
 

@@ -11,7 +11,7 @@ def run_in_panel(qtbot, panel, text: str) -> object:  # type: ignore[no-untyped-
     """Type the instruction and click Run as a user does; when the plan is shown first
     (the default), check it is there and click 'Run these steps'. The run's result, or
     None when it could not start."""
-    from layerpath.engine.preview import Preview
+    from layerpath.engine.execute.preview import Preview
     from layerpath.gui.qt import Qt
 
     panel.instruction.setPlainText(text)

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from layerpath.engine.batch import SHEET, BatchReport
-from layerpath.engine.document import LayeredDocument
-from layerpath.engine.io import composite, read_layered
+from layerpath.engine.files.io import composite, read_layered
+from layerpath.engine.hosts.batch import SHEET, BatchReport
+from layerpath.engine.hosts.document import LayeredDocument
 from layerpath.gui.batch_dialog import BatchDialog
 from layerpath.gui.panel import Panel
 from layerpath.gui.qt import Qt

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.executor import Engine
-from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.files.io import GroupLayer, PixelLayer, composite, read_layered
 from layerpath.gui.editor import EditorWindow
 from layerpath.gui.qt import Qt
 from layerpath.tools.registry import Registry

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from layerpath.engine import events
-from layerpath.engine.document import LayeredDocument
-from layerpath.engine.executor import Engine
-from layerpath.engine.io import GroupLayer, composite
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.files.io import GroupLayer, composite
+from layerpath.engine.hosts.document import LayeredDocument
 from layerpath.engine.types import StepLayer
 from layerpath.gui.panel import Panel
 from layerpath.gui.qt import Qt, QtCore
@@ -171,7 +171,7 @@ def test_a_rerun_the_checks_reject_keeps_the_accepted_layers(
 
 
 def test_save_a_step_as_an_action(qtbot, panel: Panel) -> None:  # type: ignore[no-untyped-def]
-    from layerpath.engine.rulebook import RuleBook
+    from layerpath.engine.learn.rulebook import RuleBook
     from layerpath.tools.registry import Registry
 
     run(qtbot, panel, "recolor the wall to navy")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from keyrings.alt.file import PlaintextKeyring
 
-from layerpath.engine.traces import TraceStore
+from layerpath.engine.learn.traces import TraceStore
 from layerpath.gui.qt import Qt
 from layerpath.gui.settings_dialog import SettingsDialog
 from layerpath.plugin.cli import main

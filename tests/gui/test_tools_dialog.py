@@ -93,8 +93,8 @@ def test_a_cancelled_download_is_kept_for_resuming(qtbot, tmp_path: Path) -> Non
 
 
 def test_the_panel_opens_the_dialog(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    from layerpath.engine.document import LayeredDocument
-    from layerpath.engine.executor import Engine
+    from layerpath.engine.execute.executor import Engine
+    from layerpath.engine.hosts.document import LayeredDocument
     from layerpath.tools.registry import Registry
     from tests.conftest import make_scene
 

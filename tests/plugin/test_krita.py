@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.deep import eight_bit
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.deep import eight_bit
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import EditRequest, Snapshot
 from layerpath.plugin.krita.pixels import to_rgba8, to_rgba16
 from layerpath.tools.registry import Registry
@@ -414,9 +414,9 @@ def test_a_saved_action_runs_from_the_actions_tab_in_krita(scene: Scene, tmp_pat
     """An action saved in this profile (a wall recoloured navy by lab_recolor) is listed
     in the docker's Actions tab inside Krita and runs from there on a document whose wall
     mask has another name: Krita's projection is the engine's recolour."""
-    from layerpath.engine.actions import Action
-    from layerpath.engine.rulebook import RuleBook
-    from layerpath.engine.subroutines import Rule
+    from layerpath.engine.execute.subroutines import Rule
+    from layerpath.engine.learn.actions import Action
+    from layerpath.engine.learn.rulebook import RuleBook
     from layerpath.engine.types import SubtaskKind
 
     part = Rule(
@@ -580,7 +580,7 @@ def test_a_reference_added_in_the_docker_recolours_in_krita(scene: Scene, tmp_pa
     dump = edit_in_krita(
         tmp_path, image, instruction, [f"wall={masks['wall']}", f"ref:swatch={chip}"]
     )
-    from layerpath.engine.references import parse_refs
+    from layerpath.engine.plan.references import parse_refs
 
     expected = engine_image(instruction, scene.snapshot(), parse_refs([f"swatch={chip}"]))
     assert np.abs(dump["projection"].astype(int) - expected.astype(int)).max() <= 2
@@ -621,7 +621,7 @@ def test_the_docker_s_batch_dialog_runs_two_photos_at_once_inside_krita(
     """Batch… in the docker, inside Krita, two photos at once: Krita's embedded Python
     cannot start worker processes, so the Python of the same version on PATH runs them;
     the results are the pixels `layerpath batch` makes outside Krita."""
-    from layerpath.engine.io import composite, read_layered
+    from layerpath.engine.files.io import composite, read_layered
     from layerpath.plugin.cli import main
 
     image, _ = scene.save(tmp_path / "in")

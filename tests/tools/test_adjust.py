@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from skimage import data
 
-from layerpath.engine.checks.adjust import check_adjustment
+from layerpath.engine.judge.checks.adjust import check_adjustment
 from layerpath.errors import BadInput
 from layerpath.kit.adjustments import ADJUSTMENTS
 from layerpath.kit.colours import lab_exact
@@ -184,7 +184,7 @@ def test_protect_keeps_tones_out_of_the_clip_and_the_effect_in(op: str, amount: 
     pushes tones into the clip, the protected one does not (or a small share of it), and
     the effect still shows as much to its check. (Brightening is protected unless told
     not to be: `adjusted` with no parameters gives the protected one.)"""
-    from layerpath.engine.experts import clipped_shares
+    from layerpath.engine.judge.experts import clipped_shares
 
     photo = np.dstack([data.coffee(), np.full(data.coffee().shape[:2], 255, np.uint8)])
     asked = {"op": op, "amount": amount}

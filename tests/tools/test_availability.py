@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import EditRequest, Mode
 from layerpath.plugin.cli import main
 from layerpath.tools.device import accelerators, resolve_device

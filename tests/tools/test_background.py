@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.engine.files.io import GroupLayer, PixelLayer, composite, read_layered
 from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.plugin.cli import main
 from layerpath.tools.models import ModelManager
@@ -133,7 +133,7 @@ def test_isnet_matte_is_scaled_to_the_photo(isnet: ModelManager) -> None:
 
 def test_grabcut_cutouts_report_progress_through_the_engine_and_stop_when_cancelled() -> None:
     from layerpath.engine import events
-    from layerpath.engine.executor import Engine
+    from layerpath.engine.execute.executor import Engine
     from layerpath.engine.types import EditRequest, Snapshot
 
     image, _ = portrait()

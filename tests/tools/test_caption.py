@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from layerpath.engine.executor import Engine
-from layerpath.engine.report import build_report
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.files.report import build_report
 from layerpath.engine.types import EditRequest
 from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.tools.models import ModelManager

@@ -14,8 +14,8 @@ import pytest
 from keyrings.alt.file import PlaintextKeyring
 from PIL import Image
 
-from layerpath.engine.critics import VlmCritic
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.judge.critics import VlmCritic
 from layerpath.engine.types import EditRequest
 from layerpath.errors import ToolFailed
 from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from layerpath.engine.io import read_layered
+from layerpath.engine.files.io import read_layered
 from layerpath.engine.types import EditRequest
 from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.plugin.cli import main
@@ -102,7 +102,7 @@ def test_the_depth_tool_output(hub: FileServer, scene: Scene, tmp_path: Path) ->
 def test_depth_in_a_run_is_one_hidden_full_size_layer(
     hub: FileServer, scene: Scene, tmp_path: Path
 ) -> None:
-    from layerpath.engine.executor import Engine
+    from layerpath.engine.execute.executor import Engine
     from layerpath.settings import data_dir
 
     ModelManager(data_dir() / "models").download("depth-anything-small")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image, ImageDraw, ImageFont, features
 
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import EditRequest, Snapshot
 from layerpath.kit.fonts import foreign_harfbuzz, layout_engine, match_font
 from layerpath.tools.ocr import read_text, with_fonts

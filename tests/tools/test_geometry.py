@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from skimage import data
 
-from layerpath.engine.checks.geometry import check_cropped, check_rotated
+from layerpath.engine.judge.checks.geometry import check_cropped, check_rotated
 from layerpath.errors import BadInput, ToolFailed
 from layerpath.kit.regions import aspect_of
 from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import EditRequest, Mode
 from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.tools.models import ModelManager

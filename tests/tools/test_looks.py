@@ -14,7 +14,7 @@ import pytest
 from PIL import Image
 from skimage import data
 
-from layerpath.engine.checks.adjust import check_adjustment
+from layerpath.engine.judge.checks.adjust import check_adjustment
 from layerpath.errors import BadInput
 from layerpath.kit.looks import halo, look_from, look_named, looks
 from layerpath.tools import looks as looks_module

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.checks.picture import check_outpainted
-from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.engine.files.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.engine.judge.checks.picture import check_outpainted
 from layerpath.engine.types import SubtaskKind
 from layerpath.kit.types import ArtifactKind, ToolContext
 from layerpath.plugin.cli import main

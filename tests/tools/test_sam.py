@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import EditRequest, Mode
 from layerpath.kit.imaging import mask_box
 from layerpath.kit.types import ArtifactKind, Box, SubtaskKind, ToolContext

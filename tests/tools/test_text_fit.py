@@ -7,7 +7,7 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from layerpath.benchmarks.suite import make_suite_scene
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import EditRequest, Snapshot
 from layerpath.kit.fonts import load_font
 from layerpath.tools.ocr import read_text

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import EditRequest
 from layerpath.errors import ToolFailed
 from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from layerpath.engine.executor import Engine
-from layerpath.engine.io import GroupLayer, PixelLayer, composite, read_layered
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.files.io import GroupLayer, PixelLayer, composite, read_layered
 from layerpath.engine.types import EditRequest, SubtaskKind
 from layerpath.errors import ToolFailed
 from layerpath.kit.types import ArtifactKind, ToolContext

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from layerpath.engine.executor import Engine
+from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import EditRequest, Mode, Snapshot
 from layerpath.errors import ToolFailed
 from layerpath.kit.imaging import mask_box

@@ -1,0 +1,1 @@
+"""Running a plan: the fast-slow loop (executor.py), one tool step called, judged and recorded (steps.py), A* over the tool graph (search.py), the rules (subroutines.py), a target measured (probe.py), the step layers (layers.py) and their 16-bit remake (deepsteps.py)."""

@@ -1,0 +1,424 @@
+"""A run session: one document's runs, without Qt.
+
+The panel (in the editor and in Krita's docker), the CLI and batch are views over it.
+It builds the engine from the settings (the one builder, `engine_for`, with the one
+trace store, `user_traces`), runs a request against a Document, places every step
+layer in the run's group as it comes, keeps the run's record with the document, makes
+a step again (another tool, another amount, another region edge) and saves actions.
+
+Hosts whose document must be touched on one thread (Qt, Krita) run `job(...)` on a
+worker and hand each event to `place` and the result to `finish` on their own thread;
+everyone else calls `run`, which does all three in turn.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from layerpath.engine import events
+from layerpath.engine.execute.executor import Engine
+from layerpath.engine.execute.preview import Preview
+from layerpath.engine.files.report import build_report
+from layerpath.engine.hosts.document import Document
+from layerpath.engine.kinds import kind_spec
+from layerpath.engine.learn.actions import Action, action_from_outcomes
+from layerpath.engine.learn.rulebook import RuleBook
+from layerpath.engine.learn.traces import TraceStore, user_traces
+from layerpath.engine.plan.references import Reference
+from layerpath.engine.types import (
+    ArtifactKind,
+    EditRequest,
+    Mode,
+    RunResult,
+    Snapshot,
+    StepLayer,
+    Subtask,
+    SubtaskOutcome,
+    ToolSpec,
+)
+from layerpath.errors import BadInput, LayerpathError, shown
+from layerpath.kit.adjustments import ADJUSTMENTS
+from layerpath.settings import Settings
+from layerpath.tools.registry import Registry
+
+log = logging.getLogger(__name__)
+
+#: what a worker thread runs: (emit an event, asked to stop?) -> RunResult | SubtaskOutcome
+Job = Callable[[events.OnEvent, Callable[[], bool]], object]
+#: how far a found region's edge may be moved, in pixels either way
+EDGE_RANGE = 60
+
+
+@dataclass
+class Placed:
+    """A step layer the session added, with the subtask outcome it belongs to."""
+
+    group: str
+    step: StepLayer
+    outcome: SubtaskOutcome | None = None
+
+
+@dataclass(frozen=True)
+class Amount:
+    """An adjustment step's amount as a slider offers it: its name (with its unit),
+    its range and the value it ran with."""
+
+    name: str
+    low: float
+    high: float
+    value: float
+
+
+@dataclass(frozen=True)
+class StepControls:
+    """What a step layer lets the user change: the amount of an adjustment, the edge of
+    a region the step found (pixels moved so far); each None when the step has none."""
+
+    amount: Amount | None = None
+    edge: int | None = None
+
+
+@dataclass
+class _Rerun:
+    group: str
+    old: SubtaskOutcome
+    old_layers: list[str]
+
+
+class RunSession:
+    """One document's runs. `engine_factory` replaces the settings' engine (tests, a
+    benchmark's stand-in tools); `traces` the settings' trace store."""
+
+    def __init__(
+        self,
+        document: Document,
+        settings: Settings | None = None,
+        *,
+        engine_factory: Callable[[], Engine] | None = None,
+        planner: str | None = None,
+        traces: TraceStore | None | bool = True,
+    ) -> None:
+        self.document = document
+        self.settings = settings or Settings()
+        self._engine_factory = engine_factory
+        self._planner = planner
+        self._traces = traces
+        self.planner_name = "offline"
+        self.group: str | None = None
+        self.group_name = ""
+        self.last_result: RunResult | None = None
+        self.placed: dict[str, Placed] = {}  # every step layer this session added
+        self._rerun: _Rerun | None = None
+        # a plan shown before it runs (the instruction and the preview), waiting for the
+        # user to run it; and, once confirmed, what the preview said would do each step
+        self.previewed: tuple[str, Preview] | None = None
+        self._expected: dict[str, str] = {}
+
+    # --- the engine --------------------------------------------------------------------
+
+    @property
+    def traces(self) -> TraceStore | None:
+        """The trace store runs record into (the settings say whether there is one)."""
+        if isinstance(self._traces, bool):
+            return user_traces(self.settings) if self._traces else None
+        return self._traces
+
+    def engine(self) -> Engine:
+        """The engine for the settings as they are now (saved settings apply from the
+        next run on)."""
+        if self._engine_factory is not None:
+            return self._engine_factory()
+        from layerpath.engine.factory import engine_for
+
+        engine, self.planner_name = engine_for(self.settings, self.traces, self._planner)
+        return engine
+
+    def request(
+        self,
+        prompt: str,
+        *,
+        alpha: float = 1.0,
+        mode: Mode = Mode.FAST_SLOW,
+        action: Action | None = None,
+        plan: tuple[Subtask, ...] | None = None,
+        threshold: float | None = None,
+        references: Mapping[str, Reference] | None = None,
+    ) -> EditRequest:
+        """The request for the document as it is now. An action's objects are the masks
+        the document names, or its selection ('this')."""
+        snapshot = self.document.snapshot()
+        if action is not None:
+            selected = ["this"] if snapshot.selection is not None else []
+            action = action.on_masks([*snapshot.masks, *selected])
+        return EditRequest(
+            prompt,
+            snapshot,
+            alpha=alpha,
+            mode=mode,
+            quality_threshold=self.settings.quality_threshold if threshold is None else threshold,
+            max_retries=self.settings.retries,
+            reflect=self.settings.reflection,
+            action=action,
+            plan=plan,
+            references=dict(references or {}),
+        )
+
+    # --- a run -------------------------------------------------------------------------
+
+    def job(self, request: EditRequest, group_name: str | None = None) -> Job:
+        """Start a run: what a worker runs. Its step layers go into a new group named
+        after the instruction (made when the first step arrives)."""
+        self.group = None
+        self.group_name = shown((group_name or request.prompt).strip(), 200)
+        self.last_result = None
+        self._rerun = None
+        engine = self.engine()
+        if request.action is not None:
+            self.planner_name = "action"
+        return lambda emit, cancelled: engine.run(request, emit, cancelled)
+
+    def preview_job(self, request: EditRequest) -> Job:
+        """Plan only: the steps, their tools and about how long (nothing runs)."""
+        engine = self.engine()
+        return lambda emit, cancelled: engine.preview(request)
+
+    def show_preview(self, prompt: str, preview: Preview) -> None:
+        """The plan of `prompt` is shown: it waits for the user to run it as it is."""
+        self.previewed = (prompt, preview)
+
+    def drop_preview(self) -> None:
+        """The shown plan is gone (the user edits the instruction, or a run starts)."""
+        self.previewed = None
+
+    def confirm_preview(self) -> tuple[str, tuple[Subtask, ...]] | None:
+        """The shown plan, to run exactly as shown (None: none is shown); each step's
+        tools as the preview named them wait for the run's plan (expected_tools)."""
+        if self.previewed is None:
+            return None
+        prompt, preview = self.previewed
+        self._expected = {s.subtask.id: " → ".join(s.labels) for s in preview.steps}
+        return prompt, preview.plan.subtasks
+
+    def expected_tools(self) -> dict[str, str]:
+        """Subtask id -> what the confirmed preview said would do it (once, for the run
+        that follows the confirmation; empty otherwise). The preview is over."""
+        expected, self._expected = self._expected, {}
+        self.previewed = None
+        return expected
+
+    def place(self, event: object) -> str | None:
+        """Take an engine event on the host's thread: a finished step becomes a layer in
+        the run's group (the id returned); a finished subtask is tied to its layers."""
+        if isinstance(event, events.StepDone):
+            if self._rerun is not None:
+                group = self._rerun.group
+            else:
+                if self.group is None:
+                    self.group = self.document.add_group(self.group_name)
+                group = self.group
+            layer = self.document.add_step(group, event.step)
+            self.placed[layer] = Placed(group, event.step)
+            return layer
+        if isinstance(event, (events.SubtaskDone, events.SubtaskFailed)):
+            self._tie(event.outcome)
+        return None
+
+    def _tie(self, outcome: SubtaskOutcome) -> None:
+        for placed in self.placed.values():
+            if placed.outcome is None and placed.step.subtask_id == outcome.subtask.id:
+                placed.outcome = outcome
+
+    def finish(self, result: RunResult) -> str | None:
+        """The run is over: keep its record with the document. What went wrong keeping
+        it (the run's layers stay either way), or None."""
+        self.last_result = result
+        try:
+            self.document.record_run(build_report(result, self.planner_name))
+        except LayerpathError as exc:
+            return f"could not record the run in the document: {exc}"
+        return None
+
+    def run(
+        self,
+        request: EditRequest,
+        on_event: events.OnEvent | None = None,
+        cancel: Callable[[], bool] | None = None,
+        group_name: str | None = None,
+    ) -> RunResult:
+        """A whole run on this thread: layers placed as they come, `on_event` told after."""
+
+        def emit(event: events.Event) -> None:
+            self.place(event)
+            if on_event is not None:
+                on_event(event)
+
+        result = self.job(request, group_name)(emit, cancel or (lambda: False))
+        assert isinstance(result, RunResult)
+        problem = self.finish(result)
+        if problem is not None:
+            log.warning("%s", problem)
+        return result
+
+    def layers(self, group: str | None = None) -> list[str]:
+        """The step layers placed (in one group)."""
+        return [k for k, p in self.placed.items() if group is None or p.group == group]
+
+    # --- a step made again -------------------------------------------------------------
+
+    def outcome_of(self, layer: str) -> tuple[Placed, SubtaskOutcome, int]:
+        """The finished subtask a step layer belongs to, and the step's place in it."""
+        placed = self.placed.get(layer)
+        if placed is None or placed.outcome is None or not placed.outcome.ok:
+            raise BadInput("Pick a step of a finished subtask first.")
+        return placed, placed.outcome, placed.outcome.tools.index(placed.step.tool)
+
+    def rerun_options(self, layer: str) -> list[str]:
+        """The other tools that could have made this step."""
+        _, outcome, index = self.outcome_of(layer)
+        return self.engine().alternatives(outcome.subtask.kind, outcome.tools, index)
+
+    def step_controls(self, layer: str | None, specs: Mapping[str, ToolSpec]) -> StepControls:
+        """What the step `layer` lets the user change: an adjustment's amount (not one
+        with nothing to choose), a found region's edge; nothing for a step of a subtask
+        that failed, or one this session did not add."""
+        placed = self.placed.get(layer) if layer else None
+        outcome = placed.outcome if placed else None
+        if outcome is None or not outcome.ok:
+            return StepControls()
+        params = outcome.subtask.params
+        amount = None
+        op = ADJUSTMENTS.get(str(params.get("op")))
+        if kind_spec(outcome.subtask.kind).adjustment and op is not None and op.low != op.high:
+            value = op.default if params.get("amount") is None else float(params["amount"])
+            name = op.name + (f" ({op.unit})" if op.unit else "")
+            amount = Amount(name, op.low, op.high, value)
+        edge = int(params.get("edge", 0)) if self.finds_region(outcome, specs) else None
+        return StepControls(amount, edge)
+
+    @staticmethod
+    def finds_region(outcome: SubtaskOutcome, specs: Mapping[str, ToolSpec]) -> bool:
+        """Whether a tool of the subtask found a region (a mask came out of it)."""
+        return any(t in specs and ArtifactKind.MASK in specs[t].outputs for t in outcome.tools)
+
+    def with_tool(self, layer: str, tool: str) -> tuple[Subtask, list[str]]:
+        """The step's subtask and its tools with `tool` in this step's place."""
+        _, outcome, index = self.outcome_of(layer)
+        tools = list(outcome.tools)
+        tools[index] = tool
+        return outcome.subtask, tools
+
+    def with_amount(self, layer: str, amount: float) -> tuple[Subtask, list[str]]:
+        """An adjustment step's subtask at another amount, its tools unchanged."""
+        _, outcome, _ = self.outcome_of(layer)
+        if not kind_spec(outcome.subtask.kind).adjustment:
+            raise BadInput("Only an adjustment step has an amount to change.")
+        op = ADJUSTMENTS.get(str(outcome.subtask.params.get("op")))
+        if op is not None and not op.low <= amount <= op.high:
+            raise BadInput(f"{op.name} goes from {op.low:g} to {op.high:g}, not {amount:g}.")
+        params = {**outcome.subtask.params, "amount": round(amount, 3)}
+        return dataclasses.replace(outcome.subtask, params=params), list(outcome.tools)
+
+    def with_edge(
+        self, layer: str, pixels: int, specs: Mapping[str, ToolSpec]
+    ) -> tuple[Subtask, list[str]]:
+        """The step's subtask with the region it found grown (shrunk) by `pixels`."""
+        _, outcome, _ = self.outcome_of(layer)
+        if not self.finds_region(outcome, specs):
+            raise BadInput("This step's subtask has no region to grow or shrink.")
+        if abs(pixels) > EDGE_RANGE:
+            raise BadInput(f"Move a region's edge by at most {EDGE_RANGE} pixels either way.")
+        params = {**outcome.subtask.params, "edge": int(pixels)}
+        return dataclasses.replace(outcome.subtask, params=params), list(outcome.tools)
+
+    def rerun_job(
+        self, layer: str, subtask: Subtask, tools: list[str], *, alpha: float = 1.0
+    ) -> Job | None:
+        """Make the layer's subtask again as `subtask` with `tools`, from the picture it
+        started from (no new plan); None when that picture was not kept."""
+        placed, outcome, _ = self.outcome_of(layer)
+        if outcome.start_image is None:
+            return None
+        current = self.document.snapshot()
+        request = EditRequest(
+            subtask.describe(),
+            Snapshot(outcome.start_image, current.masks, current.selection),
+            alpha=alpha,
+            quality_threshold=self.settings.quality_threshold,
+            max_retries=self.settings.retries,
+            reflect=self.settings.reflection,
+        )
+        old = [k for k, p in self.placed.items() if p.outcome is outcome]
+        self._rerun = _Rerun(placed.group, outcome, old)
+        engine = self.engine()
+        return lambda emit, cancelled: engine.rerun(request, subtask, tools, emit, cancelled)
+
+    def finish_rerun(self, outcome: SubtaskOutcome) -> list[str]:
+        """A step made again is over. When it passed, the old layers go (their ids are
+        returned) and the run's record keeps the new parameters; when it did not, the
+        new attempt's layers are what the engine kept hidden and the old ones stay."""
+        rerun, self._rerun = self._rerun, None
+        if rerun is None or not outcome.ok:
+            return []
+        for layer in rerun.old_layers:
+            self.document.remove(layer)
+            self.placed.pop(layer)
+        self._tie(outcome)
+        self._remember(outcome)
+        return rerun.old_layers
+
+    def abandon(self) -> None:
+        """A run or re-run that ended in an error: nothing is waiting any more."""
+        self._rerun = None
+
+    def newest_layer(self, outcome: SubtaskOutcome) -> str | None:
+        found = [k for k, p in self.placed.items() if p.outcome is outcome]
+        return found[-1] if found else None
+
+    def _remember(self, outcome: SubtaskOutcome) -> None:
+        """The run as it stands after a step was made again, kept with the document (the
+        report, and in Krita the .kra), the new parameters with it."""
+        result = self.last_result
+        if result is None or not any(o.subtask.id == outcome.subtask.id for o in result.outcomes):
+            return
+        outcomes = tuple(
+            o if o.subtask.id != outcome.subtask.id else outcome for o in result.outcomes
+        )
+        plan = tuple(s if s.id != outcome.subtask.id else outcome.subtask for s in result.plan)
+        self.last_result = dataclasses.replace(result, outcomes=outcomes, plan=plan)
+        report: dict[str, Any] = dict(build_report(self.last_result, self.planner_name))
+        report["made_again"] = {
+            "subtask": outcome.subtask.id,
+            "params": dict(outcome.subtask.params),
+        }
+        try:
+            self.document.record_run(report)
+        except LayerpathError as exc:
+            log.warning("could not record the change in the document: %s", exc)
+
+    # --- actions -----------------------------------------------------------------------
+
+    @staticmethod
+    def book() -> RuleBook:
+        """The rule book (its registry only names the tools an action may use)."""
+        return RuleBook(Registry.from_catalogue())
+
+    def save_action(self, layer: str, name: str) -> Action:
+        """Keep the step's subtask, tool path and parameters as a named action."""
+        _, outcome, _ = self.outcome_of(layer)
+        action = action_from_outcomes(name, [outcome])
+        self.book().save_action(action)
+        return action
+
+    def save_run_action(self, name: str) -> Action:
+        """Keep every subtask of the last run that succeeded as one named action."""
+        result = self.last_result
+        done = [o for o in result.outcomes if o.ok] if result is not None else []
+        if not done:
+            raise BadInput("No subtask of the last run succeeded; there is nothing to save.")
+        action = action_from_outcomes(name, done)
+        self.book().save_action(action)
+        return action
