@@ -274,8 +274,11 @@ class Failure:
     """Why a subtask failed, in parts each host shows as it needs: `reason` in plain
     words, the tools the search `tried` with their scores, what the checks found wrong
     with the best attempt (`turned_down`, made `by` a tool), what `helps`, and what is
-    `kept` as a hidden layer to look at. `plain()` is a photographer's sentence (no tool
-    ids, no scores); `str()` the whole one the report and the command line print."""
+    `kept` as a hidden layer to look at. `region` names the target when the user's
+    own mask or selection of it would settle the failure (nothing found it, or what was
+    found was doubted): each host says how to give one. `plain()` is a photographer's
+    sentence (no tool ids, no scores); `str()` the whole one the report and the command
+    line print."""
 
     reason: str
     tried: tuple[str, ...] | None = None
@@ -283,6 +286,7 @@ class Failure:
     by: str = ""
     helps: str = ""
     kept: str = ""  # 'the best attempt', 'the region it found'
+    region: str = ""
 
     def plain(self) -> str:
         return self._said(with_ids=False)

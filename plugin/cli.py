@@ -253,9 +253,9 @@ class _Progress:
                 say("    text: " + shown(event.step.text.replace("\n", " | "), 400))
         elif isinstance(event, events.SubtaskFailed):
             why = str(event.outcome.error)
-            if "name a mask" in why:  # how, in this front end
-                name = (event.outcome.subtask.target or "name").split()[-1]
-                why += f" Here: --mask {name}=mask.png."
+            failure = event.outcome.failure
+            if failure is not None and failure.region:  # how to give one, in this front end
+                why += f" Here: --mask {failure.region.split()[-1]}=mask.png."
             say(f"  FAILED {event.outcome.subtask.describe()}: {printable(why)}")
 
 

@@ -104,6 +104,7 @@ class _Attempt:
     path: list[Node]
     failure: str = ""  # why it found no path, in words
     tried: tuple[str, ...] | None = None  # what the search tried, with the scores
+    region: str = ""  # the target, when nothing found it (a mask of it would do)
 
     @property
     def told(self) -> str:
@@ -531,7 +532,12 @@ class Engine:
         if result.ok:
             return _Attempt("search", result.path)
         if runner.not_found and not runner.found_any:
-            return _Attempt("search", result.path, not_found_message(runner.not_found))
+            return _Attempt(
+                "search",
+                result.path,
+                not_found_message(runner.not_found),
+                region=subtask.target or "region",
+            )
         if not result.tried and declined:
             # every tool that could finish it said why it cannot: that is the failure
             # ('straighten the horizon' and more: the angle it needs)
@@ -694,8 +700,12 @@ def _failure(
             f"The {named} found in the photo may be the wrong region ({rejected.result.reason}): "
             f"select the {named} (a rough box is enough) or name a mask '{named}'"
         )
-        return Failure(reason, kept="the region it found" if kept else "")
-    said = Failure(last.failure, last.tried) if last is not None else Failure("failed")
+        return Failure(reason, kept="the region it found" if kept else "", region=named)
+    said = (
+        Failure(last.failure, last.tried, region=last.region)
+        if last is not None
+        else Failure("failed")
+    )
     turned_down = by = ""
     if rejected is not None and rejected.result.reason:
         found = rejected.result.reason

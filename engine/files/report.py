@@ -55,6 +55,7 @@ def build_report(result: RunResult, planner: str = "offline") -> dict[str, Any]:
                 "by": failure.by,
                 "helps": failure.helps,
                 "kept": failure.kept,
+                "region": failure.region,
             }
         subtasks.append(entry)
     fallbacks = sum(1 for o in result.outcomes if o.fallback_reason)

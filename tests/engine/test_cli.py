@@ -108,6 +108,7 @@ def test_edit_exit_codes_and_messages(
     )
     captured = capsys.readouterr()
     assert code == 1 and "No mask for 'giraffe'" in captured.err
+    assert "Here: --mask giraffe=mask.png." in captured.err  # how, on the command line
     assert len(read_layered(out).layers[1].children) == 2  # type: ignore[union-attr]
     assert "Traceback" not in captured.err
 

@@ -335,6 +335,7 @@ def test_a_failure_comes_in_parts_a_host_shows_as_it_needs(registry: Registry) -
     failure = outcome.failure
     assert not outcome.ok and failure is not None
     assert failure.kept == "the best attempt" and "mask painted closer" in failure.helps
+    assert failure.region == ""  # the user's mask was the region: no mask would settle it
     assert str(failure) == outcome.error
     fills = {c.tool for c in result.calls if c.tool != "named_masks"}
     named = [tool for tool in fills if tool in str(failure)]
