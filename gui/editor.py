@@ -199,6 +199,13 @@ class EditorWindow(QtWidgets.QMainWindow):
         self._require().set_visible(layer, visible)
         self.refresh()
 
+    def is_visible(self, layer: str) -> bool:
+        return self._require().is_visible(layer)
+
+    def replace_step(self, layer: str, step: StepLayer) -> None:
+        self._require().replace_step(layer, step)
+        self.refresh()
+
     def remove(self, layer: str) -> None:
         self._require().remove(layer)
         self.refresh()

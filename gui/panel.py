@@ -13,7 +13,7 @@ from layerpath.engine import events
 from layerpath.engine.execute.executor import Engine
 from layerpath.engine.execute.preview import Preview, describe
 from layerpath.engine.hosts.document import Document
-from layerpath.engine.hosts.session import Placed, RunSession
+from layerpath.engine.hosts.session import Placed, Remade, RunSession
 from layerpath.engine.learn.actions import Action
 from layerpath.engine.learn.learning import learn_in_background
 from layerpath.engine.types import (
@@ -28,7 +28,7 @@ from layerpath.engine.types import (
 from layerpath.errors import LayerpathError
 from layerpath.gui.actions_view import ActionsView
 from layerpath.gui.plan_view import PlanView
-from layerpath.gui.qt import Qt, QtGui, QtWidgets, Signal
+from layerpath.gui.qt import Qt, QtCore, QtGui, QtWidgets, Signal
 from layerpath.gui.references import ReferenceSlots
 from layerpath.gui.step_controls import StepControlsView
 from layerpath.gui.steps import StepList, expert_details
@@ -68,6 +68,7 @@ class Panel(QtWidgets.QWidget):
 
     run_finished = Signal(object)  # RunResult, or None when the run could not start
     plan_ready = Signal(object)  # Preview: the plan shown, waiting for Run these steps
+    steps_remade = Signal(object)  # Remade: later steps made again after one was hidden
 
     def __init__(
         self,
@@ -90,6 +91,16 @@ class Panel(QtWidgets.QWidget):
         self.controller.done.connect(lambda r: self._in_order(self._on_done, r))
         self.controller.error.connect(lambda m: self._in_order(self._on_error, m))
         self.controller.running_changed.connect(self._on_running)
+        # a step shown, hidden or deleted (in the step list, the host's own layers, an
+        # undo): the later steps it reaches are made again; the host's layers are looked
+        # at twice a second (Krita tells a plug-in of no such change)
+        self._known_shown: dict[str, bool] = {}
+        self._changed_steps: list[str] = []
+        self.steps.visibility_changed.connect(lambda *_: self.check_visibility())
+        self._watch = QtCore.QTimer(self)
+        self._watch.setInterval(500)
+        self._watch.timeout.connect(self.check_visibility)
+        self._watch.start()
 
     @property
     def document(self) -> Document:
@@ -455,6 +466,15 @@ class Panel(QtWidgets.QWidget):
             self.progress.setValue(self.progress.value() + 1)
 
     def _on_done(self, result: object) -> None:
+        try:
+            self._done(result)
+        finally:
+            self.check_visibility()  # (what changed while it ran)
+
+    def _done(self, result: object) -> None:
+        if isinstance(result, Remade):
+            self._remade(result)
+            return
         if isinstance(result, SubtaskOutcome):
             self._rerun_done(result)
             return
@@ -537,6 +557,12 @@ class Panel(QtWidgets.QWidget):
             item = self.steps.item_for(layer_id)
             if item is not None:
                 self.steps.takeItem(self.steps.row(item))
+        for layer_id in self.session.layers_of(outcome):
+            item = self.steps.item_for(layer_id)
+            if item is not None:  # (its layer holds the new step now)
+                item.setText(self._step_words(self.session.placed[layer_id].step))
+            if layer_id not in self._changed_steps:  # the later steps it reaches, again
+                self._changed_steps.append(layer_id)
         self.progress.setFormat(f"made again: {outcome.subtask.describe()}")
         newest = self.session.newest_layer(outcome)
         if newest is not None:  # the step made again stays selected (its slider with it)
@@ -548,6 +574,60 @@ class Panel(QtWidgets.QWidget):
             f"re-ran {outcome.subtask.id}: {' → '.join(outcome.tools)} q={outcome.quality:.2f}"
         )
         self.run_finished.emit(outcome)
+
+    # --- a step hidden: the later steps it reaches made again ----------------------------
+
+    def check_visibility(self) -> None:
+        """Look for step layers of finished runs shown, hidden or deleted since the last
+        look; the later steps they reach are made again (one job at a time)."""
+        for layer, placed in list(self.session.placed.items()):
+            if placed.group not in self.session.runs:
+                continue  # (a run still going)
+            shown = self.session.shown(layer)
+            was = self._known_shown.get(layer)
+            self._known_shown[layer] = shown
+            if was is not None and was != shown and layer not in self._changed_steps:
+                self._changed_steps.append(layer)
+        if self._changed_steps and not self.controller.running:
+            self._remake()
+
+    def _remake(self) -> None:
+        changed, self._changed_steps = self._changed_steps, []
+        try:
+            job = self.session.remake_job(changed)
+        except LayerpathError as exc:
+            self._show_note(str(exc))
+            job = None
+        if job is None:  # nothing after it is reached: the picture is right as it is
+            self.steps_remade.emit(Remade("", ()))
+            return
+        self.progress.setStyleSheet("")
+        self.progress.setRange(0, 0)
+        self.progress.setFormat("making the later steps again from the picture beneath…")
+        self.controller.start(job)
+
+    def _remade(self, remade: Remade) -> None:
+        said = self.session.finish_remake(remade)
+        self.steps.sync_visibility(self.session.shown)
+        for layer, placed in self.session.placed.items():
+            item = self.steps.item_for(layer)
+            if item is not None and placed.group == remade.group:
+                item.setText(self._step_words(placed.step))
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1)
+        count = len(remade.pairs)
+        self.progress.setFormat(
+            f"{count} later step{'s' if count != 1 else ''} made again"
+            if count
+            else "no later step needed making again"
+        )
+        for line in said:
+            self._show_error(line, append=True)
+        self._log(
+            "made again: "
+            + (", ".join(f"{new.subtask.id} q={new.quality:.2f}" for _, new in remade.pairs) or "—")
+        )
+        self.steps_remade.emit(remade)
 
     def _show_step_controls(self) -> None:
         """The controls the picked step offers (its amount, its region's edge)."""

@@ -318,16 +318,23 @@ class Engine:
         tools: Sequence[str],
         on_event: OnEvent | None = None,
         cancel: Callable[[], bool] | None = None,
+        params: Sequence[Mapping[str, Any]] | None = None,
     ) -> SubtaskOutcome:
         """Run one subtask again along a tool path the user chose, starting from
-        request.snapshot (the picture the subtask first started from)."""
+        request.snapshot (the picture the subtask first started from); with `params`
+        (one mapping per tool) exactly those parameters, as the step first ran with."""
         emit: OnEvent = on_event or (lambda e: None)
         ledger = RunLedger(max_calls=request.max_tool_calls)
         cancelled = cancel or (lambda: False)
         run = SubtaskRun(request, [subtask], 0, ledger, emit, cancelled, uuid.uuid4().hex[:12])
         runner = self._runner(request, subtask, ledger, emit, cancelled)
         start = Artifact(ArtifactKind.IMAGE, request.snapshot.image, "input")
-        rule = Rule(id="user", subtask=subtask.kind, tools=list(tools))
+        rule = Rule(
+            id="user",
+            subtask=subtask.kind,
+            tools=list(tools),
+            params=None if params is None else [dict(p) for p in params],
+        )
         try:
             attempt = self._run_rule(rule, runner, {ArtifactKind.IMAGE: start})
         except (*USER_ERRORS, BudgetExceeded, BeyondChecking) as exc:

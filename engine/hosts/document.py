@@ -48,6 +48,15 @@ class Document(Protocol):
         """Show or hide a step layer (hiding one undoes just that step)."""
         ...
 
+    def is_visible(self, layer: str) -> bool:
+        """Whether a step layer is shown (False once it is deleted)."""
+        ...
+
+    def replace_step(self, layer: str, step: StepLayer) -> None:
+        """The step layer's pixels (and place, and name) made again as `step` holds
+        them, in the same place among its group's layers, shown or hidden as it was."""
+        ...
+
     def remove(self, layer: str) -> None:
         """Delete a step layer or a run's group; user layers cannot be removed."""
         ...
@@ -133,7 +142,15 @@ class LayeredDocument:
     def is_visible(self, layer: str) -> bool:
         if layer in self._groups:
             return self._groups[layer].visible
-        return self._step(layer)[1].visible
+        group, pixels = self._step(layer)
+        return pixels.visible and any(child is pixels for child in group.children)
+
+    def replace_step(self, layer: str, step: StepLayer) -> None:
+        pixels = self._step(layer)[1]
+        if step.pixels is None:
+            raise BadInput(f"Step {step.name} has no pixels to write.")
+        pixels.name, pixels.pixels, pixels.offset = step.name, step.pixels, step.offset
+        pixels.blend, pixels.deep = step.blend, step.deep
 
     def remove(self, layer: str) -> None:
         if layer in self._groups:

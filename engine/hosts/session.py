@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from layerpath.engine import events
 from layerpath.engine.execute.executor import Engine
@@ -32,6 +34,7 @@ from layerpath.engine.plan.references import Reference
 from layerpath.engine.types import (
     ArtifactKind,
     EditRequest,
+    LayerKind,
     Mode,
     RunResult,
     Snapshot,
@@ -51,6 +54,8 @@ log = logging.getLogger(__name__)
 Job = Callable[[events.OnEvent, Callable[[], bool]], object]
 #: how far a found region's edge may be moved, in pixels either way
 EDGE_RANGE = 60
+#: the events of a step made again that a host shows (its layers come at the end)
+_PROGRESS = (events.ToolStarted, events.ToolProgress)
 
 
 @dataclass
@@ -89,6 +94,53 @@ class _Rerun:
     old_layers: list[str]
 
 
+@dataclass(frozen=True)
+class Remade:
+    """The later steps of a run made again after steps of it were hidden, shown or
+    deleted: each subtask's outcome before and after, in plan order."""
+
+    group: str
+    pairs: tuple[tuple[SubtaskOutcome, SubtaskOutcome], ...]
+
+
+Window = tuple[int, int, int, int]  # x0, y0, x1, y1
+
+
+def step_window(step: StepLayer) -> Window | None:
+    """Where a step layer's pixels lie (None: it has none)."""
+    if step.pixels is None:
+        return None
+    x, y = step.offset
+    h, w = step.pixels.shape[:2]
+    return x, y, x + w, y + h
+
+
+def _meet(a: Window, b: Window, margin: int) -> bool:
+    return (
+        a[0] - margin < b[2]
+        and b[0] - margin < a[2]
+        and a[1] - margin < b[3]
+        and b[1] - margin < a[3]
+    )
+
+
+def layered(outcome: SubtaskOutcome) -> list[StepLayer]:
+    """The steps of an outcome a document holds as layers (those with pixels)."""
+    return [s for s in outcome.steps if s.pixels is not None]
+
+
+def picture_beneath(base: np.ndarray, steps: Sequence[StepLayer]) -> np.ndarray:
+    """The picture `steps` (shown step layers, bottom to top) make over `base` (RGBA)."""
+    from layerpath.engine.files.io import LayeredImage, PixelLayer, composite
+
+    h, w = base.shape[:2]
+    layers: list[Any] = [PixelLayer("base", base)]
+    layers += [
+        PixelLayer(s.name, s.pixels, s.offset, True, s.blend) for s in steps if s.pixels is not None
+    ]
+    return composite(LayeredImage(w, h, layers))
+
+
 class RunSession:
     """One document's runs. `engine_factory` replaces the settings' engine (tests, a
     benchmark's stand-in tools); `traces` the settings' trace store."""
@@ -117,6 +169,8 @@ class RunSession:
         # user to run it; and, once confirmed, what the preview said would do each step
         self.previewed: tuple[str, Preview] | None = None
         self._expected: dict[str, str] = {}
+        self.runs: dict[str, RunResult] = {}  # each run's group -> the run as it stands
+        self._hidden_by_checks: set[str] = set()  # re-made steps the checks turned down
 
     # --- the engine --------------------------------------------------------------------
 
@@ -236,6 +290,8 @@ class RunSession:
         """The run is over: keep its record with the document. What went wrong keeping
         it (the run's layers stay either way), or None."""
         self.last_result = result
+        if self.group is not None:
+            self.runs[self.group] = result
         try:
             self.document.record_run(build_report(result, self.planner_name))
         except LayerpathError as exc:
@@ -357,18 +413,187 @@ class RunSession:
         return lambda emit, cancelled: engine.rerun(request, subtask, tools, emit, cancelled)
 
     def finish_rerun(self, outcome: SubtaskOutcome) -> list[str]:
-        """A step made again is over. When it passed, the old layers go (their ids are
-        returned) and the run's record keeps the new parameters; when it did not, the
-        new attempt's layers are what the engine kept hidden and the old ones stay."""
+        """A step made again is over. When it passed, its layers take the old ones'
+        places (the old layers hold the new pixels, shown or hidden as the user left
+        them, so the steps above stay above) and the run's record keeps the new
+        parameters: the ids of the layers that went are returned, and the later steps
+        it reaches are to be made again (remake_job). When it did not pass, the new
+        attempt's layers are what the engine kept hidden and the old ones stay."""
         rerun, self._rerun = self._rerun, None
         if rerun is None or not outcome.ok:
             return []
-        for layer in rerun.old_layers:
-            self.document.remove(layer)
-            self.placed.pop(layer)
+        new = [
+            k
+            for k, p in self.placed.items()
+            if k not in rerun.old_layers
+            and p.group == rerun.group
+            and p.step.subtask_id == outcome.subtask.id
+            and p.outcome in (None, outcome)
+        ]
+        gone = []
+        if len(new) == len(rerun.old_layers):
+            for old, fresh in zip(rerun.old_layers, new, strict=True):
+                self.document.replace_step(old, self.placed[fresh].step)
+                self.placed[old] = Placed(rerun.group, self.placed[fresh].step)
+                self.document.remove(fresh)
+                self.placed.pop(fresh)
+                gone.append(fresh)
+        else:  # another number of steps: the old layers go, the new ones stay on top
+            for layer in rerun.old_layers:
+                self.document.remove(layer)
+                self.placed.pop(layer)
+                gone.append(layer)
         self._tie(outcome)
         self._remember(outcome)
-        return rerun.old_layers
+        return gone
+
+    # --- the later steps made again when steps are hidden -----------------------------
+
+    def layers_of(self, outcome: SubtaskOutcome) -> list[str]:
+        """The step layers of one subtask, bottom to top."""
+        return [k for k, p in self.placed.items() if p.outcome is outcome]
+
+    def remake_job(self, changed: Sequence[str]) -> Job | None:
+        """After the step layers `changed` were hidden, shown or deleted: the later steps
+        of their run that what changed reaches, made again from the picture the shown
+        steps below them make now, with the tools and parameters they ran with (the
+        checks judge them again). None when no later step is reached. A clear error
+        when the run cannot be made again this way (it changed the picture's size, or
+        the photo has 16 bits a channel)."""
+        groups = {self.placed[k].group for k in changed if k in self.placed}
+        if len(groups) != 1:
+            return None
+        group = groups.pop()
+        result = self.runs.get(group)
+        if result is None:  # (the run is not over)
+            return None
+        placed = {k: p for k, p in self.placed.items() if p.group == group}
+        if any(p.step.canvas is not None for p in placed.values()):
+            raise BadInput(
+                "This run changed the picture's size (a crop, a border or an upscale): "
+                "hiding one of its steps hides only that layer; the later steps keep "
+                "what they made."
+            )
+        if result.request.snapshot.deep is not None:
+            raise BadInput(
+                "The steps of a 16-bit photo are not made again yet when one is hidden: "
+                "hiding a step hides only that layer; the later steps keep what they made."
+            )
+        order = {o.subtask.id: i for i, o in enumerate(result.outcomes)}
+        firsts = [
+            order[p.outcome.subtask.id] for k in changed if (p := placed.get(k)) and p.outcome
+        ]
+        if not firsts:
+            return None
+        shown = {k: self.shown(k) for k in placed}
+        dirty = [w for k in changed if k in placed and (w := step_window(placed[k].step))]
+        later = [o for o in result.outcomes[min(firsts) + 1 :] if o.ok and o.tools]
+        if not later:
+            return None
+        engine = self.engine()
+        finders = {t.name for t in engine.registry if t.finds_regions}
+        snapshot = result.request.snapshot
+
+        def job(emit: events.OnEvent, cancelled: Callable[[], bool]) -> Remade:
+            steps = {k: p.step for k, p in placed.items()}
+            reach = list(dirty)  # where the picture beneath a later step may differ
+            pairs = []
+            for outcome in later:
+                ids = [k for k, p in placed.items() if p.outcome is outcome]
+                windows = [w for k in ids if (w := step_window(steps[k]))]
+                reached = (
+                    finders & set(outcome.tools)
+                    or not windows
+                    or any(
+                        _meet(w, d, max(w[2] - w[0], w[3] - w[1])) for w in windows for d in reach
+                    )
+                )
+                if not reached or cancelled():
+                    continue
+                below = [
+                    steps[k]
+                    for k, p in placed.items()
+                    if p.outcome is not None
+                    and order[p.outcome.subtask.id] < order[outcome.subtask.id]
+                    and shown[k]
+                    and steps[k].kind == LayerKind.PIXELS
+                ]
+                start = picture_beneath(snapshot.image, below)
+                request = dataclasses.replace(
+                    result.request,
+                    prompt=outcome.subtask.describe(),
+                    snapshot=dataclasses.replace(snapshot, image=start),
+                    action=None,
+                    plan=None,
+                )
+                made = engine.rerun(
+                    request,
+                    outcome.subtask,
+                    outcome.tools,
+                    lambda e: emit(e) if isinstance(e, _PROGRESS) else None,
+                    cancelled,
+                    params=outcome.params if len(outcome.params) == len(outcome.tools) else None,
+                )
+                pairs.append((outcome, made))
+                for k, step in zip(ids, layered(made), strict=False):
+                    steps[k] = step
+                    if (w := step_window(step)) is not None:
+                        reach.append(w)
+                reach.extend(windows)
+            return Remade(group, tuple(pairs))
+
+        return job
+
+    def finish_remake(self, remade: Remade) -> list[str]:
+        """The later steps made again are in: each layer holds its new pixels, in its
+        place, shown or hidden as the user left it. A step the checks turn down now is
+        hidden (and shown again once a later remake passes); what each of those found is
+        returned, in plain words."""
+        said = []
+        result = self.runs.get(remade.group)
+        for old, new in remade.pairs:
+            ids = self.layers_of(old)
+            fresh = layered(new)
+            if len(fresh) == len(ids):
+                for layer, step in zip(ids, fresh, strict=True):
+                    self.document.replace_step(layer, step)
+                    self.placed[layer] = Placed(remade.group, step, new)
+            else:  # another number of steps: the old layers go, the new ones come
+                for layer in ids:
+                    self.document.remove(layer)
+                    self.placed.pop(layer)
+                    self._hidden_by_checks.discard(layer)
+                for step in fresh:
+                    layer = self.document.add_step(remade.group, step)
+                    self.placed[layer] = Placed(remade.group, step, new)
+                ids = self.layers_of(new)
+            for layer in ids:
+                if not new.ok and self.shown(layer):
+                    self.document.set_visible(layer, False)
+                    self._hidden_by_checks.add(layer)
+                elif new.ok and layer in self._hidden_by_checks:
+                    self.document.set_visible(layer, True)
+                    self._hidden_by_checks.discard(layer)
+            if not new.ok:
+                why = new.failure.plain() if new.failure is not None else str(new.error)
+                said.append(f"{new.subtask.describe()} no longer passes its check: {why}")
+            if result is not None:
+                result = dataclasses.replace(
+                    result,
+                    outcomes=tuple(new if o is old else o for o in result.outcomes),
+                )
+        if result is not None:
+            if self.last_result is self.runs[remade.group]:
+                self.last_result = result
+            self.runs[remade.group] = result
+        return said
+
+    def shown(self, layer: str) -> bool:
+        """Whether a step layer is shown now (a deleted one is not)."""
+        try:
+            return self.document.is_visible(layer)
+        except LayerpathError:  # (deleted)
+            return False
 
     def abandon(self) -> None:
         """A run or re-run that ended in an error: nothing is waiting any more."""
@@ -389,6 +614,9 @@ class RunSession:
         )
         plan = tuple(s if s.id != outcome.subtask.id else outcome.subtask for s in result.plan)
         self.last_result = dataclasses.replace(result, outcomes=outcomes, plan=plan)
+        for group, run in self.runs.items():
+            if run is result:
+                self.runs[group] = self.last_result
         report: dict[str, Any] = dict(build_report(self.last_result, self.planner_name))
         report["made_again"] = {
             "subtask": outcome.subtask.id,

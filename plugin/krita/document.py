@@ -200,14 +200,37 @@ class KritaDocument:
             dx, dy = step.shift  # grown on the left or top, or cropped: the origin moves
             # (Krita keeps a layer's pixels outside the canvas: a crop loses none)
             self.document.resizeImage(-dx, -dy, step.canvas[0], step.canvas[1])
+        children = parent.childNodes()
+        node = self._node_for(step, parent, children[-1] if children else None, depth, linear)
+        node.setVisible(step.visible)
+        self.document.refreshProjection()
+        layer_id = next(self._ids)
+        self._nodes[layer_id] = node
+        return layer_id
+
+    def replace_step(self, layer: str, step: StepLayer) -> None:
+        """A new node made as add_step makes one, put where the old one is (just above
+        it, the old one then removed), shown or hidden as the old one was."""
+        old = self._node(layer)
+        if step.pixels is None:
+            raise BadInput(f"Step {step.name} has no pixels to write.")
+        depth = self._check_model()
+        node = self._node_for(step, old.parentNode(), old, depth, self._colours(depth)[1])
+        node.setVisible(bool(old.visible()))
+        old.remove()
+        self._nodes[layer] = node
+        self.document.refreshProjection()
+
+    def _node_for(self, step: StepLayer, parent: Any, above: Any, depth: str, linear: bool) -> Any:
+        """The step's node, added to `parent` just above `above` (None: at the bottom)."""
+        assert step.pixels is not None
         if step.kind == LayerKind.MASK:
             node = self.document.createSelectionMask(step.name)
         elif step.kind in (LayerKind.BOXES, LayerKind.TEXT) and step.boxes and self._active():
             node = self.document.createVectorLayer(step.name)
         else:
             node = self.document.createNode(step.name, "paintlayer")
-        children = parent.childNodes()
-        parent.addChildNode(node, children[-1] if children else None)
+        parent.addChildNode(node, above)
         h, w = step.pixels.shape[:2]
         x, y = step.offset
         if step.kind == LayerKind.MASK:
@@ -227,11 +250,7 @@ class KritaDocument:
         if step.blend != "normal":  # a cut-out: it must reach the layers below its group
             node.setBlendingMode(step.blend)
             parent.setPassThroughMode(True)
-        node.setVisible(step.visible)
-        self.document.refreshProjection()
-        layer_id = next(self._ids)
-        self._nodes[layer_id] = node
-        return layer_id
+        return node
 
     def _active(self) -> bool:
         """Whether this is the document in the active view. Krita 5.1's

@@ -32,7 +32,7 @@ def run(args: list[str]) -> int:
     if len(args) < 3:
         print(
             "usage: kritarunner -s layerpath_selftest IN.png INSTRUCTION|action:NAME OUT.kra "
-            "[NAME=MASK.png ...] [ref:NAME=FILE ...]",
+            "[NAME=MASK.png ...] [ref:NAME=FILE ...] [hide:N ...]",
             file=sys.stderr,
         )
         return 2
@@ -42,7 +42,9 @@ def run(args: list[str]) -> int:
     document.setBatchmode(True)
     size = (document.width(), document.height())
     references = [a.removeprefix("ref:") for a in mask_args if a.startswith("ref:")]
-    for item in (a for a in mask_args if not a.startswith("ref:")):
+    # hide:N: after the run, the N-th step unticked in the docker's step list
+    hidden = [int(a.removeprefix("hide:")) for a in mask_args if a.startswith("hide:")]
+    for item in (a for a in mask_args if not a.startswith(("ref:", "hide:"))):
         name, _, path = item.partition("=")
         add_selection_mask(document, name, read_mask(Path(path), size, name))
 
@@ -78,16 +80,38 @@ def run(args: list[str]) -> int:
 
     result = results[0] if results else None
     ok = bool(result is not None and result.ok)  # type: ignore[attr-defined]
+    remade = [_untick(panel, index) for index in hidden] if ok else []
+    panel.controller.shutdown()
     document.saveAs(str(Path(target).resolve()))
     summary = {
         "ok": ok,
         "message": panel.message.text(),
         "layers": [[n.name(), n.type()] for n in walk(document.rootNode())],
         "steps": panel.steps.count(),
+        "remade": remade,  # per step unticked, how many later steps were made again
     }
     Path(f"{target}.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     document.close()
     return 0 if ok else 1
+
+
+def _untick(panel: Panel, index: int) -> int:
+    """Untick the run's `index`-th step in the step list as a user does, and wait until
+    the later steps it reaches are made again: how many were."""
+    item = panel.steps.item_for(panel.session.layers()[index])
+    assert item is not None
+    loop = QtCore.QEventLoop()
+    made: list[Any] = []
+
+    def remade(what: Any) -> None:
+        made.append(what)
+        loop.quit()
+
+    panel.steps_remade.connect(remade)
+    QtCore.QTimer.singleShot(0, lambda: item.setCheckState(Qt.CheckState.Unchecked))
+    loop.exec()
+    panel.steps_remade.disconnect(remade)
+    return len(made[0].pairs)
 
 
 def _batch(panel: Panel, job: dict[str, Any], target: str) -> int:

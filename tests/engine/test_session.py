@@ -62,8 +62,12 @@ def test_a_step_made_again_at_another_amount_replaces_its_layers(
     assert isinstance(outcome, SubtaskOutcome) and outcome.ok
     removed = session.finish_rerun(outcome)
 
-    assert removed == [layer] and layer not in session.placed
+    # the step's layer holds the new step in its place (the steps above stay above);
+    # the layer the new step first came in goes
     (new,) = session.layers()
+    assert new == layer and removed and layer not in removed
+    group = document.image.layers[-1]
+    assert isinstance(group, GroupLayer) and len(group.children) == 1
     after = composite(document.image)
     blue = lambda rgba: float(rgba[..., 2].mean()) - float(rgba[..., 0].mean())  # noqa: E731
     assert blue(after) < blue(before)  # warmer than the default amount made it

@@ -570,6 +570,30 @@ def test_an_everyday_adjustment_without_a_mask_in_krita(tmp_path: Path) -> None:
 
 @pytest.mark.krita
 @needs_krita
+def test_a_step_unticked_in_the_docker_is_undone_alone_in_krita(tmp_path: Path) -> None:
+    """'lift the shadows, make it warmer and add a vignette' in Krita, then 'Shadows'
+    unticked in the docker's step list: the two later steps are made again from the
+    picture beneath them, so Krita's projection (the saved .kra read back) is what
+    warmer and vignette alone make, within 2 levels on average and 6 at the 99th
+    percentile."""
+    from skimage import data
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    dump = edit_in_krita(
+        tmp_path, photo, "lift the shadows, make it warmer and add a vignette", ["hide:0"]
+    )
+    assert dump["summary"]["remade"] == [2]
+    rgba = np.dstack([data.astronaut(), np.full((512, 512), 255, np.uint8)])
+    alone = engine_image("make it warmer and add a vignette", Snapshot(rgba, {}))
+    diff = np.abs(dump["projection"][..., :3].astype(int) - alone[..., :3].astype(int))
+    assert diff.mean() <= 2 and np.percentile(diff, 99) <= 6, (diff.mean(), np.percentile(diff, 99))
+    whole = engine_image("lift the shadows, make it warmer and add a vignette", Snapshot(rgba, {}))
+    assert np.abs(whole[..., :3].astype(int) - alone[..., :3].astype(int)).mean() > 2  # (it shows)
+
+
+@pytest.mark.krita
+@needs_krita
 def test_a_reference_added_in_the_docker_recolours_in_krita(scene: Scene, tmp_path: Path) -> None:
     """A swatch added in the docker's References: the wall takes its colour in Krita's
     projection, as the engine makes it, and the .kra's record says where it came from."""
