@@ -285,7 +285,8 @@ class KritaDocument:
         self.document.refreshProjection()
 
     def is_visible(self, layer: str) -> bool:
-        return bool(self._node(layer).visible())
+        node = self._node(layer)  # (one deleted in Krita's Layers docker has no parent)
+        return bool(node.visible()) and node.parentNode() is not None
 
     def remove(self, layer: str) -> None:
         self._node(layer).remove()
