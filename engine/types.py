@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from layerpath.engine.judge.checks.verdict import Expert, Opinion
-from layerpath.errors import shown
+from layerpath.errors import BadInput, shown
 from layerpath.kit.types import (
     Artifact,
     ArtifactKind,
@@ -137,6 +137,25 @@ class Subtask:
         if self.params:
             data["params"] = dict(self.params)
         return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Subtask:
+        """The subtask to_json wrote (a run report's plan entry); a clear error when it
+        is not one."""
+        try:
+            params = data.get("params") or {}
+            if not isinstance(params, Mapping):
+                raise TypeError("params")
+            target, to = data.get("target"), data.get("to")
+            return cls(
+                SubtaskKind(data["kind"]),
+                None if target is None else str(target),
+                None if to is None else str(to),
+                dict(params),
+                str(data.get("id") or ""),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise BadInput(f"This is not a subtask layerpath wrote ({exc}).") from exc
 
 
 @dataclass(frozen=True, eq=False)

@@ -127,6 +127,7 @@ class EditorWindow(QtWidgets.QMainWindow):
         """Open an image (PNG/JPEG/TIFF/ORA/PSD) with optional named mask files."""
         limit = int((self.settings or load_settings()).max_megapixels * 1e6)
         self.document = LayeredDocument.open(Path(path), mask_files or {}, limit)
+        self.panel.document_opened(self.document)
         self.path = Path(path)
         self.undo.clear()
         self.canvas.clear_selection()

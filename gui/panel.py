@@ -12,7 +12,7 @@ from typing import Any
 from layerpath.engine import events
 from layerpath.engine.execute.executor import Engine
 from layerpath.engine.execute.preview import Preview, describe
-from layerpath.engine.hosts.document import Document
+from layerpath.engine.hosts.document import Document, LayeredDocument
 from layerpath.engine.hosts.session import Placed, Remade, RunSession
 from layerpath.engine.learn.actions import Action
 from layerpath.engine.learn.learning import learn_in_background
@@ -574,6 +574,29 @@ class Panel(QtWidgets.QWidget):
             f"re-ran {outcome.subtask.id}: {' → '.join(outcome.tools)} q={outcome.quality:.2f}"
         )
         self.run_finished.emit(outcome)
+
+    # --- a document opened -----------------------------------------------------------------
+
+    def document_opened(self, document: LayeredDocument) -> None:
+        """Another document is open: the steps of the last one go, and the runs the file
+        keeps (an ORA layerpath wrote) are listed again, each step with what it lets the
+        user change, made again when one is hidden."""
+        self.session.forget()
+        self.steps.clear()
+        self.steps.steps.clear()
+        self.plan.clear()
+        self._known_shown.clear()
+        self._changed_steps.clear()
+        for group, report, _ in document.reopened:
+            steps = document.reopened_steps(group)
+            try:
+                self.session.adopt(group, report, steps, document.beneath(group))
+            except LayerpathError as exc:  # (a record another program changed)
+                self._log(f"the run '{report.get('prompt')}' could not be read back: {exc}")
+                continue
+            for layer, step in steps:
+                self.steps.add_step(layer, step)
+        self.check_visibility()
 
     # --- a step hidden: the later steps it reaches made again ----------------------------
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import io
 import itertools
+import json
 import logging
 import os
 import shutil
@@ -85,6 +86,11 @@ class LayeredImage:
     # every output that can hold them
     icc_profile: bytes | None = None
     exif: bytes | None = None
+    # the runs whose groups this image holds, as an ORA keeps them (layerpath/runs.json):
+    # each {"group": its index in `layers`, "run": the run's report, "steps": for each
+    # of the group's children, bottom first, what step it is ({} for none)}; only data,
+    # read back to list the steps again and make them again, never to plan from
+    recipes: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def deep(self) -> bool:
@@ -303,6 +309,7 @@ def read_ora(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
                 return found
 
             doc = LayeredImage(width, height, icc_profile=_merged_profile(archive))
+            doc.recipes = _recipes(archive, path)
             for child in reversed(list(root)):
                 if child.tag == "layer":
                     doc.layers.append(layer(child, True))
@@ -319,6 +326,28 @@ def read_ora(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         raise
     except (zipfile.BadZipFile, KeyError, ET.ParseError, OSError, EOFError) as exc:
         raise bad(exc) from exc
+
+
+#: where an ORA keeps the runs of its groups, and the most of it read
+RECIPES, RECIPES_BYTES = "layerpath/runs.json", 20_000_000
+
+
+def _recipes(archive: zipfile.ZipFile, path: Path) -> list[dict[str, Any]]:
+    """The runs an ORA layerpath wrote keeps (none from another program's, or from one
+    whose record cannot be read: its layers are then the pictures they are)."""
+    if RECIPES not in archive.namelist():
+        return []
+    try:
+        if archive.getinfo(RECIPES).file_size > RECIPES_BYTES:
+            raise ValueError("too large")
+        data = json.loads(archive.read(RECIPES))
+        runs = data["runs"] if isinstance(data, dict) else None
+        if not isinstance(runs, list):
+            raise ValueError("no runs in it")
+        return [r for r in runs if isinstance(r, dict)]
+    except (ValueError, KeyError, zipfile.BadZipFile, OSError) as exc:
+        log.warning("%s: the record of its runs is not readable (%s); its layers stay", path, exc)
+        return []
 
 
 def _merged_profile(archive: zipfile.ZipFile) -> bytes | None:
@@ -747,6 +776,9 @@ def write_ora(doc: LayeredImage, path: Path | BinaryIO) -> None:
         archive.writestr("Thumbnails/thumbnail.png", encoded[1])
         for number, data in enumerate(encoded[2:]):
             archive.writestr(f"data/layer{number}.png", data)
+        if doc.recipes:  # (other programs pass over a file they do not know)
+            runs = json.dumps({"version": 1, "runs": doc.recipes}, default=str)
+            archive.writestr(RECIPES, runs, compress_type=zipfile.ZIP_DEFLATED)
 
 
 def named(layer: Any, name: str) -> None:

@@ -25,7 +25,7 @@ from layerpath.engine.files.io import (
     split_masks,
     write_layered,
 )
-from layerpath.engine.types import Snapshot, StepLayer
+from layerpath.engine.types import LayerKind, Snapshot, StepLayer
 from layerpath.errors import BadInput
 
 
@@ -66,6 +66,19 @@ class Document(Protocol):
         ...
 
 
+def step_meta(step: StepLayer) -> dict[str, Any]:
+    """What a step layer is, besides its pixels (an ORA keeps it beside the layer)."""
+    return {
+        "subtask": step.subtask_id,
+        "tool": step.tool,
+        "kind": step.kind.value,
+        "cost": round(step.cost, 4),
+        "quality": round(step.quality, 4),
+        "params": dict(step.params),
+        "text": step.text,
+    }
+
+
 class LayeredDocument:
     """A Document over an image file: the user's layers stay as read, runs add groups."""
 
@@ -77,6 +90,12 @@ class LayeredDocument:
         self._groups: dict[str, GroupLayer] = {}
         self._steps: dict[str, tuple[GroupLayer, PixelLayer]] = {}
         self.runs: list[Mapping[str, Any]] = []  # reports of the runs made on this document
+        # what each step layer is (its subtask, tool, parameters, scores) and each run
+        # group's report: what an ORA keeps, so the steps are listed again when reopened
+        self._meta: dict[str, dict[str, Any]] = {}
+        self._reports: dict[str, Mapping[str, Any]] = {}
+        self.reopened: list[tuple[str, Mapping[str, Any], list[tuple[str, dict[str, Any]]]]] = []
+        self._take_recipes()
 
     @classmethod
     def open(
@@ -131,6 +150,7 @@ class LayeredDocument:
         self._groups[group].children.append(layer)
         layer_id = next(self._ids)
         self._steps[layer_id] = (self._groups[group], layer)
+        self._meta[layer_id] = step_meta(step)
         return layer_id
 
     def set_visible(self, layer: str, visible: bool) -> None:
@@ -150,7 +170,8 @@ class LayeredDocument:
         if step.pixels is None:
             raise BadInput(f"Step {step.name} has no pixels to write.")
         pixels.name, pixels.pixels, pixels.offset = step.name, step.pixels, step.offset
-        pixels.blend, pixels.deep = step.blend, step.deep
+        pixels.blend, pixels.deep, pixels.encoded = step.blend, step.deep, None
+        self._meta[layer] = step_meta(step)
 
     def remove(self, layer: str) -> None:
         if layer in self._groups:
@@ -163,11 +184,110 @@ class LayeredDocument:
         del self._steps[layer]
 
     def record_run(self, report: Mapping[str, Any]) -> None:
+        """Keep the report, and with the group that holds the run's steps (the newest
+        one holding a step of its subtasks) for an ORA to keep."""
         self.runs.append(report)
+        ids = {str(s.get("id")) for s in report.get("subtasks", ()) if isinstance(s, Mapping)}
+        for group_id in reversed(list(self._groups)):
+            steps = [k for k, (g, _) in self._steps.items() if g is self._groups[group_id]]
+            if any(self._meta.get(k, {}).get("subtask") in ids for k in steps):
+                self._reports[group_id] = report
+                return
 
     def save(self, path: Path) -> Path:
-        """Write the user's layers and every run group (.ora, .psd or flat .png)."""
+        """Write the user's layers and every run group (.ora, .psd or flat .png); an ORA
+        keeps each run's record and what each of its layers is (layerpath/runs.json)."""
+        self._image.recipes = self._recipes()
         return write_layered(self._image, path)
+
+    def _recipes(self) -> list[dict[str, Any]]:
+        recipes = []
+        meta = {id(pixels): self._meta.get(k, {}) for k, (_, pixels) in self._steps.items()}
+        for group_id, report in self._reports.items():
+            group = self._groups[group_id]
+            if not any(layer is group for layer in self._image.layers):
+                continue  # (deleted)
+            index = next(i for i, layer in enumerate(self._image.layers) if layer is group)
+            steps = [meta.get(id(child), {}) for child in group.children]
+            recipes.append({"group": index, "run": dict(report), "steps": steps})
+        return recipes
+
+    def reopened_steps(self, group_id: str) -> list[tuple[str, StepLayer]]:
+        """A reopened run's step layers as the steps they are (their pixels as the file
+        holds them, their visibility now)."""
+        found = []
+        for layer_id, (group, pixels) in self._steps.items():
+            meta = self._meta.get(layer_id)
+            if group is not self._groups.get(group_id) or not meta:
+                continue
+            try:
+                kind = LayerKind(meta.get("kind", "pixels"))
+            except ValueError:
+                kind = LayerKind.PIXELS
+            params = meta.get("params")
+            found.append(
+                (
+                    layer_id,
+                    StepLayer(
+                        pixels.name,
+                        kind,
+                        str(meta.get("tool") or ""),
+                        str(meta.get("subtask") or ""),
+                        float(meta.get("cost") or 0.0),
+                        float(meta.get("quality") or 0.0),
+                        dict(params) if isinstance(params, Mapping) else {},
+                        pixels.pixels,
+                        pixels.offset,
+                        text=meta.get("text") if isinstance(meta.get("text"), str) else None,
+                        visible=pixels.visible,
+                        blend=pixels.blend,
+                        deep=pixels.deep,
+                    ),
+                )
+            )
+        return found
+
+    def beneath(self, group_id: str) -> Snapshot:
+        """What the layers below a run's group make (the picture the run started from,
+        as far as the file tells), with the document's masks."""
+        group = self._groups[group_id]
+        index = next(i for i, layer in enumerate(self._image.layers) if layer is group)
+        image = self._image
+        below = LayeredImage(image.width, image.height, image.layers[:index], image.icc_profile)
+        return Snapshot(
+            composite(split_masks(below)[0]),
+            {**split_masks(image)[1], **self.masks},
+            None,
+            image.icc_profile,
+        )
+
+    def _take_recipes(self) -> None:
+        """The runs a reopened ORA keeps: their groups and step layers are this
+        document's again (`reopened`: each group's id, report and step layers)."""
+        for recipe in self._image.recipes:
+            index, report, steps = recipe.get("group"), recipe.get("run"), recipe.get("steps")
+            if not (
+                isinstance(index, int)
+                and 0 <= index < len(self._image.layers)
+                and isinstance(report, Mapping)
+                and isinstance(steps, list)
+            ):
+                continue
+            group = self._image.layers[index]
+            if not isinstance(group, GroupLayer) or len(steps) != len(group.children):
+                continue  # (the file was changed by another program since)
+            group_id = next(self._ids)
+            self._groups[group_id] = group
+            self._reports[group_id] = report
+            layers = []
+            for child, meta in zip(group.children, steps, strict=True):
+                if not isinstance(meta, dict) or not meta.get("subtask"):
+                    continue
+                layer_id = next(self._ids)
+                self._steps[layer_id] = (group, child)
+                self._meta[layer_id] = meta
+                layers.append((layer_id, meta))
+            self.reopened.append((group_id, report, layers))
 
     def _step(self, layer: str) -> tuple[GroupLayer, PixelLayer]:
         if layer not in self._steps:

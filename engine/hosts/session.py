@@ -141,6 +141,27 @@ def picture_beneath(base: np.ndarray, steps: Sequence[StepLayer]) -> np.ndarray:
     return composite(LayeredImage(w, h, layers))
 
 
+def beneath(
+    base: np.ndarray,
+    steps: Sequence[tuple[StepLayer, SubtaskOutcome | None, bool]],
+    order: Mapping[str, int],
+    index: int,
+) -> np.ndarray:
+    """The picture beneath a run's `index`-th subtask: its first picture `base` and the
+    shown pixel steps (step, its subtask's outcome, shown?) of the subtasks before it."""
+    return picture_beneath(
+        base,
+        [
+            step
+            for step, outcome, shown in steps
+            if outcome is not None
+            and order.get(outcome.subtask.id, index) < index
+            and shown
+            and step.kind == LayerKind.PIXELS
+        ],
+    )
+
+
 class RunSession:
     """One document's runs. `engine_factory` replaces the settings' engine (tests, a
     benchmark's stand-in tools); `traces` the settings' trace store."""
@@ -171,6 +192,7 @@ class RunSession:
         self._expected: dict[str, str] = {}
         self.runs: dict[str, RunResult] = {}  # each run's group -> the run as it stands
         self._hidden_by_checks: set[str] = set()  # re-made steps the checks turned down
+        self._without_references: set[str] = set()  # reopened runs whose references are gone
 
     # --- the engine --------------------------------------------------------------------
 
@@ -390,18 +412,34 @@ class RunSession:
         params = {**outcome.subtask.params, "edge": int(pixels)}
         return dataclasses.replace(outcome.subtask, params=params), list(outcome.tools)
 
+    def start_picture(self, group: str, outcome: SubtaskOutcome) -> np.ndarray | None:
+        """The picture a subtask of a run starts from now: what the run's first picture
+        and the shown steps of the subtasks before it make (so a step made again follows
+        the steps hidden beneath it); the one it first started from where the run
+        changed the canvas or is not known (None: neither)."""
+        result = self.runs.get(group)
+        placed = [(k, p) for k, p in self.placed.items() if p.group == group]
+        if result is None or any(p.step.canvas is not None for _, p in placed):
+            return outcome.start_image
+        order = {o.subtask.id: i for i, o in enumerate(result.outcomes)}
+        if outcome.subtask.id not in order:
+            return outcome.start_image
+        steps = [(p.step, p.outcome, self.shown(k)) for k, p in placed]
+        return beneath(result.request.snapshot.image, steps, order, order[outcome.subtask.id])
+
     def rerun_job(
         self, layer: str, subtask: Subtask, tools: list[str], *, alpha: float = 1.0
     ) -> Job | None:
         """Make the layer's subtask again as `subtask` with `tools`, from the picture it
         started from (no new plan); None when that picture was not kept."""
         placed, outcome, _ = self.outcome_of(layer)
-        if outcome.start_image is None:
+        start = self.start_picture(placed.group, outcome)
+        if start is None:
             return None
         current = self.document.snapshot()
         request = EditRequest(
             subtask.describe(),
-            Snapshot(outcome.start_image, current.masks, current.selection),
+            Snapshot(start, current.masks, current.selection),
             alpha=alpha,
             quality_threshold=self.settings.quality_threshold,
             max_retries=self.settings.retries,
@@ -447,6 +485,64 @@ class RunSession:
         self._remember(outcome)
         return gone
 
+    # --- a run reopened from a file -----------------------------------------------------
+
+    def adopt(
+        self,
+        group: str,
+        report: Mapping[str, Any],
+        steps: Sequence[tuple[str, StepLayer]],
+        start: Snapshot,
+    ) -> RunResult:
+        """A run a reopened file keeps (its group, its report, its step layers and the
+        picture the layers below the group make) is this session's again: its steps are
+        listed with what they let the user change, and are made again when one is
+        hidden. Pictures given as references are not in the file: such a run's steps
+        are not made again (said when asked)."""
+        plan = tuple(Subtask.from_json(s) for s in report.get("plan", ()) if isinstance(s, Mapping))
+        entries = {
+            str(e.get("id")): e for e in report.get("subtasks", ()) if isinstance(e, Mapping)
+        }
+        outcomes = []
+        for subtask in plan:
+            entry = entries.get(subtask.id, {})
+            made = entry.get("steps")
+            outcomes.append(
+                SubtaskOutcome(
+                    subtask,
+                    str(entry.get("solved_by") or "failed"),
+                    tuple(str(t) for t in entry.get("tools") or ()),
+                    tuple(step for _, step in steps if step.subtask_id == subtask.id),
+                    float(entry.get("seconds") or 0.0),
+                    float(entry.get("quality") or 0.0),
+                    error=str(entry["error"]) if entry.get("error") else None,
+                    params=tuple(
+                        dict(s.get("params") or {})
+                        for s in (made if isinstance(made, list) else ())
+                        if isinstance(s, Mapping)
+                    ),
+                )
+            )
+        request = EditRequest(
+            str(report.get("prompt") or ""), start, alpha=float(report.get("alpha") or 1.0)
+        )
+        result = RunResult(request, plan, tuple(outcomes), (), start.image, 0.0)
+        by_id = {o.subtask.id: o for o in outcomes}
+        for layer, step in steps:
+            self.placed[layer] = Placed(group, step, by_id.get(step.subtask_id))
+        self.runs[group] = result
+        if report.get("references"):
+            self._without_references.add(group)
+        return result
+
+    def forget(self) -> None:
+        """Another document: nothing of this one's runs is kept."""
+        self.placed.clear()
+        self.runs.clear()
+        self._hidden_by_checks.clear()
+        self._without_references.clear()
+        self.group, self.last_result, self._rerun, self.previewed = None, None, None, None
+
     # --- the later steps made again when steps are hidden -----------------------------
 
     def layers_of(self, outcome: SubtaskOutcome) -> list[str]:
@@ -467,6 +563,11 @@ class RunSession:
         result = self.runs.get(group)
         if result is None:  # (the run is not over)
             return None
+        if group in self._without_references:
+            raise BadInput(
+                "This run used reference pictures, which the file does not keep: hiding "
+                "one of its steps hides only that layer; the later steps keep what they made."
+            )
         placed = {k: p for k, p in self.placed.items() if p.group == group}
         if any(p.step.canvas is not None for p in placed.values()):
             raise BadInput(
@@ -510,15 +611,12 @@ class RunSession:
                 )
                 if not reached or cancelled():
                     continue
-                below = [
-                    steps[k]
-                    for k, p in placed.items()
-                    if p.outcome is not None
-                    and order[p.outcome.subtask.id] < order[outcome.subtask.id]
-                    and shown[k]
-                    and steps[k].kind == LayerKind.PIXELS
-                ]
-                start = picture_beneath(snapshot.image, below)
+                start = beneath(
+                    snapshot.image,
+                    [(steps[k], p.outcome, shown[k]) for k, p in placed.items()],
+                    order,
+                    order[outcome.subtask.id],
+                )
                 request = dataclasses.replace(
                     result.request,
                     prompt=outcome.subtask.describe(),

@@ -486,3 +486,50 @@ def test_hiding_a_step_undoes_just_that_step_however_the_steps_overlap(
     mean, p99 = _near(editor.picture(), _others_alone(photo, "", plan))
     assert mean <= 2 and p99 <= 6
     assert _near(editor.picture(), whole)[0] > 1  # (the new lift shows)
+
+
+def test_an_ora_the_command_line_wrote_reopens_with_its_steps(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The command line's ORA keeps its run (layerpath/runs.json beside the layers): the
+    editor lists its three steps again, each with its amount, and unticking 'Shadows'
+    makes the two later steps again from the picture beneath, as on the run's own day.
+    A file whose record another program spoiled opens as its layers alone."""
+    import zipfile
+
+    from skimage import data
+
+    from layerpath.plugin.cli import main
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    out = tmp_path / "out.ora"
+    instruction = "lift the shadows, make it warmer and add a vignette"
+    assert main(["edit", str(photo), instruction, "-o", str(out)]) == 0
+    with zipfile.ZipFile(out) as archive:
+        assert "layerpath/runs.json" in archive.namelist()
+
+    editor = EditorWindow(lambda: Engine(REGISTRY))
+    qtbot.addWidget(editor)
+    editor.open_file(out)
+    panel = editor.panel
+    assert panel.steps.count() == 3
+    layers = panel.session.layers()
+    panel.steps.setCurrentItem(panel.steps.item_for(layers[0]))
+    assert panel.amount_row.isVisibleTo(panel) and panel.amount_label.text().startswith("Shadows")
+    assert panel.amount.value() == 50
+    item = panel.steps.item_for(layers[0])
+    assert item is not None
+    with qtbot.waitSignal(panel.steps_remade, timeout=60_000) as made:
+        item.setCheckState(Qt.CheckState.Unchecked)
+    assert len(made.args[0].pairs) == 2
+    mean, p99 = _near(
+        editor.picture(), _others_alone(data.astronaut(), "make it warmer and add a vignette")
+    )
+    assert mean <= 2 and p99 <= 6
+
+    spoiled = tmp_path / "spoiled.ora"
+    with zipfile.ZipFile(out) as source, zipfile.ZipFile(spoiled, "w") as target:
+        for name in source.namelist():
+            body = b"{not json" if name == "layerpath/runs.json" else source.read(name)
+            target.writestr(name, body)
+    editor.open_file(spoiled)
+    assert panel.steps.count() == 0 and len(editor.document.image.layers) == 2  # type: ignore[union-attr]

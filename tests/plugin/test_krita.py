@@ -594,6 +594,38 @@ def test_a_step_unticked_in_the_docker_is_undone_alone_in_krita(tmp_path: Path) 
 
 @pytest.mark.krita
 @needs_krita
+def test_krita_opens_an_ora_that_keeps_its_runs_as_the_picture_it_is(tmp_path: Path) -> None:
+    """The command line's ORA carries its runs' record (layerpath/runs.json) beside the
+    layers: Krita, which knows nothing of it, opens the file and shows the same picture
+    (its projection is the ORA's merged picture) and the same layers."""
+    from skimage import data
+
+    from layerpath.engine.files.io import composite, read_layered
+    from layerpath.plugin.cli import main
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    out = tmp_path / "out.ora"
+    assert main(["edit", str(photo), "lift the shadows and make it warmer", "-o", str(out)]) == 0
+    with zipfile.ZipFile(out) as archive:
+        assert "layerpath/runs.json" in archive.namelist()
+    dump_path = tmp_path / "dump.json"
+    subprocess.run(
+        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
+        env=krita_env(tmp_path, [HERE]),
+        capture_output=True,
+        timeout=300,
+    )
+    dump = json.loads(dump_path.read_text())
+    w, h = dump["size"]
+    projection = to_rgba8(base64.b64decode(dump["projection"]), dump["depth"], w, h)
+    ours = composite(read_layered(out))
+    assert np.abs(projection.astype(int) - ours.astype(int)).max() <= 1
+    assert [n["type"] for n in dump["nodes"]].count("paintlayer") == 3  # photo and 2 steps
+
+
+@pytest.mark.krita
+@needs_krita
 def test_a_reference_added_in_the_docker_recolours_in_krita(scene: Scene, tmp_path: Path) -> None:
     """A swatch added in the docker's References: the wall takes its colour in Krita's
     projection, as the engine makes it, and the .kra's record says where it came from."""
