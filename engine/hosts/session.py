@@ -141,6 +141,17 @@ def picture_beneath(base: np.ndarray, steps: Sequence[StepLayer]) -> np.ndarray:
     return composite(LayeredImage(w, h, layers))
 
 
+def known_tools(engine: Engine, tools: Sequence[str]) -> None:
+    """A clear error when a step names a tool this install does not have (a file made
+    elsewhere, or with a newer layerpath)."""
+    missing = [t for t in tools if t not in engine.registry]
+    if missing:
+        raise BadInput(
+            f"This step was made with {', '.join(shown(t, 60) for t in missing)}, which "
+            "this install of layerpath does not have; it cannot be made again here."
+        )
+
+
 def beneath(
     base: np.ndarray,
     steps: Sequence[tuple[StepLayer, SubtaskOutcome | None, bool]],
@@ -446,8 +457,9 @@ class RunSession:
             reflect=self.settings.reflection,
         )
         old = [k for k, p in self.placed.items() if p.outcome is outcome]
-        self._rerun = _Rerun(placed.group, outcome, old)
         engine = self.engine()
+        known_tools(engine, tools)
+        self._rerun = _Rerun(placed.group, outcome, old)
         return lambda emit, cancelled: engine.rerun(request, subtask, tools, emit, cancelled)
 
     def finish_rerun(self, outcome: SubtaskOutcome) -> list[str]:
@@ -592,6 +604,8 @@ class RunSession:
         if not later:
             return None
         engine = self.engine()
+        for outcome in later:
+            known_tools(engine, outcome.tools)
         finders = {t.name for t in engine.registry if t.finds_regions}
         snapshot = result.request.snapshot
 

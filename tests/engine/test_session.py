@@ -148,3 +148,41 @@ def test_a_shown_plan_runs_as_shown_once_and_an_edit_drops_it(
     session.show_preview(prompt, preview)
     session.drop_preview()
     assert session.confirm_preview() is None
+
+
+def test_a_reopened_run_naming_a_tool_this_install_lacks_is_not_made_again(
+    document: LayeredDocument, tmp_path: Path
+) -> None:
+    """An ORA's record is data from a file: a step naming a tool this install does not
+    have is listed, but hiding the step before it says why it cannot be made again
+    (before any tool runs), and the layers stay as the file holds them."""
+    import json
+    import zipfile
+
+    session = RunSession(document, Settings(record_traces=False))
+    assert session.run(session.request("make it warmer and add a vignette")).ok
+    saved = document.save(tmp_path / "run.ora")
+    edited = tmp_path / "edited.ora"
+    with zipfile.ZipFile(saved) as source, zipfile.ZipFile(edited, "w") as target:
+        for name in source.namelist():
+            body = source.read(name)
+            if name == "layerpath/runs.json":
+                record = json.loads(body)
+                for entry in record["runs"][0]["run"]["subtasks"]:
+                    if entry["params"]["op"] == "vignette":
+                        entry["tools"] = ["a_tool_from_elsewhere"]
+                body = json.dumps(record).encode()
+            target.writestr(name, body)
+    reopened = LayeredDocument.open(edited, {})
+    again = RunSession(reopened, Settings(record_traces=False))
+    ((group, report, _),) = reopened.reopened
+    steps = reopened.reopened_steps(group)
+    again.adopt(group, report, steps, reopened.beneath(group))
+    assert [s.subtask_id for _, s in steps] == ["s1", "s2"]
+    warmer = steps[0][0]
+    before = composite(reopened.image)
+    reopened.set_visible(warmer, False)
+    with pytest.raises(BadInput, match="a_tool_from_elsewhere, which this install"):
+        again.remake_job([warmer])
+    reopened.set_visible(warmer, True)
+    assert np.array_equal(composite(reopened.image), before)
