@@ -25,7 +25,7 @@ from layerpath.engine.learn.learning import learn_in_background
 from layerpath.engine.plan.llm_planner import planner_for
 from layerpath.engine.plan.planner import Plan, offline_planner
 from layerpath.engine.plan.references import parse_refs
-from layerpath.engine.types import EditRequest, Mode, Snapshot, SubtaskKind
+from layerpath.engine.types import EditRequest, Mode, RunResult, Snapshot, SubtaskKind
 from layerpath.errors import BadInput, LayerpathError, printable, shown
 from layerpath.plugin import cli_actions, cli_batch, cli_models, cli_traces
 from layerpath.plugin.interrupts import Interrupts
@@ -68,6 +68,14 @@ def _parser() -> argparse.ArgumentParser:
         help="OUT.ora, OUT.psd (layers) or OUT.png (flat)",
     )
     edit.add_argument("--report", type=Path, help="write the run report (JSON) here")
+    edit.add_argument(
+        "--cube",
+        type=Path,
+        metavar="LOOK.cube",
+        help="also write the run's whole-picture colour steps as a 3D LUT (.cube) for "
+        "Krita, Photoshop, Resolve or darktable; a step that depends on where a pixel lies "
+        "(a vignette, clarity, a region) is left out, said by name",
+    )
     edit.add_argument(
         "--alpha", type=float, default=1.0, help="0 = best quality ... 2 = cheapest (default 1)"
     )
@@ -366,6 +374,14 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
             problem = "The report and the result would be one file; give the report its own name"
         else:
             problem = output_problem(args.report, inputs, any_format=True)
+    cube = getattr(args, "cube", None)
+    if problem is None and cube is not None:
+        if cube.suffix.lower() != ".cube":
+            problem = f"--cube writes a .cube file (a 3D LUT), not {cube.name}"
+        elif any(_same_file(cube, other) for other in (args.output, args.report) if other):
+            problem = "The LUT would overwrite another output; give it its own name"
+        else:
+            problem = output_problem(cube, inputs, any_format=True)
     if problem is not None:
         raise BadInput(problem + ".")
     session = RunSession(document, settings, planner=args.planner, traces=not args.no_traces)
@@ -427,7 +443,25 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
         f"{ok}/{len(result.plan)} subtasks done, {len(kept)} layers, "
         f"{len(result.calls)} tool calls, {result.seconds:.1f}s -> {written}"
     )
+    if cube is not None and not _cube(result, cube):
+        return 1
     return 0 if result.ok else 1
+
+
+def _cube(result: RunResult, path: Path) -> bool:
+    """Write the run's LUT (--cube) and say what is in it; False when nothing fits one."""
+    from layerpath.engine.files.cube import cube_of, said, write_cube
+
+    lut = cube_of(result, Registry.from_catalogue())
+    for line in said(lut)[1:]:
+        print(printable(line), file=sys.stderr)
+    try:
+        write_cube(path, lut, result.request.prompt)
+    except LayerpathError as exc:
+        print(f"no LUT written: {exc}", file=sys.stderr)
+        return False
+    print(f"{said(lut)[0]} -> {path}")
+    return True
 
 
 def cmd_tools(args: argparse.Namespace) -> int:

@@ -221,3 +221,60 @@ def test_the_report_says_each_try_its_experts_and_why_and_reflection_can_be_turn
     assert main([*args, "--report", str(fixed), "--no-reflection"]) == 0
     calls = [c for c in json.loads(fixed.read_text())["tool_calls"] if c["tool"] == "photo_adjust"]
     assert [c["why"] for c in calls[1:]] == ["the tool's retry 1: protect True"]
+
+
+def test_a_runs_colour_steps_export_as_a_cube_lut_another_program_applies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """'make it warmer and add a vignette' with --cube: the .cube holds the warmth and not
+    the vignette (it depends on where a pixel lies: said by name). colour-science, a
+    reader layerpath does not share, reads the file and applies it to the astronaut: the
+    picture is what 'make it warmer' alone makes, within a level on average. A run with
+    no colour step writes no LUT and says why; a --cube that is not a .cube is refused
+    before any tool runs."""
+    import colour
+    from PIL import Image
+    from skimage import data
+
+    from layerpath.engine.execute.executor import Engine
+    from layerpath.engine.types import EditRequest, Snapshot
+    from layerpath.tools.registry import Registry
+
+    photo = data.astronaut()
+    image = tmp_path / "astronaut.png"
+    Image.fromarray(photo).save(image)
+    cube = tmp_path / "warm.cube"
+    code = main(
+        [
+            "edit",
+            str(image),
+            "make it warmer and add a vignette",
+            "-o",
+            str(tmp_path / "o.ora"),
+            "--cube",
+            str(cube),
+        ]  # fmt: skip
+    )
+    captured = capsys.readouterr()
+    assert code == 0 and "LUT of: Temperature" in captured.out
+    assert "left out of the LUT: Vignette" in captured.err
+    lut = colour.read_LUT(str(cube))
+    assert isinstance(lut, colour.LUT3D) and lut.size == 33
+    through = np.clip(np.rint(lut.apply(photo / 255.0) * 255.0), 0, 255).astype(int)
+    rgba = np.dstack([photo, np.full(photo.shape[:2], 255, np.uint8)])
+    warmer = Engine(Registry.from_catalogue()).run(
+        EditRequest("make it warmer", Snapshot(rgba, {}))
+    )
+    diff = np.abs(through - warmer.image[..., :3].astype(int))
+    assert diff.mean() <= 1.0 and np.percentile(diff, 99) <= 3
+    assert np.abs(through - photo.astype(int)).mean() > 3  # (the warmth is in it)
+
+    none = tmp_path / "none.cube"
+    code = main(
+        ["edit", str(image), "add a vignette", "-o", str(tmp_path / "v.ora"), "--cube", str(none)]
+    )
+    assert code == 1 and not none.exists()
+    assert "no LUT written" in capsys.readouterr().err
+    assert main(["edit", str(image), "make it warmer", "-o", str(tmp_path / "w.ora"),
+                 "--cube", str(tmp_path / "warm.png")]) == 2  # fmt: skip
+    assert "--cube writes a .cube file" in capsys.readouterr().err
