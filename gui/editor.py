@@ -211,8 +211,8 @@ class EditorWindow(QtWidgets.QMainWindow):
         self._require().remove(layer)
         self.refresh()
 
-    def record_run(self, report: Mapping[str, Any]) -> None:
-        self._require().record_run(report)
+    def record_run(self, report: Mapping[str, Any], group: str | None = None) -> None:
+        self._require().record_run(report, group)
 
     # --- view ----------------------------------------------------------------------------
 

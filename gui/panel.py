@@ -581,6 +581,7 @@ class Panel(QtWidgets.QWidget):
         """Another document is open: the steps of the last one go, and the runs the file
         keeps (an ORA layerpath wrote) are listed again, each step with what it lets the
         user change, made again when one is hidden."""
+        self.controller.shutdown()  # (a job of the last document's is let go)
         self.session.forget()
         self.steps.clear()
         self.steps.steps.clear()
@@ -615,7 +616,13 @@ class Panel(QtWidgets.QWidget):
             self._remake()
 
     def _remake(self) -> None:
-        changed, self._changed_steps = self._changed_steps, []
+        """Make the later steps of one run again (the runs of other changed steps
+        wait their turn)."""
+        placed = self.session.placed
+        known = [k for k in self._changed_steps if k in placed]
+        group = placed[known[0]].group if known else None
+        changed = [k for k in known if placed[k].group == group]
+        self._changed_steps = [k for k in known if k not in changed]
         try:
             job = self.session.remake_job(changed)
         except LayerpathError as exc:

@@ -345,7 +345,7 @@ def _recipes(archive: zipfile.ZipFile, path: Path) -> list[dict[str, Any]]:
         if not isinstance(runs, list):
             raise ValueError("no runs in it")
         return [r for r in runs if isinstance(r, dict)]
-    except (ValueError, KeyError, zipfile.BadZipFile, OSError) as exc:
+    except (ValueError, KeyError, RecursionError, zipfile.BadZipFile, OSError) as exc:
         log.warning("%s: the record of its runs is not readable (%s); its layers stay", path, exc)
         return []
 

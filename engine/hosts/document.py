@@ -61,8 +61,9 @@ class Document(Protocol):
         """Delete a step layer or a run's group; user layers cannot be removed."""
         ...
 
-    def record_run(self, report: Mapping[str, Any]) -> None:
-        """Keep a finished run's report (plan, routes, tool calls) with the document."""
+    def record_run(self, report: Mapping[str, Any], group: str | None = None) -> None:
+        """Keep a finished run's report (plan, routes, tool calls) with the document;
+        `group` holds its step layers (None: it made none)."""
         ...
 
 
@@ -183,16 +184,11 @@ class LayeredDocument:
         group.children.remove(pixels)
         del self._steps[layer]
 
-    def record_run(self, report: Mapping[str, Any]) -> None:
-        """Keep the report, and with the group that holds the run's steps (the newest
-        one holding a step of its subtasks) for an ORA to keep."""
+    def record_run(self, report: Mapping[str, Any], group: str | None = None) -> None:
+        """Keep the report, and with the run's group (for an ORA to keep)."""
         self.runs.append(report)
-        ids = {str(s.get("id")) for s in report.get("subtasks", ()) if isinstance(s, Mapping)}
-        for group_id in reversed(list(self._groups)):
-            steps = [k for k, (g, _) in self._steps.items() if g is self._groups[group_id]]
-            if any(self._meta.get(k, {}).get("subtask") in ids for k in steps):
-                self._reports[group_id] = report
-                return
+        if group is not None and group in self._groups:
+            self._reports[group] = report
 
     def save(self, path: Path) -> Path:
         """Write the user's layers and every run group (.ora, .psd or flat .png); an ORA
@@ -220,31 +216,26 @@ class LayeredDocument:
             meta = self._meta.get(layer_id)
             if group is not self._groups.get(group_id) or not meta:
                 continue
-            try:
-                kind = LayerKind(meta.get("kind", "pixels"))
-            except ValueError:
-                kind = LayerKind.PIXELS
-            params = meta.get("params")
-            found.append(
-                (
-                    layer_id,
-                    StepLayer(
-                        pixels.name,
-                        kind,
-                        str(meta.get("tool") or ""),
-                        str(meta.get("subtask") or ""),
-                        float(meta.get("cost") or 0.0),
-                        float(meta.get("quality") or 0.0),
-                        dict(params) if isinstance(params, Mapping) else {},
-                        pixels.pixels,
-                        pixels.offset,
-                        text=meta.get("text") if isinstance(meta.get("text"), str) else None,
-                        visible=pixels.visible,
-                        blend=pixels.blend,
-                        deep=pixels.deep,
-                    ),
+            params, text = meta.get("params"), meta.get("text")
+            try:  # (data from a file: a layer whose record is not layerpath's is left out)
+                step = StepLayer(
+                    pixels.name,
+                    LayerKind(meta.get("kind", "pixels")),
+                    str(meta.get("tool") or ""),
+                    str(meta.get("subtask") or ""),
+                    float(meta.get("cost") or 0.0),
+                    float(meta.get("quality") or 0.0),
+                    dict(params) if isinstance(params, Mapping) else {},
+                    pixels.pixels,
+                    pixels.offset,
+                    text=text if isinstance(text, str) else None,
+                    visible=pixels.visible,
+                    blend=pixels.blend,
+                    deep=pixels.deep,
                 )
-            )
+            except (TypeError, ValueError):
+                continue
+            found.append((layer_id, step))
         return found
 
     def beneath(self, group_id: str) -> Snapshot:

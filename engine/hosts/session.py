@@ -141,6 +141,44 @@ def picture_beneath(base: np.ndarray, steps: Sequence[StepLayer]) -> np.ndarray:
     return composite(LayeredImage(w, h, layers))
 
 
+def _run_of(
+    report: Mapping[str, Any], steps: Sequence[tuple[str, StepLayer]], start: Snapshot
+) -> RunResult:
+    """A run as a file's record of it tells it (see RunSession.adopt)."""
+    plan = tuple(Subtask.from_json(s) for s in _listed(report.get("plan")))
+    entries = {str(e.get("id")): e for e in _listed(report.get("subtasks"))}
+    outcomes = []
+    for subtask in plan:
+        entry = entries.get(subtask.id, {})
+        outcomes.append(
+            SubtaskOutcome(
+                subtask,
+                str(entry.get("solved_by") or "failed"),
+                tuple(str(t) for t in _listed(entry.get("tools"), str)),
+                tuple(step for _, step in steps if step.subtask_id == subtask.id),
+                float(entry.get("seconds") or 0.0),
+                float(entry.get("quality") or 0.0),
+                error=str(entry["error"]) if entry.get("error") else None,
+                params=tuple(dict(s.get("params") or {}) for s in _listed(entry.get("steps"))),
+            )
+        )
+    request = EditRequest(
+        str(report.get("prompt") or ""), start, alpha=float(report.get("alpha") or 1.0)
+    )
+    return RunResult(request, plan, tuple(outcomes), (), start.image, 0.0)
+
+
+def _listed(value: object, kind: type = Mapping) -> list[Any]:
+    """The items of a record's list that are of `kind` (none when it is not a list)."""
+    return [v for v in value if isinstance(v, kind)] if isinstance(value, list) else []
+
+
+def _recipe(
+    outcome: SubtaskOutcome,
+) -> tuple[Subtask, tuple[str, ...], tuple[Mapping[str, Any], ...]]:
+    return outcome.subtask, tuple(outcome.tools), tuple(outcome.params)
+
+
 def known_tools(engine: Engine, tools: Sequence[str]) -> None:
     """A clear error when a step names a tool this install does not have (a file made
     elsewhere, or with a newer layerpath)."""
@@ -203,6 +241,15 @@ class RunSession:
         self._expected: dict[str, str] = {}
         self.runs: dict[str, RunResult] = {}  # each run's group -> the run as it stands
         self._hidden_by_checks: set[str] = set()  # re-made steps the checks turned down
+        # (group, subtask id) -> how a run's step is made: the subtask, its tools and the
+        # parameters each ran with, as it last passed (a step made again that the checks
+        # turn down keeps the recipe: showing the earlier step again makes it once more)
+        self._recipes: dict[
+            tuple[str, str], tuple[Subtask, tuple[str, ...], tuple[Mapping[str, Any], ...]]
+        ] = {}
+        # a step made again elsewhere (another edge, another tool): where it was, which
+        # the later steps must be made again over too
+        self._was_at: dict[str, Window] = {}
         self._without_references: set[str] = set()  # reopened runs whose references are gone
 
     # --- the engine --------------------------------------------------------------------
@@ -314,9 +361,13 @@ class RunSession:
             self._tie(event.outcome)
         return None
 
-    def _tie(self, outcome: SubtaskOutcome) -> None:
+    def _tie(self, outcome: SubtaskOutcome, group: str | None = None) -> None:
         for placed in self.placed.values():
-            if placed.outcome is None and placed.step.subtask_id == outcome.subtask.id:
+            if (
+                placed.outcome is None
+                and placed.step.subtask_id == outcome.subtask.id
+                and group in (None, placed.group)
+            ):
                 placed.outcome = outcome
 
     def finish(self, result: RunResult) -> str | None:
@@ -325,8 +376,11 @@ class RunSession:
         self.last_result = result
         if self.group is not None:
             self.runs[self.group] = result
+            for outcome in result.outcomes:
+                if outcome.ok and outcome.tools:
+                    self._recipes[(self.group, outcome.subtask.id)] = _recipe(outcome)
         try:
-            self.document.record_run(build_report(result, self.planner_name))
+            self.document.record_run(build_report(result, self.planner_name), self.group)
         except LayerpathError as exc:
             return f"could not record the run in the document: {exc}"
         return None
@@ -481,20 +535,20 @@ class RunSession:
             and p.outcome in (None, outcome)
         ]
         gone = []
-        if len(new) == len(rerun.old_layers):
-            for old, fresh in zip(rerun.old_layers, new, strict=True):
-                self.document.replace_step(old, self.placed[fresh].step)
-                self.placed[old] = Placed(rerun.group, self.placed[fresh].step)
-                self.document.remove(fresh)
-                self.placed.pop(fresh)
-                gone.append(fresh)
-        else:  # another number of steps: the old layers go, the new ones stay on top
-            for layer in rerun.old_layers:
-                self.document.remove(layer)
-                self.placed.pop(layer)
-                gone.append(layer)
-        self._tie(outcome)
-        self._remember(outcome)
+        for old, fresh in zip(rerun.old_layers, new, strict=False):  # each in its place
+            if (window := step_window(self.placed[old].step)) is not None:
+                self._was_at[old] = window
+            self.document.replace_step(old, self.placed[fresh].step)
+            self.placed[old] = Placed(rerun.group, self.placed[fresh].step)
+            self.document.remove(fresh)
+            self.placed.pop(fresh)
+            gone.append(fresh)
+        for layer in rerun.old_layers[len(new) :]:  # (fewer steps now: the rest go)
+            self.document.remove(layer)
+            self.placed.pop(layer)
+            gone.append(layer)
+        self._tie(outcome, rerun.group)
+        self._remember(rerun.group, outcome)
         return gone
 
     # --- a run reopened from a file -----------------------------------------------------
@@ -510,39 +564,19 @@ class RunSession:
         picture the layers below the group make) is this session's again: its steps are
         listed with what they let the user change, and are made again when one is
         hidden. Pictures given as references are not in the file: such a run's steps
-        are not made again (said when asked)."""
-        plan = tuple(Subtask.from_json(s) for s in report.get("plan", ()) if isinstance(s, Mapping))
-        entries = {
-            str(e.get("id")): e for e in report.get("subtasks", ()) if isinstance(e, Mapping)
-        }
-        outcomes = []
-        for subtask in plan:
-            entry = entries.get(subtask.id, {})
-            made = entry.get("steps")
-            outcomes.append(
-                SubtaskOutcome(
-                    subtask,
-                    str(entry.get("solved_by") or "failed"),
-                    tuple(str(t) for t in entry.get("tools") or ()),
-                    tuple(step for _, step in steps if step.subtask_id == subtask.id),
-                    float(entry.get("seconds") or 0.0),
-                    float(entry.get("quality") or 0.0),
-                    error=str(entry["error"]) if entry.get("error") else None,
-                    params=tuple(
-                        dict(s.get("params") or {})
-                        for s in (made if isinstance(made, list) else ())
-                        if isinstance(s, Mapping)
-                    ),
-                )
-            )
-        request = EditRequest(
-            str(report.get("prompt") or ""), start, alpha=float(report.get("alpha") or 1.0)
-        )
-        result = RunResult(request, plan, tuple(outcomes), (), start.image, 0.0)
-        by_id = {o.subtask.id: o for o in outcomes}
+        are not made again (said when asked). The record is data from a file: one that
+        is not what layerpath writes is a clear error, and nothing of it is taken."""
+        try:
+            result = _run_of(report, steps, start)
+        except (TypeError, ValueError, KeyError, AttributeError, RecursionError) as exc:
+            raise BadInput(f"The record of the run is not one layerpath wrote ({exc}).") from exc
+        by_id = {o.subtask.id: o for o in result.outcomes}
         for layer, step in steps:
             self.placed[layer] = Placed(group, step, by_id.get(step.subtask_id))
         self.runs[group] = result
+        for outcome in result.outcomes:
+            if outcome.ok and outcome.tools:
+                self._recipes[(group, outcome.subtask.id)] = _recipe(outcome)
         if report.get("references"):
             self._without_references.add(group)
         return result
@@ -553,6 +587,8 @@ class RunSession:
         self.runs.clear()
         self._hidden_by_checks.clear()
         self._without_references.clear()
+        self._recipes.clear()
+        self._was_at.clear()
         self.group, self.last_result, self._rerun, self.previewed = None, None, None, None
 
     # --- the later steps made again when steps are hidden -----------------------------
@@ -562,12 +598,13 @@ class RunSession:
         return [k for k, p in self.placed.items() if p.outcome is outcome]
 
     def remake_job(self, changed: Sequence[str]) -> Job | None:
-        """After the step layers `changed` were hidden, shown or deleted: the later steps
-        of their run that what changed reaches, made again from the picture the shown
-        steps below them make now, with the tools and parameters they ran with (the
-        checks judge them again). None when no later step is reached. A clear error
-        when the run cannot be made again this way (it changed the picture's size, or
-        the photo has 16 bits a channel)."""
+        """After the step layers `changed` (of one run) were hidden, shown or deleted:
+        the later steps of their run that what changed reaches, made again from the
+        picture the shown steps below them make now, with the tools and parameters they
+        last passed with (the checks judge them again). None when no later step is
+        reached. A clear error when the run cannot be made again this way (it changed
+        the picture's size, the photo has 16 bits a channel, its references are gone,
+        or a step names a tool this install lacks)."""
         groups = {self.placed[k].group for k in changed if k in self.placed}
         if len(groups) != 1:
             return None
@@ -594,33 +631,40 @@ class RunSession:
             )
         order = {o.subtask.id: i for i, o in enumerate(result.outcomes)}
         firsts = [
-            order[p.outcome.subtask.id] for k in changed if (p := placed.get(k)) and p.outcome
+            order[p.outcome.subtask.id]
+            for k in changed
+            if (p := placed.get(k)) and p.outcome and p.outcome.subtask.id in order
         ]
         if not firsts:
             return None
-        shown = {k: self.shown(k) for k in placed}
-        dirty = [w for k in changed if k in placed and (w := step_window(placed[k].step))]
-        later = [o for o in result.outcomes[min(firsts) + 1 :] if o.ok and o.tools]
+        later = [
+            (o, self._recipes[(group, o.subtask.id)])
+            for o in result.outcomes[min(firsts) + 1 :]
+            if (group, o.subtask.id) in self._recipes
+        ]
         if not later:
             return None
+        shown = {k: self.shown(k) for k in placed}
+        reach = [w for k in changed if k in placed and (w := step_window(placed[k].step))]
+        reach += [self._was_at.pop(k) for k in changed if k in self._was_at]
         engine = self.engine()
-        for outcome in later:
-            known_tools(engine, outcome.tools)
+        for _, (_, tools, _) in later:
+            known_tools(engine, tools)
         finders = {t.name for t in engine.registry if t.finds_regions}
         snapshot = result.request.snapshot
 
         def job(emit: events.OnEvent, cancelled: Callable[[], bool]) -> Remade:
             steps = {k: p.step for k, p in placed.items()}
-            reach = list(dirty)  # where the picture beneath a later step may differ
+            dirty = list(reach)  # where the picture beneath a later step may differ
             pairs = []
-            for outcome in later:
+            for outcome, (subtask, tools, params) in later:
                 ids = [k for k, p in placed.items() if p.outcome is outcome]
                 windows = [w for k in ids if (w := step_window(steps[k]))]
                 reached = (
-                    finders & set(outcome.tools)
+                    finders & set(tools)
                     or not windows
                     or any(
-                        _meet(w, d, max(w[2] - w[0], w[3] - w[1])) for w in windows for d in reach
+                        _meet(w, d, max(w[2] - w[0], w[3] - w[1])) for w in windows for d in dirty
                     )
                 )
                 if not reached or cancelled():
@@ -633,71 +677,69 @@ class RunSession:
                 )
                 request = dataclasses.replace(
                     result.request,
-                    prompt=outcome.subtask.describe(),
+                    prompt=subtask.describe(),
                     snapshot=dataclasses.replace(snapshot, image=start),
                     action=None,
                     plan=None,
                 )
                 made = engine.rerun(
                     request,
-                    outcome.subtask,
-                    outcome.tools,
+                    subtask,
+                    tools,
                     lambda e: emit(e) if isinstance(e, _PROGRESS) else None,
                     cancelled,
-                    params=outcome.params if len(outcome.params) == len(outcome.tools) else None,
+                    params=params if len(params) == len(tools) else None,
                 )
                 pairs.append((outcome, made))
                 for k, step in zip(ids, layered(made), strict=False):
                     steps[k] = step
                     if (w := step_window(step)) is not None:
-                        reach.append(w)
-                reach.extend(windows)
+                        dirty.append(w)
+                dirty.extend(windows)
             return Remade(group, tuple(pairs))
 
         return job
 
     def finish_remake(self, remade: Remade) -> list[str]:
         """The later steps made again are in: each layer holds its new pixels, in its
-        place, shown or hidden as the user left it. A step the checks turn down now is
-        hidden (and shown again once a later remake passes); what each of those found is
-        returned, in plain words."""
-        said = []
+        place, shown or hidden as the user left it. A step the checks turn down now
+        keeps its layers, hidden (its best attempt, where there is one), and is made
+        again from its recipe the next time: it is shown again once it passes. What each
+        turned-down step's checks found is returned, in plain words. (A remake of a run
+        this session no longer holds, another document's, is let go.)"""
         result = self.runs.get(remade.group)
+        if result is None:
+            return []
+        said = []
         for old, new in remade.pairs:
             ids = self.layers_of(old)
             fresh = layered(new)
-            if len(fresh) == len(ids):
-                for layer, step in zip(ids, fresh, strict=True):
+            for index, layer in enumerate(ids):  # each in its place
+                step = fresh[index] if index < len(fresh) else self.placed[layer].step
+                if index < len(fresh):
                     self.document.replace_step(layer, step)
-                    self.placed[layer] = Placed(remade.group, step, new)
-            else:  # another number of steps: the old layers go, the new ones come
-                for layer in ids:
-                    self.document.remove(layer)
-                    self.placed.pop(layer)
-                    self._hidden_by_checks.discard(layer)
-                for step in fresh:
-                    layer = self.document.add_step(remade.group, step)
-                    self.placed[layer] = Placed(remade.group, step, new)
-                ids = self.layers_of(new)
-            for layer in ids:
+                self.placed[layer] = Placed(remade.group, step, new)
+            for step in fresh[len(ids) :]:  # (more steps now: on top of the group)
+                layer = self.document.add_step(remade.group, step)
+                self.placed[layer] = Placed(remade.group, step, new)
+            for layer in self.layers_of(new):
                 if not new.ok and self.shown(layer):
                     self.document.set_visible(layer, False)
                     self._hidden_by_checks.add(layer)
                 elif new.ok and layer in self._hidden_by_checks:
                     self.document.set_visible(layer, True)
                     self._hidden_by_checks.discard(layer)
-            if not new.ok:
+            if new.ok:
+                self._recipes[(remade.group, new.subtask.id)] = _recipe(new)
+            else:
                 why = new.failure.plain() if new.failure is not None else str(new.error)
                 said.append(f"{new.subtask.describe()} no longer passes its check: {why}")
-            if result is not None:
-                result = dataclasses.replace(
-                    result,
-                    outcomes=tuple(new if o is old else o for o in result.outcomes),
-                )
-        if result is not None:
-            if self.last_result is self.runs[remade.group]:
-                self.last_result = result
-            self.runs[remade.group] = result
+            result = dataclasses.replace(
+                result, outcomes=tuple(new if o is old else o for o in result.outcomes)
+            )
+        if self.last_result is self.runs[remade.group]:
+            self.last_result = result
+        self.runs[remade.group] = result
         return said
 
     def shown(self, layer: str) -> bool:
@@ -715,27 +757,30 @@ class RunSession:
         found = [k for k, p in self.placed.items() if p.outcome is outcome]
         return found[-1] if found else None
 
-    def _remember(self, outcome: SubtaskOutcome) -> None:
-        """The run as it stands after a step was made again, kept with the document (the
-        report, and in Krita the .kra), the new parameters with it."""
-        result = self.last_result
+    def _remember(self, group: str, outcome: SubtaskOutcome) -> None:
+        """The run of `group` as it stands after a step was made again, kept with the
+        document (the report, and in Krita the .kra), the new parameters with it."""
+        result = self.runs.get(group)
+        if result is None and self.group == group:
+            result = self.last_result
         if result is None or not any(o.subtask.id == outcome.subtask.id for o in result.outcomes):
             return
         outcomes = tuple(
             o if o.subtask.id != outcome.subtask.id else outcome for o in result.outcomes
         )
         plan = tuple(s if s.id != outcome.subtask.id else outcome.subtask for s in result.plan)
-        self.last_result = dataclasses.replace(result, outcomes=outcomes, plan=plan)
-        for group, run in self.runs.items():
-            if run is result:
-                self.runs[group] = self.last_result
-        report: dict[str, Any] = dict(build_report(self.last_result, self.planner_name))
+        now = dataclasses.replace(result, outcomes=outcomes, plan=plan)
+        if self.last_result is result:
+            self.last_result = now
+        self.runs[group] = now
+        self._recipes[(group, outcome.subtask.id)] = _recipe(outcome)
+        report: dict[str, Any] = dict(build_report(now, self.planner_name))
         report["made_again"] = {
             "subtask": outcome.subtask.id,
             "params": dict(outcome.subtask.params),
         }
         try:
-            self.document.record_run(report)
+            self.document.record_run(report, group)
         except LayerpathError as exc:
             log.warning("could not record the change in the document: %s", exc)
 

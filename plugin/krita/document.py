@@ -214,6 +214,8 @@ class KritaDocument:
         old = self._node(layer)
         if step.pixels is None:
             raise BadInput(f"Step {step.name} has no pixels to write.")
+        if old.parentNode() is None:  # deleted in Krita's Layers docker: it stays deleted
+            return
         depth = self._check_model()
         node = self._node_for(step, old.parentNode(), old, depth, self._colours(depth)[1])
         node.setVisible(bool(old.visible()))
@@ -294,7 +296,7 @@ class KritaDocument:
         self._groups.discard(layer)
         self.document.refreshProjection()
 
-    def record_run(self, report: Mapping[str, Any]) -> None:
+    def record_run(self, report: Mapping[str, Any], group: str | None = None) -> None:
         """Append the report to the document's layerpath annotation (saved in the .kra)."""
         runs = self.runs()
         runs.append(dict(report))

@@ -17,6 +17,7 @@ from layerpath.engine.files.io import (
     read_layered,
     read_mask,
     write_layered,
+    write_ora,
 )
 from layerpath.errors import BadInput
 from tests.conftest import Scene
@@ -180,3 +181,32 @@ def test_psd_layer_names_keep_every_character(tmp_path: Path) -> None:
     path = write_layered(doc, tmp_path / "names.psd")
     names = [layer.name for layer in PSDImage.open(path).descendants()]
     assert names == ["Original", group[:255], step]
+
+
+def test_an_oras_record_of_its_runs_is_data_that_cannot_break_opening(tmp_path: Path) -> None:
+    """layerpath/runs.json comes from a file: nested past any parser's depth, not JSON,
+    or with values of the wrong kinds, the ORA still opens as its layers; a step whose
+    record is wrong is not listed; the layers are never touched."""
+    import json
+    import zipfile
+
+    from layerpath.engine.hosts.document import LayeredDocument
+
+    pixels = np.zeros((32, 32, 4), np.uint8)
+    pixels[..., 3] = 255
+    step = PixelLayer("a step", pixels.copy())
+    doc = LayeredImage(32, 32, [PixelLayer("photo", pixels), GroupLayer("run", [step])])
+    good = {
+        "group": 1,
+        "run": {"prompt": "x", "plan": []},
+        "steps": [{"subtask": "s1", "cost": "x"}],
+    }
+    for body in ("[" * 100_000 + "]" * 100_000, "{not json", json.dumps({"runs": [good]})):
+        path = tmp_path / "f.ora"
+        write_ora(doc, path)
+        with zipfile.ZipFile(path, "a") as archive:
+            archive.writestr("layerpath/runs.json", body)
+        opened = LayeredDocument.open(path, {})
+        assert [layer.name for layer in opened.image.layers] == ["photo", "run"]
+        for group_id, _, _ in opened.reopened:
+            assert opened.reopened_steps(group_id) == []  # ('cost': 'x' is no number)

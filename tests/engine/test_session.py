@@ -186,3 +186,90 @@ def test_a_reopened_run_naming_a_tool_this_install_lacks_is_not_made_again(
         again.remake_job([warmer])
     reopened.set_visible(warmer, True)
     assert np.array_equal(composite(reopened.image), before)
+
+
+def _hide_and_remake(
+    session: RunSession, document: LayeredDocument, layer: str, shown: bool
+) -> list[str]:
+    document.set_visible(layer, shown)
+    job = session.remake_job([layer])
+    if job is None:
+        return []
+    return session.finish_remake(job(lambda e: None, lambda: False))
+
+
+def test_the_later_steps_follow_each_runs_steps_as_they_were_last_made(
+    document: LayeredDocument, tmp_path: Path
+) -> None:
+    """Two runs; the first run's warmth made again at another amount: the first run's
+    record takes it (not the second's, though their subtasks share ids), and hiding
+    the warmth then makes the vignette again over the picture without it, in its own
+    layer, the second run untouched. Reopened from the ORA, the same holds with the
+    amount as it was last made; a run that made no layer keeps no group's record."""
+    session = RunSession(document, Settings(record_traces=False))
+    session.run(session.request("make it warmer and add a vignette"))
+    first = session.group
+    session.run(session.request("increase the contrast"))
+    second = session.group
+    session.run(session.request("remove the giraffe"))  # (no layer: no group's record)
+    assert first and second and len(session.runs) == 2
+    warmth, vignette = session.layers(first)
+    (contrast,) = session.layers(second)
+    subtask, tools = session.with_amount(warmth, 1.0)
+    job = session.rerun_job(warmth, subtask, tools)
+    assert job is not None
+    session.finish_rerun(job(session.place, lambda: False))  # type: ignore[arg-type]
+    assert session.runs[first].outcomes[0].subtask.params["amount"] == 1.0
+    assert session.runs[second].outcomes[0].subtask.params.get("op") == "contrast"
+    assert session.layers(first) == [warmth, vignette]  # in their places
+    second_pixels = session.placed[contrast].step.pixels
+
+    assert _hide_and_remake(session, document, warmth, False) == []
+    group = document.image.layers[1]
+    assert isinstance(group, GroupLayer) and len(group.children) == 2
+    assert session.placed[contrast].step.pixels is second_pixels
+    assert _hide_and_remake(session, document, warmth, True) == []
+    whole = composite(document.image)
+
+    saved = document.save(tmp_path / "two.ora")
+    reopened = LayeredDocument.open(saved, {})
+    assert [r["prompt"] for _, r, _ in reopened.reopened] == [
+        "make it warmer and add a vignette",
+        "increase the contrast",
+    ]
+    again = RunSession(reopened, Settings(record_traces=False))
+    for group_id, report, _ in reopened.reopened:
+        again.adopt(group_id, report, reopened.reopened_steps(group_id), reopened.beneath(group_id))
+    assert np.abs(composite(reopened.image).astype(int) - whole.astype(int)).max() <= 1
+    warmth2 = again.layers()[0]
+    assert again.placed[warmth2].outcome.subtask.params["amount"] == 1.0  # type: ignore[union-attr]
+    _hide_and_remake(again, reopened, warmth2, False)
+    _hide_and_remake(again, reopened, warmth2, True)
+    assert np.abs(composite(reopened.image).astype(int) - whole.astype(int)).max() <= 1
+    group2 = reopened.image.layers[1]
+    assert isinstance(group2, GroupLayer) and len(group2.children) == 2  # nothing added
+
+
+def test_a_later_step_the_checks_turn_down_when_made_again_is_hidden_and_comes_back(
+    document: LayeredDocument,
+) -> None:
+    """A vignette made again that its check turns down (here: a threshold no step
+    reaches) is hidden, its layer kept, and said; made again once more and passing, it
+    is shown again in its place."""
+    import dataclasses
+
+    session = RunSession(document, Settings(record_traces=False))
+    session.run(session.request("make it warmer and add a vignette"))
+    group = session.group
+    assert group is not None
+    warmth, vignette = session.layers()
+    run = session.runs[group]
+    strict = dataclasses.replace(run.request, quality_threshold=0.999)
+    session.runs[group] = dataclasses.replace(run, request=strict)
+    said = _hide_and_remake(session, document, warmth, False)
+    assert len(said) == 1 and said[0].startswith("Vignette +0.5 no longer passes its check")
+    assert not document.is_visible(vignette) and session.layers() == [warmth, vignette]
+    session.runs[group] = dataclasses.replace(session.runs[group], request=run.request)
+    assert _hide_and_remake(session, document, warmth, True) == []
+    assert document.is_visible(vignette) and session.layers() == [warmth, vignette]
+    assert np.array_equal(composite(document.image), run.image)

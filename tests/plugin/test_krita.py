@@ -239,6 +239,28 @@ def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path
 
 
 @pytest.mark.krita
+@needs_krita
+def test_a_kra_whose_run_starts_with_a_selection_mask_reopens_in_kritas_runner(
+    scene: Scene, tmp_path: Path
+) -> None:
+    """Each subtask's mask a hidden selection mask in the run's group, the first of them
+    the group's bottom child (a .kra like this was once seen to hang Krita's runner on
+    opening): the saved .kra opens again headless (kra_dump's run is bounded), with its
+    masks and layers where they were, and Krita's projection is what the engine made."""
+    image, masks = scene.save(tmp_path / "in")
+    instruction = "remove the ball and recolor the wall to navy"
+    dump = edit_in_krita(
+        tmp_path, image, instruction, [f"ball={masks['ball']}", f"wall={masks['wall']}"]
+    )
+    group = [n for n in dump["nodes"] if n["depth"] == 1 and n["name"][0].isdigit()]
+    assert [n["type"] for n in group] == [
+        "selectionmask", "paintlayer", "selectionmask", "paintlayer"
+    ]  # fmt: skip
+    expected = engine_image(instruction, scene.snapshot())
+    assert np.abs(dump["projection"].astype(int) - expected.astype(int)).max() <= 2
+
+
+@pytest.mark.krita
 @pytest.mark.skipif(
     shutil.which("krita") is None or shutil.which("xvfb-run") is None,
     reason="Krita or Xvfb is not installed",
