@@ -12,6 +12,7 @@ fails closed: the result is not vouched for (engine/judge/quality.py).
 
 from __future__ import annotations
 
+import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from layerpath.engine.judge.checks.text import (
     check_text_replacement,
 )
 from layerpath.engine.judge.checks.verdict import Verdict
+from layerpath.errors import shown
 from layerpath.kit.colours import ColourNames
 from layerpath.kit.regions import crop
 from layerpath.kit.types import ArtifactKind, Box, SubtaskKind, TextBox
@@ -125,6 +127,25 @@ class KindSpec:
     shows_mask: bool = False
     #: an adjustment: its op and amount are the user's to change, its name says both
     adjustment: bool = False
+    #: what its layers are called, in a photographer's words ({target}, {to}, {thing}:
+    #: the new thing or else the target); an adjustment's are its amount's words
+    title: str = ""
+
+    def title_of(self, target: str | None, to: str | None) -> str:
+        """The title with the subtask's words in it; where a word it needs is missing, the
+        part of the title before it ('Recolour {target} to {to}' with no colour:
+        'Recolour wall')."""
+        values = {"target": target, "to": to, "thing": to or target}
+        words = []
+        for text, field, _, _ in string.Formatter().parse(self.title):
+            words.append(text)
+            if field is not None:
+                value = values.get(field)
+                if value is None:
+                    break
+                words.append(shown(value, 60))
+        said = " ".join("".join(words).split()).rstrip(" :")
+        return said[:1].upper() + said[1:]
 
     def goal_phrase(self, target: str | None, to: str | None) -> str | None:
         if self.goal is None:
@@ -144,37 +165,46 @@ def _generated(j: Judged) -> Verdict:
 
 #: the record of every kind (a test checks that none is missing)
 KINDS: Mapping[SubtaskKind, KindSpec] = {
-    K.OBJECT_DETECTION: KindSpec(),
-    K.OBJECT_SEGMENTATION: KindSpec(shows_mask=True),
-    K.OBJECT_ADDITION: KindSpec(check=_generated, tonal=True, goal="a photo with a {thing}"),
+    K.OBJECT_DETECTION: KindSpec(title="Find {target}"),
+    K.OBJECT_SEGMENTATION: KindSpec(title="Select {target}", shows_mask=True),
+    K.OBJECT_ADDITION: KindSpec(
+        title="Add {thing}", check=_generated, tonal=True, goal="a photo with a {thing}"
+    ),
     K.OBJECT_REMOVAL: KindSpec(
+        title="Remove {target}",
         check=lambda j: check_removal(j.start, j.after, j.mask, j.trial),
         kept=True,
         goal="a photo without a {target}",
     ),
-    K.OBJECT_REPLACEMENT: KindSpec(check=_generated, tonal=True, kept=True, goal="a {to}"),
+    K.OBJECT_REPLACEMENT: KindSpec(
+        title="Replace {target} with {to}", check=_generated, tonal=True, kept=True, goal="a {to}"
+    ),
     K.OBJECT_RECOLORATION: KindSpec(
+        title="Recolour {target} to {to}",
         check=lambda j: check_recolour(j.start, j.after, j.mask, j.to, j.colours),
         tonal=True,
         kept=True,
         goal="a {to} {target}",
     ),
     K.BACKGROUND_REMOVAL: KindSpec(
+        title="Remove the background",
         check=lambda j: check_cutout(j.start, j.after),
         whole=True,
         overrides=True,
         goal="a {target} on a plain background",
     ),
-    K.LANDMARK_DETECTION: KindSpec(),
+    K.LANDMARK_DETECTION: KindSpec(title="Name the landmark"),
     K.IMAGE_UPSCALING: KindSpec(
+        title="Enlarge",
         check=lambda j: check_upscaled(j.start, j.after, j.params.get("factor")),
         whole=True,
         overrides=True,
         frame=3,
         goal="a sharp, detailed photo",
     ),
-    K.IMAGE_CAPTIONING: KindSpec(),
+    K.IMAGE_CAPTIONING: KindSpec(title="Describe the picture"),
     K.IMAGE_DEBLURRING: KindSpec(
+        title="Sharpen",
         # (not tonal: deblurring restores edges a blur took from the clip; its check
         # judges halos)
         check=lambda j: check_sharpened(j.start, j.after),
@@ -183,21 +213,26 @@ KINDS: Mapping[SubtaskKind, KindSpec] = {
         goal="a sharp photo",
     ),
     K.CHANGING_SCENERY: KindSpec(
+        title="{target}: {to}",
         check=lambda j: check_scenery(j.subtask, j.start, j.after, j.mask),
         tonal=True,
         overrides=True,
         goal="a photo of {to}",
     ),
     K.OUTPAINTING: KindSpec(
+        title="Extend the canvas",
         check=lambda j: check_outpainted(j.start, j.after, j.produced.get(ArtifactKind.PLACEMENT)),
         whole=True,
         overrides=True,
         frame=2,
         goal="a wider photo",
     ),
-    K.DEPTH_ESTIMATION: KindSpec(),
-    K.TEXT_EXTRACTION: KindSpec(reads_text=True, on_text_boxes=True, shows_text_boxes=True),
+    K.DEPTH_ESTIMATION: KindSpec(title="Depth"),
+    K.TEXT_EXTRACTION: KindSpec(
+        title="Read the text", reads_text=True, on_text_boxes=True, shows_text_boxes=True
+    ),
     K.TEXT_REPLACEMENT: KindSpec(
+        title="Text: {to}",
         check=lambda j: check_text_replacement(j.start, j.after, list(j.boxes), j.to),
         kept=True,
         edits_text=True,
@@ -205,33 +240,39 @@ KINDS: Mapping[SubtaskKind, KindSpec] = {
         to_is_words=True,
     ),
     K.TEXT_REMOVAL: KindSpec(
+        title="Remove the text",
         check=lambda j: check_text_removal(j.start, j.after, list(j.boxes)),
         kept=True,
         edits_text=True,
         on_text_boxes=True,
     ),
     K.TEXT_ADDITION: KindSpec(
+        title="Add text: {to}",
         check=lambda j: check_text_added(j.after, j.to),
         kept=True,
         edits_text=True,
         to_is_words=True,
     ),
     K.TEXT_REDACTION: KindSpec(
+        title="Redact the text",
         check=lambda j: check_text_gone(j.start, j.after, list(j.boxes)),
         overrides=True,
         edits_text=True,
         on_text_boxes=True,
     ),
-    K.TEXT_DETECTION: KindSpec(reads_text=True, on_text_boxes=True, shows_text_boxes=True),
-    K.QUESTION_ANSWERING: KindSpec(reads_text=True),
+    K.TEXT_DETECTION: KindSpec(
+        title="Find the text", reads_text=True, on_text_boxes=True, shows_text_boxes=True
+    ),
+    K.QUESTION_ANSWERING: KindSpec(title="Answer", reads_text=True),
     K.KEYWORD_HIGHLIGHTING: KindSpec(
+        title="Highlight {to}",
         check=lambda j: check_changed_in(j.start, j.after, list(j.boxes)),
         overrides=True,
         reads_text=True,
         on_text_boxes=True,
     ),
-    K.SENTIMENT_ANALYSIS: KindSpec(reads_text=True),
-    K.CAPTION_CONSISTENCY: KindSpec(to_is_words=True),
+    K.SENTIMENT_ANALYSIS: KindSpec(title="Tone of the text", reads_text=True),
+    K.CAPTION_CONSISTENCY: KindSpec(title="Check the caption", to_is_words=True),
     K.PHOTO_ADJUSTMENT: KindSpec(
         check=lambda j: check_adjustment(j.params, j.start, j.after, j.scope()),
         tonal=True,
@@ -240,6 +281,7 @@ KINDS: Mapping[SubtaskKind, KindSpec] = {
     ),
     K.REGION_ADJUSTMENT: KindSpec(check=_adjustment_check, tonal=True, kept=True, adjustment=True),
     K.CROP: KindSpec(
+        title="Crop",
         check=lambda j: check_cropped(
             j.start, j.after, j.produced.get(ArtifactKind.PLACEMENT), j.params, j.full_mask
         ),
@@ -248,6 +290,7 @@ KINDS: Mapping[SubtaskKind, KindSpec] = {
         frame=1,
     ),
     K.ROTATION: KindSpec(
+        title="Rotate",
         check=lambda j: check_rotated(j.start, j.after, j.params),
         whole=True,
         overrides=True,

@@ -130,6 +130,22 @@ class Subtask:
             words.append(f"(from {self.params['ref']})")
         return " ".join(words)
 
+    def title(self) -> str:
+        """What the subtask's layers are called, in a photographer's words ('Remove
+        ball', 'Recolour wall to navy', 'Temperature +0.35 on sky'): no tool ids, no
+        scores (those are the layer's details)."""
+        from layerpath.engine.kinds import kind_spec
+
+        spec = kind_spec(self.kind)
+        if not spec.adjustment:
+            return spec.title_of(self.target, self.to) or self.kind.label
+        words = adjustment_words(self.params)
+        if self.target:
+            words += f" {'except' if self.params.get('outside') else 'on'} {shown(self.target, 60)}"
+        if self.params.get("graduated"):
+            words += f", graduated from the {self.params['graduated']}"
+        return words
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "kind": self.kind.value, "target": self.target}
         if self.to is not None:

@@ -815,10 +815,11 @@ class Panel(QtWidgets.QWidget):
         return self._specs
 
     def _step_words(self, step: StepLayer) -> str:
-        """A step list row: '2. Adjust the region — Blur 0.5 'face'' and its time."""
-        number, _, rest = step.name.partition(". ")
-        described = rest.partition(" — ")[2] or rest
-        return f"{number}. {self.label(step.tool)} — {described}\n{step.cost:.1f} s"
+        """A step list row: the layer's name ('Blur 0.5 on face'), and under it what
+        made it, in plain words, and its time ('Adjust the region · 0.4 s')."""
+        label = self.label(step.tool)
+        made = "" if step.name.endswith(f" · {label}") else f"{label} · "
+        return f"{step.name}\n{made}{step.cost:.1f} s"
 
     def _show_preview(self, preview: Preview) -> None:
         """The plan, each step's tools and time, waiting for Run these steps / Edit."""

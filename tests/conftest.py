@@ -46,3 +46,17 @@ def server() -> Iterator[ScriptedServer]:
     running = ScriptedServer()
     yield running
     running.close()
+
+
+def made_by(doc: object, tool: str) -> list[object]:
+    """The step layers of an ORA layerpath wrote that `tool` made: the file's record of
+    its runs says which (a layer's name is a photographer's words, not a tool id)."""
+    found = []
+    for recipe in doc.recipes:  # type: ignore[attr-defined]
+        group = doc.layers[recipe["group"]]  # type: ignore[attr-defined]
+        found += [
+            layer
+            for layer, step in zip(group.children, recipe["steps"], strict=True)
+            if step.get("tool") == tool
+        ]
+    return found

@@ -22,16 +22,24 @@ from layerpath.engine.types import (
 )
 from layerpath.kit.imaging import mask_box
 from layerpath.kit.regions import crop, full_box
+from layerpath.tools.base import Tool
 
 K = SubtaskKind
 _MASK_COLOR = (255, 64, 64)
 BOX_COLOR = (0, 200, 255)
-#: "2. lab_recolor — Object Recoloration 'wall' -> 'navy'": how step layers are named
-STEP_NAME = re.compile(r"^\d+\. \S+ — ")
+#: how a step that is not its subtask's last is named: "Recolour wall to navy · Find it";
+#: and how layerpath named steps before ("2. lab_recolor — Object Recoloration ..."):
+#: a host reading masks by name passes over these (the user's own are named "cat")
+STEP_NAME = re.compile(r" · |^\d+\. \S+ — ")
 
 
-def step_name(number: int, tool: str, subtask: Subtask) -> str:
-    return f"{number}. {tool} — {subtask.describe()}"
+def step_name(subtask: Subtask, tool: Tool, finishing: bool) -> str:
+    """A step layer's name in a photographer's words: the subtask's title for the step
+    that finishes it ('Recolour wall to navy'), with what the step does for one that
+    helps ('Recolour wall to navy · Your mask or selection'). The tool, its score and
+    the rule are the layer's details, not its name."""
+    title = subtask.title()
+    return title if finishing else f"{title} · {tool.spec.label or tool.name}"
 
 
 def box_thickness(shape: tuple[int, ...]) -> int:
@@ -133,7 +141,7 @@ def rejected_layer(subtask: Subtask, rejected: Rejected) -> StepLayer | None:
     after = produced[ArtifactKind.IMAGE].value if ArtifactKind.IMAGE in produced else before
     region = ArtifactKind.IMAGE not in produced and ArtifactKind.MASK in produced
     said = "the region found, not vouched for" if region else "failed the check: best attempt"
-    name = f"{step_name(1, rejected.tool.name, subtask)} ({said})"
+    name = f"{step_name(subtask, rejected.tool, not region)} ({said})"
     common = dict(
         name=name,
         tool=rejected.tool.name,
@@ -157,14 +165,15 @@ def rejected_layer(subtask: Subtask, rejected: Rejected) -> StepLayer | None:
     return StepLayer(kind=LayerKind.PIXELS, pixels=pixels, offset=offset, **common)
 
 
-def step_layers(subtask: Subtask, path: Sequence[Node], first_index: int = 1) -> list[StepLayer]:
+def step_layers(subtask: Subtask, path: Sequence[Node]) -> list[StepLayer]:
     """One StepLayer per executed tool step of an accepted path."""
     layers = []
-    for number, node in enumerate(path, start=first_index):
+    for node in path:
         assert node.result is not None and node.parent is not None and node.tool is not None
         produced = node.result.produced
+        finishing = node is path[-1] and ArtifactKind.MASK not in produced  # (a mask: named so)
         common = dict(
-            name=step_name(number, node.tool.name, subtask),
+            name=step_name(subtask, node.tool, finishing),
             tool=node.tool.name,
             subtask_id=subtask.id,
             cost=node.result.cost,

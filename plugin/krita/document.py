@@ -160,7 +160,7 @@ class KritaDocument:
         masks: dict[str, np.ndarray] = {}
         for node in walk(self.document.rootNode()):
             name = str(node.name())
-            if STEP_NAME.match(name):  # a layer or mask a run made
+            if STEP_NAME.search(name):  # a layer or mask a run made
                 continue  # (renamed to an object's name, it is used)
             if node.type() in MASK_TYPES:
                 masks[name.removeprefix(MASK_PREFIX)] = selection_mask(node.selection(), w, h)

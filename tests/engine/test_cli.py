@@ -62,15 +62,22 @@ def test_edit_writes_layers_and_report_and_leaves_inputs_alone(
         isinstance(group, GroupLayer)
         and group.name == "remove the ball and recolor the wall to yellow"
     )
-    # the ball touches the wall: the recolour runs first so the fill takes the new colour
-    assert [c.name.split(" — ")[0] for c in group.children] == [
-        "1. named_masks",
-        "2. lab_recolor",
-        "1. named_masks",
-        "2. patch_fill",
+    # the ball touches the wall: the recolour runs first so the fill takes the new colour;
+    # the layers are named in a photographer's words, the tools are in the report
+    assert [c.name for c in group.children] == [
+        "Recolour wall to yellow · Your mask or selection",
+        "Recolour wall to yellow",
+        "Remove ball · Your mask or selection",
+        "Remove ball",
     ]
 
     data = json.loads(report.read_text())
+    assert [t for s in data["subtasks"] for t in s["tools"]] == [
+        "named_masks",
+        "lab_recolor",
+        "named_masks",
+        "patch_fill",
+    ]
     assert {"plan", "subtasks", "tool_calls", "totals"} <= set(data)
     assert [s["solved_by"] for s in data["subtasks"]] == ["rule:SR1", "rule:SR4"]
     assert data["totals"]["tool_calls"] == len(data["tool_calls"]) == 4
@@ -146,12 +153,14 @@ def test_everyday_adjustments_on_a_real_photo_without_a_mask(
     photo, _, steps, report = edit_astronaut(
         tmp_path, "blur the face and make the background black and white", capsys
     )
-    assert [c.name.split(" — ")[0] for c in steps] == [  # type: ignore[attr-defined]
-        "1. offline_finder",
-        "2. region_adjust",
-        "1. offline_finder",
-        "2. region_adjust",
+    assert [c.name for c in steps] == [  # type: ignore[attr-defined]
+        "Blur 0.5 on face · Find it",
+        "Blur 0.5 on face",
+        "Black & white on background · Find it",
+        "Black & white on background",
     ]
+    ran = json.loads(report.read_text())["subtasks"]
+    assert [s["tools"] for s in ran] == [["offline_finder", "region_adjust"]] * 2
     result = composite(read_layered(tmp_path / "out.ora"))[..., :3]
     chroma = np.hypot(*lab_exact(result / 255.0)[..., 1:].transpose(2, 0, 1))
     assert np.percentile(chroma[:100, :60], 95) < 2  # the flag in the corner: grey now
@@ -180,7 +189,7 @@ def test_looks_from_the_command_line_on_a_real_photo(
     )
     finder, look = steps
     assert isinstance(look, PixelLayer)
-    assert look.name.startswith("2. region_adjust — Look: Moody 0.8 except 'face'")
+    assert look.name == "Look: Moody 0.8 except face"
     assert isinstance(finder, PixelLayer) and not finder.visible  # the face's mask, hidden
     face = np.zeros(photo.shape[:2], bool)
     (x, y), (h, w) = finder.offset, finder.pixels.shape[:2]

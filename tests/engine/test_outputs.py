@@ -27,7 +27,7 @@ from layerpath.engine.files.io import (
     write_layered,
 )
 from layerpath.plugin.cli import main
-from tests.conftest import Scene
+from tests.conftest import Scene, made_by
 
 EDIT = "remove the ball and recolor the wall to yellow"
 
@@ -444,7 +444,8 @@ def test_a_recolour_of_a_16_bit_gradient_keeps_its_16_bit_gradation(
     doc = read_layered(out)
     group = doc.layers[-1]
     assert isinstance(group, GroupLayer)
-    step = next(c for c in group.children if tool in c.name)
+    (step,) = made_by(doc, tool)
+    assert isinstance(step, PixelLayer) and step in group.children
     assert step.deep is not None  # read back from a 16-bit PNG
     from layerpath.engine.files.io import composite
 
@@ -482,9 +483,10 @@ def test_a_removal_from_16_bit_gravel_copies_16_bit_texture(
     report = tmp_path / "run.json"
     code = main(["edit", str(path), "remove the lid", f"--mask=lid={mask}", "-o", str(out), "--report", str(report)])  # fmt: skip
     assert code == 0, capsys.readouterr().err
-    group = read_layered(out).layers[-1]
+    doc = read_layered(out)
+    group = doc.layers[-1]
     assert isinstance(group, GroupLayer)
-    (step,) = [c for c in group.children if "patch_fill" in c.name]
+    (step,) = made_by(doc, "patch_fill")
     assert isinstance(step, PixelLayer) and step.deep is not None and step.visible
     x, y = step.offset
     sh, sw = step.deep.shape[:2]

@@ -71,18 +71,15 @@ def test_layer_operations_undo_and_redo(qtbot, window: EditorWindow, scene: Scen
     assert window.document is not None
     group = window.document.image.layers[-1]
     assert isinstance(group, GroupLayer)
-    recolour = next(c for c in group.children if "lab_recolor" in c.name)
+    (layer,) = [k for k, p in window.panel.placed.items() if p.step.tool == "lab_recolor"]
+    recolour = next(c for c in group.children if c.name == window.panel.placed[layer].step.name)
     # hide the step from the layers dock: the picture goes back, the step list follows
     item = next(i for i in window.layers.items() if i.data(0, Qt.ItemDataRole.UserRole) is recolour)
     item.setCheckState(0, Qt.CheckState.Unchecked)
     wall = scene.masks["wall"]
     assert np.array_equal(window.picture()[wall], scene.image[wall])
-    step_item = next(
-        window.panel.steps.item(r)
-        for r in range(window.panel.steps.count())
-        if "Recolour" in window.panel.steps.item(r).text()
-    )
-    assert step_item.checkState() == Qt.CheckState.Unchecked
+    step_item = window.panel.steps.item_for(layer)
+    assert step_item is not None and step_item.checkState() == Qt.CheckState.Unchecked
     window.undo.undo()
     assert not np.array_equal(window.picture()[wall], scene.image[wall])
     # delete the whole run group, undo brings it back, redo removes it again

@@ -66,11 +66,9 @@ def test_unchecking_a_step_hides_its_layer(
     qtbot, panel: Panel, document: LayeredDocument, scene: Scene
 ) -> None:  # type: ignore[no-untyped-def]
     run(qtbot, panel, "recolor the wall to navy")
-    item = next(
-        panel.steps.item(r)
-        for r in range(panel.steps.count())
-        if "Recolour" in panel.steps.item(r).text()
-    )
+    (recolour,) = [k for k, p in panel.placed.items() if p.step.tool == "lab_recolor"]
+    item = panel.steps.item_for(recolour)
+    assert item is not None and item.text().startswith("Recolour wall to navy\nRecolour ·")
     item.setCheckState(Qt.CheckState.Unchecked)
     wall = scene.masks["wall"]
     assert np.array_equal(composite(document.image)[wall], scene.image[wall])
@@ -145,7 +143,11 @@ def test_rerun_a_step_with_another_tool_replaces_its_layers(
     assert outcome.ok and outcome.tools == ("named_masks", "hsv_recolor")
     group = document.image.layers[-1]
     assert isinstance(group, GroupLayer)
-    assert [c.name.split(" — ")[0] for c in group.children] == ["1. named_masks", "2. hsv_recolor"]
+    assert [c.name for c in group.children] == [
+        "Recolour wall to navy · Your mask or selection",
+        "Recolour wall to navy",
+    ]
+    assert [p.step.tool for p in panel.placed.values()] == ["named_masks", "hsv_recolor"]
     texts = [panel.steps.item(r).text() for r in range(panel.steps.count())]
     assert len(texts) == 2 and "Recolour (vivid)" in texts[1]
     after = composite(document.image)
@@ -219,8 +221,10 @@ def test_steps_stay_in_order_in_one_group_when_the_host_spins_the_event_loop(
     assert result is not None and result.ok  # type: ignore[attr-defined]
     groups = [layer for layer in document.image.layers if isinstance(layer, GroupLayer)]
     assert len(groups) == 1
-    names = [child.name.split(" — ")[0] for child in groups[0].children]
-    assert names == ["1. named_masks", "2. lab_recolor", "1. named_masks", "2. patch_fill"]
+    tools = [p.step.tool for p in widget.placed.values()]
+    assert tools == ["named_masks", "lab_recolor", "named_masks", "patch_fill"]
+    names = [child.name for child in groups[0].children]
+    assert names == [step.name for step in (p.step for p in widget.placed.values())]
     assert document.runs and widget.steps.count() == 4
 
 

@@ -200,18 +200,19 @@ def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path
     nodes = dump["nodes"]
     group = next(n for n in nodes if n["type"] == "grouplayer")
     assert group["name"] == instruction
-    steps = [n for n in nodes if n["depth"] == 1 and n["name"][0].isdigit()]  # not the masks
-    assert [(s["name"].split(" — ")[0], s["type"], s["visible"]) for s in steps] == [
+    below = nodes[nodes.index(group) + 1 :]  # the group's children, to the next top layer
+    steps = below[: next((i for i, n in enumerate(below) if n["depth"] == 0), len(below))]
+    assert [(s["name"], s["type"], s["visible"]) for s in steps] == [
         # the detection: outlines on a paint layer (kritarunner has no active view, which
         # Krita 5.1's addShapesFromSvg needs; the window test checks the vector layer)
-        ("1. named_masks", "paintlayer", True),
-        ("1. named_masks", "selectionmask", False),  # the wall's mask
-        ("2. lab_recolor", "paintlayer", True),
-        ("1. named_masks", "selectionmask", False),  # the ball's mask
-        ("2. patch_fill", "paintlayer", True),
+        ("Find ball · Your mask or selection", "paintlayer", True),
+        ("Recolour wall to navy · Your mask or selection", "selectionmask", False),
+        ("Recolour wall to navy", "paintlayer", True),
+        ("Remove ball · Your mask or selection", "selectionmask", False),
+        ("Remove ball", "paintlayer", True),
     ]
     # step layers hold only their bounds
-    fill = next(s for s in steps if "patch_fill" in s["name"])
+    fill = steps[4]
     assert fill["bounds"][2] < 100 and fill["bounds"][3] < 100
     # a mask step selects exactly the mask's pixels
     ball = scene.masks["ball"]
@@ -236,6 +237,11 @@ def test_selftest_run_inside_krita_and_the_kra_reads_back(scene: Scene, tmp_path
     # the .kra remembers its run
     runs = json.loads(dump["annotation"])["runs"]
     assert [s["solved_by"] for s in runs[0]["subtasks"]][1:] == ["rule:SR1", "rule:SR4"]
+    assert [s["tools"] for s in runs[0]["subtasks"]] == [  # (the tools: the record's)
+        ["named_masks"],
+        ["named_masks", "lab_recolor"],
+        ["named_masks", "patch_fill"],
+    ]
 
 
 @pytest.mark.krita
@@ -252,8 +258,9 @@ def test_a_kra_whose_run_starts_with_a_selection_mask_reopens_in_kritas_runner(
     dump = edit_in_krita(
         tmp_path, image, instruction, [f"ball={masks['ball']}", f"wall={masks['wall']}"]
     )
-    group = [n for n in dump["nodes"] if n["depth"] == 1 and n["name"][0].isdigit()]
-    assert [n["type"] for n in group] == [
+    nodes = dump["nodes"]
+    below = nodes[[n["type"] for n in nodes].index("grouplayer") + 1 :]
+    assert [n["type"] for n in below] == [
         "selectionmask", "paintlayer", "selectionmask", "paintlayer"
     ]  # fmt: skip
     expected = engine_image(instruction, scene.snapshot())
@@ -312,13 +319,12 @@ def test_docker_runs_an_instruction_in_kritas_window(tmp_path: Path) -> None:
     assert seen["plan_shot"] and (tmp_path / "shot-plan.png").stat().st_size > 0
     assert seen["run"]["ok"], (seen["run"], seen.get("picture_read"))  # not cut short
     assert seen["run"]["tools"][:3] == ["rapidocr", "text_fill_erase", "pillow_text_write"]
-    layers = [(name.split(" — ")[0], kind) for name, kind in seen["layers"]]
-    assert layers == [
-        ("Background", "paintlayer"),
-        (instruction, "grouplayer"),  # one group for the run, its steps inside in order
-        ("1. rapidocr", "vectorlayer"),  # the text's box, as a rectangle shape
-        ("2. text_fill_erase", "paintlayer"),
-        ("3. pillow_text_write", "paintlayer"),
+    assert seen["layers"] == [
+        ["Background", "paintlayer"],
+        [instruction, "grouplayer"],  # one group for the run, its steps inside in order
+        ["Text: OPEN · Read the text", "vectorlayer"],  # the text's box, a rectangle shape
+        ["Text: OPEN · Erase the text (plain)", "paintlayer"],
+        ["Text: OPEN", "paintlayer"],  # (named in a photographer's words)
     ]
     # the rectangle is on the sign's text, in pixels (Krita keeps shapes in points)
     x, y, w, h = seen["vector_bounds"][0]

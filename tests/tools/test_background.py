@@ -17,6 +17,7 @@ from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.plugin.cli import main
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
+from tests.conftest import made_by
 from tests.tools.installed import install_built
 
 A = ArtifactKind
@@ -68,7 +69,7 @@ def test_remove_the_background_is_a_cut_out_layer_in_the_ora(
     assert isinstance(original, PixelLayer) and np.array_equal(original.pixels, image)
     assert isinstance(group, GroupLayer)
     (step,) = group.children
-    assert step.blend == "destination-in" and step.name.startswith("1. salient_cutout")
+    assert step.blend == "destination-in" and made_by(doc, "salient_cutout") == [step]
     picture = composite(doc)
     assert np.array_equal(picture[..., :3][disk], image[..., :3][disk])
     assert picture[..., 3][disk].mean() > 245 and picture[0, :, 3].max() == 0

@@ -17,7 +17,7 @@ from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 from layerpath.plugin.cli import main
 from layerpath.tools.models import ModelManager, load_catalogue
 from layerpath.tools.registry import Registry
-from tests.conftest import Scene
+from tests.conftest import Scene, made_by
 from tests.file_server import FileServer
 
 pytest.importorskip("torch")
@@ -75,7 +75,7 @@ def test_download_then_estimate_depth_from_the_command_line(
     layers = read_layered(out)
     group = layers.layers[-1]
     (step,) = group.children  # type: ignore[union-attr]
-    assert step.name.startswith("1. depth_anything") and not step.visible
+    assert made_by(layers, "depth_anything") == [step] and not step.visible
     pixels = np.asarray(step.pixels)
     assert pixels.shape[:2] == scene.image.shape[:2]  # full size, not the model's 56-ish
     assert pixels[..., 3].min() == 255 and pixels[..., 0].max() == 255

@@ -16,7 +16,7 @@ from layerpath.engine.types import SubtaskKind
 from layerpath.kit.types import ArtifactKind, ToolContext
 from layerpath.plugin.cli import main
 from layerpath.tools.registry import Registry
-from tests.conftest import Scene
+from tests.conftest import Scene, made_by
 
 A = ArtifactKind
 
@@ -59,7 +59,7 @@ def test_extending_left_moves_the_other_layers_with_the_edge(scene: Scene, tmp_p
     assert isinstance(original, PixelLayer) and isinstance(group, GroupLayer)
     assert original.offset == (pad, 0) and np.array_equal(original.pixels, scene.image)
     *edits, grown = group.children
-    assert grown.name.startswith("1. edge_outpaint") and grown.offset == (0, 0)
+    assert made_by(doc, "edge_outpaint") == [grown] and grown.offset == (0, 0)
     recolour = edits[-1]
     assert recolour.offset[0] >= pad  # the earlier step moved with the picture
     picture = composite(doc)

@@ -19,7 +19,7 @@ from layerpath.errors import ToolFailed
 from layerpath.kit.types import ArtifactKind, ToolContext
 from layerpath.plugin.cli import main
 from layerpath.tools.registry import Registry
-from tests.conftest import Scene
+from tests.conftest import Scene, made_by
 
 A = ArtifactKind
 K = SubtaskKind
@@ -76,7 +76,10 @@ def test_upscaling_grows_the_canvas_and_runs_last(scene: Scene, tmp_path: Path) 
     assert isinstance(original, PixelLayer) and isinstance(group, GroupLayer)
     assert original.offset == (0, 0) and np.array_equal(original.pixels, scene.image)
     grown = group.children[-1]
-    assert grown.name.split(" — ")[0].endswith("_upscale") and grown.pixels.shape == (
+    upscaled = [
+        step for name in ("lanczos_upscale", "realesrgan_upscale") for step in made_by(doc, name)
+    ]
+    assert upscaled == [grown] and grown.pixels.shape == (
         h * 2,
         w * 2,
         4,
