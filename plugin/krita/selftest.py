@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,18 +101,24 @@ def _untick(panel: Panel, index: int) -> int:
     the later steps it reaches are made again: how many were."""
     item = panel.steps.item_for(panel.session.layers()[index])
     assert item is not None
-    loop = QtCore.QEventLoop()
-    made: list[Any] = []
+    made = _after(panel.steps_remade, lambda: item.setCheckState(Qt.CheckState.Unchecked))
+    return len(made.pairs) if made is not None else 0
 
-    def remade(what: Any) -> None:
-        made.append(what)
+
+def _after(signal: Any, action: Callable[[], object]) -> Any:
+    """Do `action` from Krita's event loop and wait for `signal`: what it carried."""
+    loop = QtCore.QEventLoop()
+    seen: list[Any] = []
+
+    def arrived(value: Any) -> None:
+        seen.append(value)
         loop.quit()
 
-    panel.steps_remade.connect(remade)
-    QtCore.QTimer.singleShot(0, lambda: item.setCheckState(Qt.CheckState.Unchecked))
+    signal.connect(arrived)
+    QtCore.QTimer.singleShot(0, action)
     loop.exec()
-    panel.steps_remade.disconnect(remade)
-    return len(made[0].pairs)
+    signal.disconnect(arrived)
+    return seen[0] if seen else None
 
 
 def _batch(panel: Panel, job: dict[str, Any], target: str) -> int:
@@ -127,17 +134,7 @@ def _batch(panel: Panel, job: dict[str, Any], target: str) -> int:
     dialog.add_photos([Path(job["photos"])])
     dialog.output.setText(job["out"])
     dialog.jobs.setValue(int(job.get("jobs", 1)))
-    loop = QtCore.QEventLoop()
-    ended: list[object] = []
-
-    def over(report: object) -> None:
-        ended.append(report)
-        loop.quit()
-
-    dialog.finished_batch.connect(over)
-    QtCore.QTimer.singleShot(0, dialog.start_button.click)
-    loop.exec()
-    report = ended[0] if ended else None
+    report = _after(dialog.finished_batch, dialog.start_button.click)
     ok = isinstance(report, BatchReport) and report.ok
     summary = {
         "ok": ok,
