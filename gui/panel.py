@@ -558,9 +558,7 @@ class Panel(QtWidgets.QWidget):
             if item is not None:
                 self.steps.takeItem(self.steps.row(item))
         for layer_id in self.session.layers_of(outcome):
-            item = self.steps.item_for(layer_id)
-            if item is not None:  # (its layer holds the new step now)
-                item.setText(self._step_words(self.session.placed[layer_id].step))
+            self.steps.update_step(layer_id, self.session.placed[layer_id].step)
             if layer_id not in self._changed_steps:  # the later steps it reaches, again
                 self._changed_steps.append(layer_id)
         self.progress.setFormat(f"made again: {outcome.subtask.describe()}")
@@ -640,9 +638,8 @@ class Panel(QtWidgets.QWidget):
         said = self.session.finish_remake(remade)
         self.steps.sync_visibility(self.session.shown)
         for layer, placed in self.session.placed.items():
-            item = self.steps.item_for(layer)
-            if item is not None and placed.group == remade.group:
-                item.setText(self._step_words(placed.step))
+            if placed.group == remade.group:
+                self.steps.update_step(layer, placed.step)
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
         count = len(remade.pairs)

@@ -72,18 +72,33 @@ class StepList(QtWidgets.QListWidget):
         self.itemChanged.connect(self._item_changed)
 
     def add_step(self, layer_id: str, step: StepLayer) -> QtWidgets.QListWidgetItem:
-        self.steps[layer_id] = step
-        text = self.describe(step)
-        if step.opinions:
-            text += f" · {expert_summary(step.opinions, self.threshold)}"
-        item = QtWidgets.QListWidgetItem(text)
+        item = QtWidgets.QListWidgetItem()
         item.setData(LAYER_ID, layer_id)
-        if step.pixels is not None:
-            item.setIcon(thumbnail(step.pixels))
         item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
         self.blockSignals(True)
         item.setCheckState(Qt.CheckState.Checked if step.visible else Qt.CheckState.Unchecked)
         self.blockSignals(False)
+        self._show(item, layer_id, step)
+        self.addItem(item)
+        self.scrollToItem(item)
+        return item
+
+    def update_step(self, layer_id: str, step: StepLayer) -> None:
+        """The row of a step whose layer holds a step made again."""
+        item = self.item_for(layer_id)
+        if item is not None:
+            self.blockSignals(True)  # (its text, not its tick, changes)
+            self._show(item, layer_id, step)
+            self.blockSignals(False)
+
+    def _show(self, item: QtWidgets.QListWidgetItem, layer_id: str, step: StepLayer) -> None:
+        self.steps[layer_id] = step
+        text = self.describe(step)
+        if step.opinions:
+            text += f" · {expert_summary(step.opinions, self.threshold)}"
+        item.setText(text)
+        if step.pixels is not None:
+            item.setIcon(thumbnail(step.pixels))
         tip = (
             f"{step.name}\n{step.kind.value} layer from {step.tool}, quality "
             f"{step.quality:.2f}; params {dict(step.params)}"
@@ -93,9 +108,6 @@ class StepList(QtWidgets.QListWidget):
         if step.text:  # what OCR read: shown as data, never fed back to the planner
             tip += f"\nText read: {step.text}"
         item.setToolTip(tip)
-        self.addItem(item)
-        self.scrollToItem(item)
-        return item
 
     def item_for(self, layer_id: str) -> QtWidgets.QListWidgetItem | None:
         for row in range(self.count()):

@@ -358,7 +358,7 @@ class RunSession:
             self.placed[layer] = Placed(group, event.step)
             return layer
         if isinstance(event, (events.SubtaskDone, events.SubtaskFailed)):
-            self._tie(event.outcome)
+            self._tie(event.outcome, self._rerun.group if self._rerun else self.group)
         return None
 
     def _tie(self, outcome: SubtaskOutcome, group: str | None = None) -> None:
