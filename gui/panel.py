@@ -636,6 +636,8 @@ class Panel(QtWidgets.QWidget):
 
     def _remade(self, remade: Remade) -> None:
         said = self.session.finish_remake(remade)
+        for _, new in remade.pairs:  # (its row said 'running' while it was made again)
+            self._set(new.subtask, Status="done" if new.ok else "failed", Time=f"{new.cost:.1f} s")
         self.steps.sync_visibility(self.session.shown)
         for layer, placed in self.session.placed.items():
             if placed.group == remade.group:

@@ -455,6 +455,8 @@ def test_hiding_a_step_undoes_just_that_step_however_the_steps_overlap(
         assert mean <= 2 and p99 <= 6, (parts[index], mean, p99)
         if index == 0:  # what it is for: the layers above held the lift
             assert _near(stale, want)[0] > 2
+        rows = [panel.plan.topLevelItem(r) for r in range(panel.plan.topLevelItemCount())]
+        assert [row.text(2) for row in rows if row is not None] == ["done"] * 3  # not 'running'
         checked(item, Qt.CheckState.Checked)
         assert _near(editor.picture(), whole) <= (0.5, 1)
 
