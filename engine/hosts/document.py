@@ -177,6 +177,7 @@ class LayeredDocument:
     def remove(self, layer: str) -> None:
         if layer in self._groups:
             removed = self._groups.pop(layer)
+            self._reports.pop(layer, None)
             self._image.layers.remove(removed)
             self._steps = {k: v for k, v in self._steps.items() if v[0] is not removed}
             return
@@ -200,8 +201,8 @@ class LayeredDocument:
         recipes = []
         meta = {id(pixels): self._meta.get(k, {}) for k, (_, pixels) in self._steps.items()}
         for group_id, report in self._reports.items():
-            group = self._groups[group_id]
-            if not any(layer is group for layer in self._image.layers):
+            group = self._groups.get(group_id)
+            if group is None or not any(layer is group for layer in self._image.layers):
                 continue  # (deleted)
             index = next(i for i, layer in enumerate(self._image.layers) if layer is group)
             steps = [meta.get(id(child), {}) for child in group.children]

@@ -273,3 +273,18 @@ def test_a_later_step_the_checks_turn_down_when_made_again_is_hidden_and_comes_b
     assert _hide_and_remake(session, document, warmth, True) == []
     assert document.is_visible(vignette) and session.layers() == [warmth, vignette]
     assert np.array_equal(composite(document.image), run.image)
+
+
+def test_a_run_whose_group_was_deleted_is_not_kept_in_the_ora(
+    document: LayeredDocument, tmp_path: Path
+) -> None:
+    """A run's group deleted before saving: the ORA keeps no record of it (nothing to
+    list again), and saving does not stumble on the record it had."""
+    session = RunSession(document, Settings(record_traces=False))
+    session.run(session.request("make it warmer"))
+    kept = session.group
+    session.run(session.request("add a vignette"))
+    assert kept is not None and session.group is not None
+    document.remove(session.group)
+    reopened = LayeredDocument.open(document.save(tmp_path / "one.ora"), {})
+    assert [report["prompt"] for _, report, _ in reopened.reopened] == ["make it warmer"]
