@@ -33,7 +33,7 @@ def run(args: list[str]) -> int:
     if len(args) < 3:
         print(
             "usage: kritarunner -s layerpath_selftest IN.png INSTRUCTION|action:NAME OUT.kra "
-            "[NAME=MASK.png ...] [ref:NAME=FILE ...] [hide:N ...]",
+            "[NAME=MASK.png ...] [ref:NAME=FILE ...] [hide:N ...] [hidenode:N ...]",
             file=sys.stderr,
         )
         return 2
@@ -43,9 +43,10 @@ def run(args: list[str]) -> int:
     document.setBatchmode(True)
     size = (document.width(), document.height())
     references = [a.removeprefix("ref:") for a in mask_args if a.startswith("ref:")]
-    # hide:N: after the run, the N-th step unticked in the docker's step list
-    hidden = [int(a.removeprefix("hide:")) for a in mask_args if a.startswith("hide:")]
-    for item in (a for a in mask_args if not a.startswith(("ref:", "hide:"))):
+    # hide:N: after the run, the N-th step unticked in the docker's step list;
+    # hidenode:N: its layer hidden through Krita's own API, as Krita's Layers docker does
+    hidden = [a for a in mask_args if a.startswith(("hide:", "hidenode:"))]
+    for item in (a for a in mask_args if not a.startswith(("ref:", "hide:", "hidenode:"))):
         name, _, path = item.partition("=")
         add_selection_mask(document, name, read_mask(Path(path), size, name))
 
@@ -81,7 +82,7 @@ def run(args: list[str]) -> int:
 
     result = results[0] if results else None
     ok = bool(result is not None and result.ok)  # type: ignore[attr-defined]
-    remade = [_untick(panel, index) for index in hidden] if ok else []
+    remade = [_untick(panel, document, how) for how in hidden] if ok else []
     panel.controller.shutdown()
     document.saveAs(str(Path(target).resolve()))
     summary = {
@@ -96,12 +97,20 @@ def run(args: list[str]) -> int:
     return 0 if ok else 1
 
 
-def _untick(panel: Panel, index: int) -> int:
-    """Untick the run's `index`-th step in the step list as a user does, and wait until
-    the later steps it reaches are made again: how many were."""
-    item = panel.steps.item_for(panel.session.layers()[index])
-    assert item is not None
-    made = _after(panel.steps_remade, lambda: item.setCheckState(Qt.CheckState.Unchecked))
+def _untick(panel: Panel, document: Any, how: str) -> int:
+    """Hide the run's N-th step as a user does ('hide:N': untick it in the docker's step
+    list; 'hidenode:N': hide its layer in Krita's Layers docker, which tells the plug-in
+    nothing), and wait until the later steps it reaches are made again: how many were."""
+    kind, _, number = how.partition(":")
+    layer = panel.session.layers()[int(number)]
+    if kind == "hide":
+        item = panel.steps.item_for(layer)
+        assert item is not None
+        made = _after(panel.steps_remade, lambda: item.setCheckState(Qt.CheckState.Unchecked))
+    else:
+        name = panel.session.placed[layer].step.name
+        node = next(n for n in walk(document.rootNode()) if n.name() == name)
+        made = _after(panel.steps_remade, lambda: node.setVisible(False))
     return len(made.pairs) if made is not None else 0
 
 
