@@ -152,28 +152,6 @@ def _title(text: str) -> str:
     return " ".join(text.replace('"', "'").split())[:120]
 
 
-def read_cube(path: Path) -> tuple[int, np.ndarray]:
-    """A .cube's size and table (as written: red fastest): what a program that reads the
-    file sees."""
-    size, rows = 0, []
-    for line in Path(path).read_text(encoding="utf-8").splitlines():
-        words = line.split()
-        if (
-            not words
-            or words[0].startswith("#")
-            or words[0] in ("TITLE", "DOMAIN_MIN", "DOMAIN_MAX")
-        ):
-            continue
-        if words[0] == "LUT_3D_SIZE":
-            size = int(words[1])
-        else:
-            rows.append([float(w) for w in words[:3]])
-    table = np.array(rows, dtype=np.float64)
-    if size < 2 or table.shape != (size**3, 3):
-        raise BadInput(f"{path} is not a 3D LUT (.cube) layerpath can read.")
-    return size, table
-
-
 def said(cube: Cube) -> Sequence[str]:
     """What the command line says of the table: the steps in it and those left out."""
     lines = [f"LUT of: {', '.join(cube.included)}"]

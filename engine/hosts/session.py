@@ -33,6 +33,7 @@ from layerpath.engine.learn.traces import TraceStore, user_traces
 from layerpath.engine.plan.references import Reference
 from layerpath.engine.types import (
     ArtifactKind,
+    Box,
     EditRequest,
     LayerKind,
     Mode,
@@ -45,6 +46,7 @@ from layerpath.engine.types import (
 )
 from layerpath.errors import BadInput, LayerpathError, shown
 from layerpath.kit.adjustments import ADJUSTMENTS
+from layerpath.kit.regions import grow_box, overlap
 from layerpath.settings import Settings
 from layerpath.tools.registry import Registry
 
@@ -103,25 +105,13 @@ class Remade:
     pairs: tuple[tuple[SubtaskOutcome, SubtaskOutcome], ...]
 
 
-Window = tuple[int, int, int, int]  # x0, y0, x1, y1
-
-
-def step_window(step: StepLayer) -> Window | None:
+def step_window(step: StepLayer) -> Box | None:
     """Where a step layer's pixels lie (None: it has none)."""
     if step.pixels is None:
         return None
     x, y = step.offset
     h, w = step.pixels.shape[:2]
-    return x, y, x + w, y + h
-
-
-def _meet(a: Window, b: Window, margin: int) -> bool:
-    return (
-        a[0] - margin < b[2]
-        and b[0] - margin < a[2]
-        and a[1] - margin < b[3]
-        and b[1] - margin < a[3]
-    )
+    return Box(x, y, x + w, y + h)
 
 
 def layered(outcome: SubtaskOutcome) -> list[StepLayer]:
@@ -249,7 +239,7 @@ class RunSession:
         ] = {}
         # a step made again elsewhere (another edge, another tool): where it was, which
         # the later steps must be made again over too
-        self._was_at: dict[str, Window] = {}
+        self._was_at: dict[str, Box] = {}
         self._without_references: set[str] = set()  # reopened runs whose references are gone
 
     # --- the engine --------------------------------------------------------------------
@@ -652,6 +642,7 @@ class RunSession:
             known_tools(engine, tools)
         finders = {t.name for t in engine.registry if t.finds_regions}
         snapshot = result.request.snapshot
+        shape = snapshot.image.shape
 
         def job(emit: events.OnEvent, cancelled: Callable[[], bool]) -> Remade:
             steps = {k: p.step for k, p in placed.items()}
@@ -664,7 +655,9 @@ class RunSession:
                     finders & set(tools)
                     or not windows
                     or any(
-                        _meet(w, d, max(w[2] - w[0], w[3] - w[1])) for w in windows for d in dirty
+                        overlap(grow_box(w, max(w.width, w.height), shape), d) > 0
+                        for w in windows
+                        for d in dirty
                     )
                 )
                 if not reached or cancelled():
