@@ -425,6 +425,8 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
             said = f" (the report: {args.report})" if args.report else ""
             print(f"no step made a layer; no picture was written{said}", file=sys.stderr)
             return 1
+        if result is not None and args.output.suffix.lower() == ".kra":
+            _live_in_krita(session, document, result)
         written = _save(document, args.output)
     if result is None or result.cancelled:
         print(
@@ -446,6 +448,24 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     if cube is not None and not _cube(result, cube):
         return 1
     return 0 if result.ok else 1
+
+
+def _live_in_krita(session: RunSession, document: LayeredDocument, result: RunResult) -> None:
+    """The run's steps that are tone curves become Krita curves filter layers in the
+    .kra (live on whatever lies beneath them); said by name."""
+    from layerpath.engine.files.live import live_steps
+
+    placed = {
+        layer: (p.outcome, p.step.tool)
+        for layer, p in session.placed.items()
+        if p.group == session.group and p.step.visible
+    }
+    live = live_steps(placed, result, Registry.from_catalogue())
+    for layer, curves in live.items():
+        document.make_live(layer, curves)
+    if live:
+        names = ", ".join(printable(session.placed[layer].step.name) for layer in live)
+        print(f"live in Krita as curves layers: {names}", file=sys.stderr)
 
 
 def _cube(result: RunResult, path: Path) -> bool:

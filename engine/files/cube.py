@@ -62,7 +62,7 @@ def applied(table: np.ndarray, picture: np.ndarray, size: int = SIZE) -> np.ndar
     return np.asarray(rgb.filter(lut))
 
 
-def _colour_step(outcome: SubtaskOutcome, registry: Registry) -> str | None:
+def colour_step(outcome: SubtaskOutcome, registry: Registry) -> str | None:
     """Why a subtask cannot be a LUT from its kind and tools alone (None: try it)."""
     if not outcome.ok:
         return "it did not pass its check"
@@ -76,7 +76,7 @@ def _colour_step(outcome: SubtaskOutcome, registry: Registry) -> str | None:
     return None
 
 
-def _through(
+def through(
     registry: Registry, outcome: SubtaskOutcome, result: RunResult
 ) -> Callable[[np.ndarray], np.ndarray]:
     """The step's tool, with the parameters it ran with, on a picture of colours."""
@@ -84,13 +84,13 @@ def _through(
     params = outcome.params[0] if outcome.params else {}
     ctx = result.request.context(outcome.subtask)
 
-    def through(colours: np.ndarray) -> np.ndarray:
+    def run(colours: np.ndarray) -> np.ndarray:
         picture: np.ndarray = tool.run(ctx, {ArtifactKind.IMAGE: colours}, params).outputs[
             ArtifactKind.IMAGE
         ]
         return picture
 
-    return through
+    return run
 
 
 def cube_of(result: RunResult, registry: Registry) -> Cube:
@@ -102,11 +102,11 @@ def cube_of(result: RunResult, registry: Registry) -> Cube:
     left_out: list[tuple[str, str]] = []
     for outcome in result.outcomes:
         name = outcome.subtask.describe()
-        why = _colour_step(outcome, registry)
+        why = colour_step(outcome, registry)
         if why is None:
-            through = _through(registry, outcome, result)
+            run = through(registry, outcome, result)
             try:
-                table = through(identity)[..., :3].reshape(-1, 3).astype(np.float64) / 255.0
+                table = run(identity)[..., :3].reshape(-1, 3).astype(np.float64) / 255.0
             except Exception as exc:  # (a tool that needs a photo, not a table of colours)
                 left_out.append((name, f"its tool cannot work on a table of colours ({exc})"))
                 continue
@@ -119,7 +119,7 @@ def cube_of(result: RunResult, registry: Registry) -> Cube:
             if diff.mean() > CLOSE or np.percentile(diff, 99) > NEAR:
                 why = "its change depends on where a pixel lies or on the picture itself"
             else:
-                chained = through(chained)
+                chained = run(chained)
                 included.append(name)
         if why is not None:
             left_out.append((name, why))

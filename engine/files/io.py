@@ -44,7 +44,7 @@ IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".tif", ".tiff", ".webp", ".bmp"}
 #: camera RAW and HEIF photos: read with the `photo` extra (rawpy, pillow-heif)
 RAW_SUFFIXES = {".dng", ".cr2", ".cr3", ".nef", ".nrw", ".arw", ".raf", ".orf", ".rw2", ".pef"}
 HEIF_SUFFIXES = {".heic", ".heif"}
-LAYERED_SUFFIXES = {".ora", ".psd"}
+LAYERED_SUFFIXES = {".ora", ".psd"}  # (read; .kra is only written)
 MASK_PREFIX = "mask:"
 MASK_GROUP = "masks"
 
@@ -68,6 +68,9 @@ class PixelLayer:
     # a 16-bit file's pixels as it holds them (RGBA uint16; `pixels` is their 8-bit copy
     # the tools work on): written back at 16 bits (engine/execute/deep.py)
     deep: np.ndarray | None = None
+    # the step as a tone curve per channel (engine/files/live.py), where it is one: a
+    # .kra holds it as Krita's curves filter layer, which works on what lies beneath
+    curves: Any = None
 
 
 @dataclass(eq=False)
@@ -830,8 +833,8 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
     psd.save(path)
 
 
-#: what `write_layered` writes, by suffix: layers (.ora, .psd) or the flattened picture
-LAYERED_OUTPUTS = {".ora", ".psd"}
+#: what `write_layered` writes, by suffix: layers (.ora, .psd, .kra) or the flattened picture
+LAYERED_OUTPUTS = {".ora", ".psd", ".kra"}
 FLAT_OUTPUTS = {".png", ".jpg", ".jpeg", ".tif", ".tiff"}
 
 
@@ -841,7 +844,7 @@ def _format_problem(path: Path, deep: bool = False) -> str | None:
     suffix = path.suffix.lower()
     if suffix not in LAYERED_OUTPUTS | FLAT_OUTPUTS:
         return (
-            f"Cannot write '{path.name}': use .ora or .psd for layers, or .png, .jpg or .tif "
+            f"Cannot write '{path.name}': use .ora, .psd or .kra for layers, or .png, .jpg or .tif "
             "for a flattened picture"
         )
     if deep and suffix == ".psd":
@@ -917,7 +920,7 @@ def _flat(doc: LayeredImage, suffix: str) -> Callable[[BinaryIO], None]:
 
 
 def write_layered(doc: LayeredImage, path: Path) -> Path:
-    """Write .ora or .psd (layers) or a flattened .png, .jpg or .tif, by suffix; never
+    """Write .ora, .psd or .kra (layers) or a flattened .png, .jpg or .tif, by suffix; never
     over an input file (the CLI checks), atomically (write_atomically)."""
     path = Path(path)
     suffix = path.suffix.lower()
@@ -929,4 +932,8 @@ def write_layered(doc: LayeredImage, path: Path) -> Path:
         return write_atomically(path, lambda file: write_ora(doc, file))
     if suffix == ".psd":
         return write_atomically(path, lambda file: write_psd(doc, file))
+    if suffix == ".kra":
+        from layerpath.engine.files.kra import write_kra
+
+        return write_atomically(path, lambda file: write_kra(doc, file))
     return write_atomically(path, _flat(doc, suffix))

@@ -172,7 +172,13 @@ class LayeredDocument:
             raise BadInput(f"Step {step.name} has no pixels to write.")
         pixels.name, pixels.pixels, pixels.offset = step.name, step.pixels, step.offset
         pixels.blend, pixels.deep, pixels.encoded = step.blend, step.deep, None
+        pixels.curves = None
         self._meta[layer] = step_meta(step)
+
+    def make_live(self, layer: str, curves: object) -> None:
+        """The step layer is also these tone curves (engine/files/live.py): a .kra holds
+        it as Krita's curves filter layer, live on whatever lies beneath."""
+        self._step(layer)[1].curves = curves
 
     def remove(self, layer: str) -> None:
         if layer in self._groups:
@@ -192,8 +198,9 @@ class LayeredDocument:
             self._reports[group] = report
 
     def save(self, path: Path) -> Path:
-        """Write the user's layers and every run group (.ora, .psd or flat .png); an ORA
-        keeps each run's record and what each of its layers is (layerpath/runs.json)."""
+        """Write the user's layers and every run group (.ora, .psd, .kra or a flat
+        picture); an ORA keeps each run's record and what each of its layers is
+        (layerpath/runs.json), a .kra the same as its 'layerpath' annotation."""
         self._image.recipes = self._recipes()
         return write_layered(self._image, path)
 

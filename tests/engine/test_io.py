@@ -92,7 +92,7 @@ def test_empty_mask_and_unreadable_image_are_rejected(tmp_path: Path) -> None:
 
 
 def test_unknown_output_format_is_rejected(scene: Scene, tmp_path: Path) -> None:
-    with pytest.raises(BadInput, match="use .ora or .psd"):
+    with pytest.raises(BadInput, match="use .ora, .psd or .kra"):
         write_layered(sample_doc(scene), tmp_path / "out.gif")
 
 

@@ -66,7 +66,7 @@ def test_outputs_that_cannot_be_written_are_refused_before_any_tool_runs(
     image, masks = scene.save(tmp_path / "in")
     (tmp_path / "afile").write_text("x")
     cases = {
-        tmp_path / "out.gif": "use .ora or .psd",
+        tmp_path / "out.gif": "use .ora, .psd or .kra",
         tmp_path: "is a folder",
         tmp_path / ("n" * 300 + ".ora"): "cannot write into",
         tmp_path / "afile" / "out.ora": "is a file, not a folder",

@@ -5,6 +5,7 @@ by Krita, and the docker in Krita's window under Xvfb."""
 from __future__ import annotations
 
 import base64
+import io
 import json
 import os
 import shutil
@@ -15,6 +16,7 @@ import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 import numpy as np
 import pytest
@@ -745,3 +747,72 @@ def test_the_docker_s_batch_dialog_runs_two_photos_at_once_inside_krita(
         inside = composite(read_layered(tmp_path / "k" / f"shot{n}.ora"))
         outside = composite(read_layered(tmp_path / "cli" / f"shot{n}.ora"))
         assert np.array_equal(inside, outside)
+
+
+def _own_layers_ora(path: Path, photo: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """An ORA of the photo and a hidden sketch layer of the user's; their pixels."""
+    from layerpath.engine.files.io import LayeredImage, PixelLayer, write_ora
+
+    sketch = np.zeros((40, 60, 4), np.uint8)
+    sketch[..., 0], sketch[..., 3] = 255, 200
+    layers = [PixelLayer("photo", photo), PixelLayer("sketch", sketch, (30, 50), visible=False)]
+    write_ora(LayeredImage(photo.shape[1], photo.shape[0], list(layers)), path)
+    return photo, sketch
+
+
+def _bgra(pixels: np.ndarray) -> str:
+    import hashlib
+
+    return hashlib.sha256(np.ascontiguousarray(pixels[..., [2, 1, 0, 3]]).tobytes()).hexdigest()
+
+
+@pytest.mark.krita
+@needs_krita
+def test_the_clis_kra_keeps_tone_steps_live_in_krita(tmp_path: Path) -> None:
+    """`-o out.kra` (written without Krita): the steps that are tone curves are Krita
+    curves filter layers, so hiding one in Krita itself, with no layerpath running,
+    gives what the other step makes alone (issue 29's bound: 2 levels mean, 6 at p99);
+    the user's own layers come back as they were, and Krita's picture is ours."""
+    from skimage import data
+
+    from layerpath.plugin.cli import main
+
+    photo = np.dstack([data.astronaut(), np.full((512, 512), 255, np.uint8)])
+    source = tmp_path / "own.ora"
+    _, sketch = _own_layers_ora(source, photo)
+    out = tmp_path / "out.kra"
+    instruction = "make it warmer and raise the contrast"
+    assert main(["edit", str(source), instruction, "-o", str(out), "--no-traces"]) == 0
+    alone = {}
+    for step, words in (("Temperature", "make it warmer"), ("Contrast", "raise the contrast")):
+        flat = tmp_path / f"{step}.png"
+        assert main(["edit", str(source), words, "-o", str(flat), "--no-traces"]) == 0
+        alone[step] = np.asarray(Image.open(flat).convert("RGBA"))
+    with zipfile.ZipFile(out) as archive:
+        merged = np.asarray(Image.open(io.BytesIO(archive.read("mergedimage.png"))))
+        tree = ElementTree.fromstring(archive.read("maindoc.xml"))
+    names = [node.get("name", "") for node in tree.iter("{http://www.calligra.org/DTD/krita}layer")]
+    steps = {step: next(n for n in names if n.startswith(step)) for step in alone}
+    dump_path = tmp_path / "dump.json"
+    subprocess.run(
+        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path), *steps.values()],
+        env=krita_env(tmp_path, [HERE]),
+        capture_output=True,
+        timeout=300,
+    )
+    dump = json.loads(dump_path.read_text())
+    w, h = dump["size"]
+    nodes = {n["name"]: n for n in dump["nodes"]}
+    assert nodes["photo"]["sha256"] == _bgra(photo)
+    assert nodes["sketch"]["sha256"] == _bgra(sketch) and not nodes["sketch"]["visible"]
+    for name in steps.values():
+        assert nodes[name]["type"] == "filterlayer" and nodes[name]["filter"] == "perchannel"
+    projection = to_rgba8(base64.b64decode(dump["projection"]), dump["depth"], w, h)
+    off = np.abs(projection[..., :3].astype(int) - merged[..., :3].astype(int))
+    assert off.mean() <= 1.0 and np.percentile(off, 99) <= 2, (off.mean(), off.max())
+    for hidden, other in (("Temperature", "Contrast"), ("Contrast", "Temperature")):
+        seen = to_rgba8(base64.b64decode(dump["hidden"][steps[hidden]]), dump["depth"], w, h)
+        diff = np.abs(seen[..., :3].astype(int) - alone[other][..., :3].astype(int))
+        assert diff.mean() <= 2.0 and np.percentile(diff, 99) <= 6, (hidden, diff.mean())
+        # and hiding it changed the picture: the step was live, not baked in
+        assert np.abs(seen[..., :3].astype(int) - projection[..., :3].astype(int)).mean() > 2

@@ -1,0 +1,262 @@
+"""Krita's own file (.kra), written without Krita: the user's layers and each run's
+group, its step layers as paint layers, and the steps that are tone curves (live.py)
+as Krita's curves filter layers, which Krita works out again from whatever lies beneath
+them.
+
+What Krita needs to open the file, as Krita 5.1 writes its own: 'mimetype' first and
+uncompressed; maindoc.xml (the layer tree, top first); for each paint layer its tiles
+(64 x 64 pixels, blue-green-red-alpha, each tile stored raw), its default pixel and its
+colour profile; for each filter layer its filter's settings and its selection (the whole
+picture); the merged picture and a preview. Krita reads each paint layer's colours in
+the profile beside it, so every layer carries the photo's profile (sRGB where it has
+none). Each run's record (the report, and what each step layer is, by the layer's
+uuid) is the document's 'layerpath' annotation, as the Krita docker keeps it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import uuid
+import zipfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+from xml.etree import ElementTree as ET
+
+import numpy as np
+from PIL import Image, ImageCms
+
+from layerpath.engine.files.io import (
+    THUMBNAIL_SIDE,
+    GroupLayer,
+    LayeredImage,
+    PixelLayer,
+    composite,
+    encode_png,
+)
+from layerpath.engine.files.live import Curves, curve_text
+
+MIME = "application/x-krita"
+NAME = "layerpath"  # the image's name in the file: its folder of layers
+TILE = 64
+#: Krita's curves filter keeps a curve for all colours, then red, green, blue, alpha,
+#: hue, saturation and lightness
+CURVE_SLOTS = 8
+ANNOTATION = "layerpath"
+
+
+@dataclass
+class _Member:
+    path: str
+    data: bytes
+
+
+def _tiles(pixels: np.ndarray, offset: tuple[int, int]) -> bytes:
+    """A layer's pixels (RGBA, 8 or 16 bits, placed at `offset`) as Krita's tiles: a
+    header, then each tile that is not fully transparent as 'x,y,LZF,size' and its
+    bytes (a first byte 0: stored raw, blue-green-red-alpha, little-endian)."""
+    h, w = pixels.shape[:2]
+    x, y = offset
+    left, top = (x // TILE) * TILE, (y // TILE) * TILE
+    cols, rows = -(-(x + w - left) // TILE), -(-(y + h - top) // TILE)
+    grid = np.zeros((rows * TILE, cols * TILE, 4), dtype=pixels.dtype)
+    grid[y - top : y - top + h, x - left : x - left + w] = pixels
+    bgra = grid[..., [2, 1, 0, 3]].astype(grid.dtype.newbyteorder("<"), copy=False)
+    tiles = bgra.reshape(rows, TILE, cols, TILE, 4).swapaxes(1, 2)
+    size = 4 * pixels.dtype.itemsize
+    parts = []
+    for row in range(rows):
+        for col in range(cols):
+            tile = tiles[row, col]
+            if not tile[..., 3].any():
+                continue  # (the default pixel: transparent)
+            data = b"\x00" + np.ascontiguousarray(tile).tobytes()
+            parts.append(f"{left + col * TILE},{top + row * TILE},LZF,{len(data)}\n".encode())
+            parts.append(data)
+    header = (
+        f"VERSION 2\nTILEWIDTH {TILE}\nTILEHEIGHT {TILE}\nPIXELSIZE {size}\n"
+        f"DATA {len(parts) // 2}\n"
+    )
+    return header.encode() + b"".join(parts)
+
+
+def _selection_all() -> bytes:
+    """A selection of the whole picture: no tiles, every pixel the default (selected)."""
+    return f"VERSION 2\nTILEWIDTH {TILE}\nTILEHEIGHT {TILE}\nPIXELSIZE 1\nDATA 0\n".encode()
+
+
+def _curves_config(curves: Curves) -> bytes:
+    identity = curve_text(((0.0, 0.0), (1.0, 1.0)))
+    slots = [identity, *(curve_text(c) for c in (curves.red, curves.green, curves.blue))]
+    slots += [identity] * (CURVE_SLOTS - len(slots))
+    params = ET.Element("params", version="1")
+    count = ET.SubElement(params, "param", name="nTransfers")
+    count.text = str(CURVE_SLOTS)
+    for number, text in enumerate(slots):
+        ET.SubElement(params, "param", name=f"curve{number}").text = text
+    return b"<!DOCTYPE params>\n" + ET.tostring(params, encoding="utf-8")
+
+
+class _Writer:
+    def __init__(self, profile: bytes) -> None:
+        self.profile = profile
+        self.members: list[_Member] = []
+        self.numbers = iter(range(2, 1 << 30))
+        self.uuids: dict[int, str] = {}  # id(layer): its node's uuid
+
+    def _common(self, node: ET.Element, layer: PixelLayer | GroupLayer) -> str:
+        filename = f"layer{next(self.numbers)}"
+        node_uuid = "{" + str(uuid.uuid4()) + "}"
+        self.uuids[id(layer)] = node_uuid
+        node.attrib.update(
+            {
+                "name": layer.name,
+                "filename": filename,
+                "visible": "1" if layer.visible else "0",
+                "uuid": node_uuid,
+                "x": "0",
+                "y": "0",
+                "opacity": "255",
+                "colorlabel": "0",
+                "collapsed": "0",
+                "locked": "0",
+                "intimeline": "0",
+                "channelflags": "",
+            }
+        )
+        return filename
+
+    def layer(self, parent: ET.Element, layer: PixelLayer) -> None:
+        node = ET.SubElement(parent, "layer")
+        filename = self._common(node, layer)
+        where = f"{NAME}/layers/{filename}"
+        curves = layer.curves
+        if isinstance(curves, Curves):
+            node.attrib.update(
+                nodetype="adjustmentlayer",
+                filtername="perchannel",
+                filterversion="1",
+                compositeop="copy",
+            )
+            self.members.append(_Member(f"{where}.filterconfig", _curves_config(curves)))
+            self.members.append(_Member(f"{where}.pixelselection", _selection_all()))
+            self.members.append(_Member(f"{where}.pixelselection.defaultpixel", b"\xff"))
+            return
+        pixels = layer.deep if layer.deep is not None else layer.pixels
+        deep = pixels.dtype == np.uint16
+        node.attrib.update(
+            nodetype="paintlayer",
+            colorspacename="RGBA16" if deep else "RGBA",
+            compositeop=layer.blend,  # (Krita's ids: normal, destination-in)
+            onionskin="0",
+            channellockflags="",
+        )
+        self.members.append(_Member(where, _tiles(pixels, layer.offset)))
+        self.members.append(_Member(f"{where}.defaultpixel", bytes(8 if deep else 4)))
+        self.members.append(_Member(f"{where}.icc", self.profile))
+
+    def group(self, parent: ET.Element, group: GroupLayer) -> None:
+        node = ET.SubElement(parent, "layer")
+        self._common(node, group)
+        # a step that works on what lies beneath (a curves layer, a cut-out) must reach
+        # the layers below the group: the group passes through
+        reaches = any(child.blend != "normal" or child.curves for child in group.children)
+        node.attrib.update(
+            nodetype="grouplayer", compositeop="normal", passthrough="1" if reaches else "0"
+        )
+        children = ET.SubElement(node, "layers")
+        for child in reversed(group.children):
+            self.layer(children, child)
+
+
+def _profile(doc: LayeredImage) -> bytes:
+    if doc.icc_profile:
+        return doc.icc_profile
+    return bytes(ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes())
+
+
+def _record(doc: LayeredImage, uuids: dict[int, str]) -> bytes:
+    """The runs' record, as the Krita docker keeps it (its 'runs'), with what each step
+    layer is by its node's uuid ('steps')."""
+    runs, steps = [], []
+    for recipe in doc.recipes:
+        runs.append(recipe.get("run", {}))
+        group = doc.layers[recipe["group"]]
+        if isinstance(group, GroupLayer):
+            for child, meta in zip(group.children, recipe.get("steps", []), strict=False):
+                if meta:
+                    steps.append({"uuid": uuids[id(child)], "group": uuids[id(group)], **meta})
+    return json.dumps({"version": 1, "runs": runs, "steps": steps}, default=str).encode()
+
+
+def _maindoc(doc: LayeredImage, layers: ET.Element, annotated: bool) -> bytes:
+    root = ET.Element(
+        "DOC",
+        {
+            "xmlns": "http://www.calligra.org/DTD/krita",
+            "kritaVersion": "5.1.5",
+            "syntaxVersion": "2.0",
+            "editor": "layerpath",
+        },
+    )
+    image = ET.SubElement(
+        root,
+        "IMAGE",
+        {
+            "name": NAME,
+            "mime": "application/x-kra",
+            "width": str(doc.width),
+            "height": str(doc.height),
+            "colorspacename": "RGBA16" if doc.deep else "RGBA",
+            "profile": "sRGB-elle-V2-srgbtrc.icc",  # (the profile written beside it wins)
+            "x-res": "72",
+            "y-res": "72",
+            "description": "",
+        },
+    )
+    image.append(layers)
+    if annotated:
+        notes = ET.SubElement(image, "Annotations")
+        ET.SubElement(
+            notes, "Annotation", type=ANNOTATION, description="layerpath runs (plan, steps)"
+        )
+    head = (
+        b'<?xml version="1.0" encoding="UTF-8"?>\n'
+        b"<!DOCTYPE DOC PUBLIC '-//KDE//DTD krita 2.0//EN' "
+        b"'http://www.calligra.org/DTD/krita-2.0.dtd'>\n"
+    )
+    return head + ET.tostring(root, encoding="utf-8")
+
+
+def _members(doc: LayeredImage) -> Iterator[_Member]:
+    profile = _profile(doc)
+    writer = _Writer(profile)
+    layers = ET.Element("layers")
+    for layer in reversed(doc.layers):  # the top layer first
+        if isinstance(layer, GroupLayer):
+            writer.group(layers, layer)
+        else:
+            writer.layer(layers, layer)
+    annotated = bool(doc.recipes)
+    yield _Member("maindoc.xml", _maindoc(doc, layers, annotated))
+    merged = composite(doc)
+    preview = Image.fromarray(merged, "RGBA")
+    preview.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE), Image.Resampling.BOX)
+    buffer = io.BytesIO()
+    preview.save(buffer, format="PNG")
+    yield _Member("preview.png", buffer.getvalue())
+    yield _Member("mergedimage.png", encode_png(merged, icc_profile=doc.icc_profile, exif=doc.exif))
+    yield _Member(f"{NAME}/annotations/icc", profile)
+    if annotated:
+        yield _Member(f"{NAME}/annotations/{ANNOTATION}", _record(doc, writer.uuids))
+    yield from writer.members
+
+
+def write_kra(doc: LayeredImage, path: Path | BinaryIO) -> None:
+    """The .kra file (see the module's words)."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        archive.writestr("mimetype", MIME, compress_type=zipfile.ZIP_STORED)
+        for member in _members(doc):
+            archive.writestr(member.path, member.data)

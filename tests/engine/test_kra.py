@@ -1,0 +1,110 @@
+"""The .kra the command line writes without Krita, read back here as Krita's format
+lays it out (tests/plugin/test_krita.py opens it in real Krita): which steps become live
+curves layers, the user's layers at their own depth, and the curves' fit."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from pathlib import Path
+from xml.etree import ElementTree
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from layerpath.engine.files.kra import MIME, NAME
+from layerpath.engine.files.live import FIT, fitted, spline
+from layerpath.plugin.cli import main
+from layerpath.tools.adjust import to_display, to_linear
+
+KRITA = "{http://www.calligra.org/DTD/krita}"
+
+
+def _layers(archive: zipfile.ZipFile) -> dict[str, ElementTree.Element]:
+    tree = ElementTree.fromstring(archive.read("maindoc.xml"))
+    return {node.get("name", ""): node for node in tree.iter(f"{KRITA}layer")}
+
+
+def _pixels(archive: zipfile.ZipFile, node: ElementTree.Element, w: int, h: int) -> np.ndarray:
+    """A paint layer's tiles back to RGBA (raw tiles, as the writer stores them)."""
+    data = archive.read(f"{NAME}/layers/{node.get('filename')}")
+    header, _, body = data.partition(b"DATA ")
+    count_line, _, body = body.partition(b"\n")
+    size = int(header.split(b"PIXELSIZE ")[1].split(b"\n")[0])
+    dtype = np.dtype("<u2") if size == 8 else np.dtype(np.uint8)
+    out = np.zeros((h + 64, w + 64, 4), dtype)
+    for _ in range(int(count_line)):
+        line, _, body = body.partition(b"\n")
+        x, y, _, length = line.split(b",")
+        tile, body = body[: int(length)], body[int(length) :]
+        assert tile[0] == 0  # stored raw
+        bgra = np.frombuffer(tile[1:], dtype).reshape(64, 64, 4)
+        out[int(y) : int(y) + 64, int(x) : int(x) + 64] = bgra[..., [2, 1, 0, 3]]
+    return out[:h, :w]
+
+
+def test_only_the_steps_that_are_tone_curves_become_live(tmp_path: Path) -> None:
+    """Warmer is a curve per channel; saturation mixes the channels and a vignette
+    depends on where a pixel lies: those two stay paint layers."""
+    from skimage import data
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    out = tmp_path / "out.kra"
+    words = "make it warmer, boost the saturation and add a vignette"
+    assert main(["edit", str(photo), words, "-o", str(out), "--no-traces"]) == 0
+    with zipfile.ZipFile(out) as archive:
+        assert archive.namelist()[0] == "mimetype" and archive.read("mimetype") == MIME.encode()
+        assert archive.getinfo("mimetype").compress_type == zipfile.ZIP_STORED
+        layers = _layers(archive)
+        kinds = {name.split(" ")[0]: node.get("nodetype") for name, node in layers.items()}
+        assert kinds["Temperature"] == "adjustmentlayer"
+        assert kinds["Saturation"] == "paintlayer" and kinds["Vignette"] == "paintlayer"
+        group = next(n for n in layers.values() if n.get("nodetype") == "grouplayer")
+        assert group.get("passthrough") == "1"  # the curves reach the photo beneath
+        original = layers["Original"]  # (the user's own layer, as the photo was read)
+        photo_pixels = np.asarray(Image.open(photo).convert("RGBA"))
+        assert np.array_equal(_pixels(archive, original, 512, 512), photo_pixels)
+        record = json.loads(archive.read(f"{NAME}/annotations/layerpath"))
+    # what each step layer is, by its node's uuid (for the docker to list the steps)
+    uuids = {node.get("uuid"): name for name, node in layers.items()}
+    named = sorted(uuids[step["uuid"]].split(" ")[0] for step in record["steps"])
+    assert named == ["Saturation", "Temperature", "Vignette"]
+    assert len(record["runs"]) == 1 and record["runs"][0]["prompt"] == words
+
+
+def test_a_16_bit_photo_stays_16_bit_in_the_kra(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    deep = rng.integers(0, 65536, (70, 90, 3), dtype=np.uint16)
+    photo = tmp_path / "deep.tif"
+    import tifffile
+
+    tifffile.imwrite(photo, deep, photometric="rgb")
+    out = tmp_path / "out.kra"
+    assert main(["edit", str(photo), "make it warmer", "-o", str(out), "--no-traces"]) == 0
+    with zipfile.ZipFile(out) as archive:
+        tree = ElementTree.fromstring(archive.read("maindoc.xml"))
+        assert tree.find(f"{KRITA}IMAGE").get("colorspacename") == "RGBA16"  # type: ignore[union-attr]
+        layers = _layers(archive)
+        own = next(n for n in layers.values() if n.get("colorspacename") == "RGBA16")
+        back = _pixels(archive, own, 90, 70)
+    assert np.array_equal(back[..., :3], deep) and (back[..., 3] == 65535).all()
+
+
+CURVES = {
+    "exposure +1 (sRGB)": lambda v: to_display(to_linear(v) * 2.0),
+    "exposure -1 (sRGB)": lambda v: to_display(to_linear(v) * 0.5),
+    "smoothstep": lambda v: v * v * (3 - 2 * v),
+    "gamma 2.2": lambda v: v**2.2,
+}
+
+
+@pytest.mark.parametrize("name", CURVES)
+def test_a_tone_curve_takes_few_points_and_fits_within_a_level(name: str) -> None:
+    x = np.linspace(0, 1, 256, dtype=np.float32)
+    samples = np.rint(255.0 * np.clip(CURVES[name](x), 0, 1)) / 255.0  # (whole levels)
+    points = fitted(samples.astype(np.float64))
+    assert len(points) <= 17
+    error = np.abs(spline(points, x.astype(np.float64)) - samples) * 255.0
+    assert error.max() <= FIT
