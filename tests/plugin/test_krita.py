@@ -816,3 +816,36 @@ def test_the_clis_kra_keeps_tone_steps_live_in_krita(tmp_path: Path) -> None:
         assert diff.mean() <= 2.0 and np.percentile(diff, 99) <= 6, (hidden, diff.mean())
         # and hiding it changed the picture: the step was live, not baked in
         assert np.abs(seen[..., :3].astype(int) - projection[..., :3].astype(int)).mean() > 2
+
+
+@pytest.mark.krita
+@needs_krita
+def test_the_clis_kra_of_a_16_bit_photo_opens_in_krita_at_16_bits(tmp_path: Path) -> None:
+    import tifffile
+
+    from layerpath.plugin.cli import main
+
+    ramp = np.linspace(0, 65535, 96 * 80, dtype=np.float64).reshape(80, 96)
+    deep = np.dstack([ramp, ramp[::-1], np.full_like(ramp, 30000)]).astype(np.uint16)
+    photo = tmp_path / "deep.tif"
+    tifffile.imwrite(photo, deep, photometric="rgb")
+    out, flat = tmp_path / "out.kra", tmp_path / "flat.tif"
+    for target in (out, flat):
+        assert main(["edit", str(photo), "make it warmer", "-o", str(target), "--no-traces"]) == 0
+    dump_path = tmp_path / "dump.json"
+    subprocess.run(
+        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
+        env=krita_env(tmp_path, [HERE]),
+        capture_output=True,
+        timeout=300,
+    )
+    dump = json.loads(dump_path.read_text())
+    assert dump["depth"] == "U16"
+    w, h = dump["size"]
+    background = to_rgba16(base64.b64decode(dump["background"]), dump["depth"], w, h)
+    assert np.array_equal(background[..., :3], deep)  # the user's pixels, all 16 bits
+    projection = to_rgba16(base64.b64decode(dump["projection"]), dump["depth"], w, h)
+    warmed = np.asarray(tifffile.imread(flat))  # the same run, flattened at 16 bits
+    off = np.abs(projection[..., :3].astype(int) - warmed[..., :3].astype(int)) / 257
+    assert off.mean() <= 1.0 and off.max() <= 3, (off.mean(), off.max())
+    assert np.abs(projection[..., :3].astype(int) - deep.astype(int)).mean() > 2 * 257
