@@ -466,6 +466,12 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         return read_psd(path, max_pixels)
     if suffix in RAW_SUFFIXES:
         return read_raw(path, max_pixels)
+    if suffix == ".kra":  # (layerpath writes Krita's files; reading them needs Krita)
+        raise BadInput(
+            f"{path.name} is a Krita document, which layerpath writes but does not read: "
+            "run the instruction in Krita's layerpath docker, or save it from Krita as "
+            ".ora (File ▸ Export) and give that."
+        )
     if suffix in HEIF_SUFFIXES:
         _photo_extra("pillow_heif", path).register_heif_opener()
     try:  # decoded from these bytes: a later change to the file cannot differ

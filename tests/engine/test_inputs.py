@@ -84,6 +84,7 @@ CASES = {
     "jpeg-60000.jpg": (jpeg_claiming(60_000, 60_000), "60000x60000 pixels"),
     "ztxt.png": (ztxt_bomb(), "not an image layerpath can read"),
     "one-pixel.png": (small_png((1, 1)), "at least 16x16"),
+    "krita.kra": (ora("", {"mergedimage.png": small_png()}), "save it from Krita as .ora"),
     "ora-300000.ora": (
         ora(f'<image w="300000" h="300000"><stack>{LAYER}</stack></image>', {}),
         "300000x300000 pixels",
