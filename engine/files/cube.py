@@ -73,6 +73,11 @@ def colour_step(outcome: SubtaskOutcome, registry: Registry) -> str | None:
     spec = registry.get(outcome.tools[0]).spec if outcome.tools[0] in registry else None
     if spec is None or set(spec.inputs) != {ArtifactKind.IMAGE}:
         return "its tool works on more than the picture's colours"
+    if spec.model is not None:  # (and running it on a table of colours takes minutes)
+        return "its tool is a model, which paints a new picture rather than a colour change"
+    pixels = [s for s in outcome.steps if s.kind == LayerKind.PIXELS]
+    if len(pixels) != 1 or pixels[0].blend != "normal":
+        return "it cuts out or adds more than one layer of pixels"
     return None
 
 

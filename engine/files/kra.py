@@ -19,8 +19,6 @@ import io
 import json
 import uuid
 import zipfile
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 from xml.etree import ElementTree as ET
@@ -47,33 +45,29 @@ CURVE_SLOTS = 8
 ANNOTATION = "layerpath"
 
 
-@dataclass
-class _Member:
-    path: str
-    data: bytes
-
-
 def _tiles(pixels: np.ndarray, offset: tuple[int, int]) -> bytes:
     """A layer's pixels (RGBA, 8 or 16 bits, placed at `offset`) as Krita's tiles: a
     header, then each tile that is not fully transparent as 'x,y,LZF,size' and its
-    bytes (a first byte 0: stored raw, blue-green-red-alpha, little-endian)."""
+    bytes (a first byte 0: stored raw, blue-green-red-alpha, little-endian). Worked
+    out a row of tiles at a time, so a camera-size layer is never copied whole."""
     h, w = pixels.shape[:2]
     x, y = offset
     left, top = (x // TILE) * TILE, (y // TILE) * TILE
     cols, rows = -(-(x + w - left) // TILE), -(-(y + h - top) // TILE)
-    grid = np.zeros((rows * TILE, cols * TILE, 4), dtype=pixels.dtype)
-    grid[y - top : y - top + h, x - left : x - left + w] = pixels
-    bgra = grid[..., [2, 1, 0, 3]].astype(grid.dtype.newbyteorder("<"), copy=False)
-    tiles = bgra.reshape(rows, TILE, cols, TILE, 4).swapaxes(1, 2)
     size = 4 * pixels.dtype.itemsize
+    band = np.zeros((TILE, cols * TILE, 4), dtype=np.dtype(pixels.dtype).newbyteorder("<"))
     parts = []
     for row in range(rows):
-        for col in range(cols):
-            tile = tiles[row, col]
-            if not tile[..., 3].any():
-                continue  # (the default pixel: transparent)
-            data = b"\x00" + np.ascontiguousarray(tile).tobytes()
-            parts.append(f"{left + col * TILE},{top + row * TILE},LZF,{len(data)}\n".encode())
+        band[...] = 0
+        y0 = top + row * TILE  # the band's first row, in the picture
+        a, b = max(y0, y), min(y0 + TILE, y + h)  # the layer's rows in it
+        if a < b:
+            band[a - y0 : b - y0, x - left : x - left + w] = pixels[a - y : b - y, :, [2, 1, 0, 3]]
+        tiles = band.reshape(TILE, cols, TILE, 4).swapaxes(0, 1)
+        shown = tiles[..., 3].any(axis=(1, 2))
+        for col in np.flatnonzero(shown):  # (a transparent tile is the default pixel)
+            data = b"\x00" + np.ascontiguousarray(tiles[col]).tobytes()
+            parts.append(f"{left + col * TILE},{y0},LZF,{len(data)}\n".encode())
             parts.append(data)
     header = (
         f"VERSION 2\nTILEWIDTH {TILE}\nTILEHEIGHT {TILE}\nPIXELSIZE {size}\n"
@@ -100,9 +94,12 @@ def _curves_config(curves: Curves) -> bytes:
 
 
 class _Writer:
-    def __init__(self, profile: bytes) -> None:
+    """The layer tree, written as it is walked: each layer's files go into the archive
+    at once (a camera-size layer's tiles are not all held until the end)."""
+
+    def __init__(self, archive: zipfile.ZipFile, profile: bytes) -> None:
+        self.archive = archive
         self.profile = profile
-        self.members: list[_Member] = []
         self.numbers = iter(range(2, 1 << 30))
         self.uuids: dict[int, str] = {}  # id(layer): its node's uuid
 
@@ -112,7 +109,7 @@ class _Writer:
         self.uuids[id(layer)] = node_uuid
         node.attrib.update(
             {
-                "name": layer.name,
+                "name": "".join(c if c.isprintable() else " " for c in layer.name),
                 "filename": filename,
                 "visible": "1" if layer.visible else "0",
                 "uuid": node_uuid,
@@ -140,9 +137,9 @@ class _Writer:
                 filterversion="1",
                 compositeop="copy",
             )
-            self.members.append(_Member(f"{where}.filterconfig", _curves_config(curves)))
-            self.members.append(_Member(f"{where}.pixelselection", _selection_all()))
-            self.members.append(_Member(f"{where}.pixelselection.defaultpixel", b"\xff"))
+            self.archive.writestr(f"{where}.filterconfig", _curves_config(curves))
+            self.archive.writestr(f"{where}.pixelselection", _selection_all())
+            self.archive.writestr(f"{where}.pixelselection.defaultpixel", b"\xff")
             return
         pixels = layer.deep if layer.deep is not None else layer.pixels
         deep = pixels.dtype == np.uint16
@@ -153,9 +150,9 @@ class _Writer:
             onionskin="0",
             channellockflags="",
         )
-        self.members.append(_Member(where, _tiles(pixels, layer.offset)))
-        self.members.append(_Member(f"{where}.defaultpixel", bytes(8 if deep else 4)))
-        self.members.append(_Member(f"{where}.icc", self.profile))
+        self.archive.writestr(where, _tiles(pixels, layer.offset))
+        self.archive.writestr(f"{where}.defaultpixel", bytes(8 if deep else 4))
+        self.archive.writestr(f"{where}.icc", self.profile)
 
     def group(self, parent: ET.Element, group: GroupLayer) -> None:
         node = ET.SubElement(parent, "layer")
@@ -183,7 +180,10 @@ def _record(doc: LayeredImage, uuids: dict[int, str]) -> bytes:
     runs, steps = [], []
     for recipe in doc.recipes:
         runs.append(recipe.get("run", {}))
-        group = doc.layers[recipe["group"]]
+        index = recipe.get("group")
+        group = (
+            doc.layers[index] if isinstance(index, int) and 0 <= index < len(doc.layers) else None
+        )
         if isinstance(group, GroupLayer):
             for child, meta in zip(group.children, recipe.get("steps", []), strict=False):
                 if meta:
@@ -230,33 +230,28 @@ def _maindoc(doc: LayeredImage, layers: ET.Element, annotated: bool) -> bytes:
     return head + ET.tostring(root, encoding="utf-8")
 
 
-def _members(doc: LayeredImage) -> Iterator[_Member]:
-    profile = _profile(doc)
-    writer = _Writer(profile)
-    layers = ET.Element("layers")
-    for layer in reversed(doc.layers):  # the top layer first
-        if isinstance(layer, GroupLayer):
-            writer.group(layers, layer)
-        else:
-            writer.layer(layers, layer)
-    annotated = bool(doc.recipes)
-    yield _Member("maindoc.xml", _maindoc(doc, layers, annotated))
-    merged = composite(doc)
-    preview = Image.fromarray(merged, "RGBA")
-    preview.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE), Image.Resampling.BOX)
-    buffer = io.BytesIO()
-    preview.save(buffer, format="PNG")
-    yield _Member("preview.png", buffer.getvalue())
-    yield _Member("mergedimage.png", encode_png(merged, icc_profile=doc.icc_profile, exif=doc.exif))
-    yield _Member(f"{NAME}/annotations/icc", profile)
-    if annotated:
-        yield _Member(f"{NAME}/annotations/{ANNOTATION}", _record(doc, writer.uuids))
-    yield from writer.members
-
-
 def write_kra(doc: LayeredImage, path: Path | BinaryIO) -> None:
     """The .kra file (see the module's words)."""
+    profile = _profile(doc)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
         archive.writestr("mimetype", MIME, compress_type=zipfile.ZIP_STORED)
-        for member in _members(doc):
-            archive.writestr(member.path, member.data)
+        writer = _Writer(archive, profile)
+        layers = ET.Element("layers")
+        for layer in reversed(doc.layers):  # the top layer first
+            if isinstance(layer, GroupLayer):
+                writer.group(layers, layer)
+            else:
+                writer.layer(layers, layer)
+        annotated = bool(doc.recipes)
+        archive.writestr("maindoc.xml", _maindoc(doc, layers, annotated))
+        merged = composite(doc)
+        preview = Image.fromarray(merged, "RGBA")
+        preview.thumbnail((THUMBNAIL_SIDE, THUMBNAIL_SIDE), Image.Resampling.BOX)
+        buffer = io.BytesIO()
+        preview.save(buffer, format="PNG")
+        archive.writestr("preview.png", buffer.getvalue())
+        merged_png = encode_png(merged, icc_profile=doc.icc_profile, exif=doc.exif)
+        archive.writestr("mergedimage.png", merged_png, compress_type=zipfile.ZIP_STORED)
+        archive.writestr(f"{NAME}/annotations/icc", profile)
+        if annotated:
+            archive.writestr(f"{NAME}/annotations/{ANNOTATION}", _record(doc, writer.uuids))

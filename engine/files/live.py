@@ -14,6 +14,7 @@ interpolates its curves (a natural cubic spline).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -23,6 +24,8 @@ from layerpath.engine.files.cube import CLOSE, NEAR, colour_step, lattice, throu
 from layerpath.engine.hosts.session import picture_beneath
 from layerpath.engine.types import LayerKind, RunResult, SubtaskOutcome
 from layerpath.tools.registry import Registry
+
+log = logging.getLogger(__name__)
 
 Points = tuple[tuple[float, float], ...]
 #: how far (in levels) a curve may leave the values the step gives on the ramp (which
@@ -107,7 +110,11 @@ class Curves:
         return np.stack([table[picture[..., c], c] for c in range(3)], axis=-1)
 
 
-def _off(made: np.ndarray, wanted: np.ndarray) -> bool:
+def _off(made: np.ndarray, wanted: np.ndarray, alpha: np.ndarray) -> bool:
+    """Whether the curves' colours (`made`) miss what the step made (`wanted`, RGBA), or
+    the step changed the transparency (`alpha`: what it was), which curves cannot do."""
+    if not np.array_equal(wanted[..., 3], alpha):
+        return True
     diff = np.abs(made.astype(np.int16) - wanted[..., :3].astype(np.int16))
     return bool(diff.mean() > CLOSE or np.percentile(diff, 99) > NEAR)
 
@@ -118,24 +125,25 @@ def curves_of(outcome: SubtaskOutcome, result: RunResult, registry: Registry) ->
     if colour_step(outcome, registry) is not None:
         return None
     run = through(registry, outcome, result)
-    ramp = np.repeat(np.arange(256, dtype=np.uint8), 3).reshape(16, 16, 3)
+    opaque = np.full((16, 16), 255, np.uint8)
+    ramp = np.dstack([np.repeat(np.arange(256, dtype=np.uint8), 3).reshape(16, 16, 3), opaque])
+    colours = lattice()
     try:
-        grey = run(np.dstack([ramp, np.full((16, 16), 255, np.uint8)]))
-        colours = lattice()
-        on_lattice = run(colours)
-    except Exception:  # (a tool that needs a photo, not a table of colours)
+        grey, on_lattice = run(ramp), run(colours)
+        samples = grey[..., :3].reshape(256, 3).astype(np.float64) / 255.0
+        curves = Curves(*(fitted(samples[:, c]) for c in range(3)))
+        if _off(curves.applied(colours), on_lattice, colours[..., 3]):
+            return None  # it mixes the channels (or changes the transparency)
+        start = outcome.start_image
+        assert start is not None
+        own = picture_beneath(
+            start, [s for s in outcome.steps if s.kind == LayerKind.PIXELS and s.visible]
+        )
+        if _off(curves.applied(start), own, start[..., 3]):
+            return None  # it depends on the picture
+    except Exception:  # (a tool that needs a photo, not a table of colours): a paint layer
+        log.warning("could not tell whether %s is a tone curve", outcome.tools, exc_info=True)
         return None
-    samples = grey[..., :3].reshape(256, 3).astype(np.float64) / 255.0
-    curves = Curves(*(fitted(samples[:, c]) for c in range(3)))
-    if _off(curves.applied(colours), on_lattice):
-        return None  # it mixes the channels
-    start = outcome.start_image
-    assert start is not None
-    own = picture_beneath(
-        start, [s for s in outcome.steps if s.kind == LayerKind.PIXELS and s.visible]
-    )
-    if _off(curves.applied(start), own):
-        return None  # it depends on the picture
     return curves
 
 

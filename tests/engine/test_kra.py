@@ -108,3 +108,19 @@ def test_a_tone_curve_takes_few_points_and_fits_within_a_level(name: str) -> Non
     assert len(points) <= 17
     error = np.abs(spline(points, x.astype(np.float64)) - samples) * 255.0
     assert error.max() <= FIT
+
+
+def test_a_cut_out_stays_a_cut_out_layer_not_a_curves_layer(tmp_path: Path) -> None:
+    """A background removal leaves the colours as they were and changes only the
+    transparency: no curve can do that, so its layer stays the cut-out it is."""
+    from tests.tools.test_background import portrait
+
+    image, _ = portrait()
+    photo = tmp_path / "portrait.png"
+    Image.fromarray(image).save(photo)
+    out = tmp_path / "out.kra"
+    assert main(["edit", str(photo), "remove the background", "-o", str(out), "--no-traces"]) == 0
+    with zipfile.ZipFile(out) as archive:
+        layers = _layers(archive)
+    assert not [n for n in layers.values() if n.get("nodetype") == "adjustmentlayer"]
+    assert [n.get("compositeop") for n in layers.values()].count("destination-in") == 1
