@@ -938,8 +938,6 @@ def write_layered(doc: LayeredImage, path: Path) -> Path:
         return write_atomically(path, lambda file: write_ora(doc, file))
     if suffix == ".psd":
         return write_atomically(path, lambda file: write_psd(doc, file))
-    if suffix == ".kra":
-        from layerpath.engine.files.kra import write_kra
-
-        return write_atomically(path, lambda file: write_kra(doc, file))
+    if suffix == ".kra":  # (written by engine/files/kra.py, which reads this module)
+        raise BadInput("A .kra is written with engine.files.kra.write_kra.")
     return write_atomically(path, _flat(doc, suffix))

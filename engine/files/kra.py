@@ -26,6 +26,7 @@ from xml.etree import ElementTree as ET
 import numpy as np
 from PIL import Image, ImageCms
 
+from layerpath.engine.files.curves import Curves, curve_text
 from layerpath.engine.files.io import (
     THUMBNAIL_SIDE,
     GroupLayer,
@@ -34,7 +35,6 @@ from layerpath.engine.files.io import (
     composite,
     encode_png,
 )
-from layerpath.engine.files.live import Curves, curve_text
 
 MIME = "application/x-krita"
 NAME = "layerpath"  # the image's name in the file: its folder of layers

@@ -20,13 +20,16 @@ from layerpath.engine.files.io import (
     LayeredImage,
     PixelLayer,
     composite,
+    output_problem,
     read_layered,
     read_mask,
     split_masks,
     write_layered,
 )
+from layerpath.engine.files.kra import write_kra
 from layerpath.engine.types import LayerKind, Snapshot, StepLayer
 from layerpath.errors import BadInput
+from layerpath.files import write_atomically
 
 
 class Document(Protocol):
@@ -202,6 +205,12 @@ class LayeredDocument:
         picture); an ORA keeps each run's record and what each of its layers is
         (layerpath/runs.json), a .kra the same as its 'layerpath' annotation."""
         self._image.recipes = self._recipes()
+        if Path(path).suffix.lower() == ".kra":
+            problem = output_problem(Path(path), deep=self._image.deep)
+            if problem is not None:
+                raise BadInput(problem + ".")
+            image = self._image
+            return write_atomically(Path(path), lambda file: write_kra(image, file))
         return write_layered(self._image, path)
 
     def _recipes(self) -> list[dict[str, Any]]:

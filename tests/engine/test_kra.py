@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from layerpath.engine.files.curves import FIT, fitted, spline
 from layerpath.engine.files.kra import MIME, NAME
-from layerpath.engine.files.live import FIT, fitted, spline
 from layerpath.plugin.cli import main
 from layerpath.tools.adjust import to_display, to_linear
 

@@ -178,6 +178,20 @@ def edit_in_krita(
     return dump
 
 
+def krita_dump(tmp_path: Path, path: Path, hide: Sequence[str] = ()) -> dict[str, Any]:
+    """A file as real Krita reads it back (kra_dump under kritarunner), with the picture
+    with each layer named in `hide` hidden in turn."""
+    dump_path = tmp_path / "dump.json"
+    subprocess.run(
+        ["kritarunner", "-s", "kra_dump", str(path), str(dump_path), *hide],
+        env=krita_env(tmp_path, [HERE]),
+        capture_output=True,
+        timeout=300,
+    )
+    dump: dict[str, Any] = json.loads(dump_path.read_text())
+    return dump
+
+
 def mask_file(path: Path, region: np.ndarray) -> Path:
     Image.fromarray(region.astype(np.uint8) * 255).save(path)
     return path
@@ -641,14 +655,7 @@ def test_krita_opens_an_ora_that_keeps_its_runs_as_the_picture_it_is(tmp_path: P
     assert main(["edit", str(photo), "lift the shadows and make it warmer", "-o", str(out)]) == 0
     with zipfile.ZipFile(out) as archive:
         assert "layerpath/runs.json" in archive.namelist()
-    dump_path = tmp_path / "dump.json"
-    subprocess.run(
-        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
-        env=krita_env(tmp_path, [HERE]),
-        capture_output=True,
-        timeout=300,
-    )
-    dump = json.loads(dump_path.read_text())
+    dump = krita_dump(tmp_path, out)
     w, h = dump["size"]
     projection = to_rgba8(base64.b64decode(dump["projection"]), dump["depth"], w, h)
     ours = composite(read_layered(out))
@@ -793,14 +800,7 @@ def test_the_clis_kra_keeps_tone_steps_live_in_krita(tmp_path: Path) -> None:
         tree = ElementTree.fromstring(archive.read("maindoc.xml"))
     names = [node.get("name", "") for node in tree.iter("{http://www.calligra.org/DTD/krita}layer")]
     steps = {step: next(n for n in names if n.startswith(step)) for step in alone}
-    dump_path = tmp_path / "dump.json"
-    subprocess.run(
-        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path), *steps.values()],
-        env=krita_env(tmp_path, [HERE]),
-        capture_output=True,
-        timeout=300,
-    )
-    dump = json.loads(dump_path.read_text())
+    dump = krita_dump(tmp_path, out, list(steps.values()))
     w, h = dump["size"]
     nodes = {n["name"]: n for n in dump["nodes"]}
     assert nodes["photo"]["sha256"] == _bgra(photo)
@@ -832,14 +832,7 @@ def test_the_clis_kra_of_a_16_bit_photo_opens_in_krita_at_16_bits(tmp_path: Path
     out, flat = tmp_path / "out.kra", tmp_path / "flat.tif"
     for target in (out, flat):
         assert main(["edit", str(photo), "make it warmer", "-o", str(target), "--no-traces"]) == 0
-    dump_path = tmp_path / "dump.json"
-    subprocess.run(
-        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
-        env=krita_env(tmp_path, [HERE]),
-        capture_output=True,
-        timeout=300,
-    )
-    dump = json.loads(dump_path.read_text())
+    dump = krita_dump(tmp_path, out)
     assert dump["depth"] == "U16"
     w, h = dump["size"]
     background = to_rgba16(base64.b64decode(dump["background"]), dump["depth"], w, h)
