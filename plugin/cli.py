@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
         "--output",
         type=Path,
         required=True,
-        help="OUT.ora, OUT.psd (layers) or OUT.png (flat)",
+        help="OUT.ora, OUT.psd, OUT.kra (layers) or OUT.png, OUT.jpg, OUT.tif (flat)",
     )
     edit.add_argument("--report", type=Path, help="write the run report (JSON) here")
     edit.add_argument(
@@ -75,6 +75,12 @@ def _parser() -> argparse.ArgumentParser:
         help="also write the run's whole-picture colour steps as a 3D LUT (.cube) for "
         "Krita, Photoshop, Resolve or darktable; a step that depends on where a pixel lies "
         "(a vignette, clarity, a region) is left out, said by name",
+    )
+    edit.add_argument(
+        "--adjustment-layers",
+        action="store_true",
+        help="in a PSD, the steps that are tone curves as Curves adjustment layers, live in "
+        "Photoshop (Krita and GIMP show those as empty layers; a .kra is always live in Krita)",
     )
     edit.add_argument(
         "--alpha", type=float, default=1.0, help="0 = best quality ... 2 = cheapest (default 1)"
@@ -425,8 +431,10 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
             said = f" (the report: {args.report})" if args.report else ""
             print(f"no step made a layer; no picture was written{said}", file=sys.stderr)
             return 1
-        if result is not None and args.output.suffix.lower() == ".kra":
-            _live_in_krita(session, document, result)
+        suffix = args.output.suffix.lower()
+        psd = suffix == ".psd" and getattr(args, "adjustment_layers", False)
+        if result is not None and (suffix == ".kra" or psd):
+            _live_curves(session, document, result, psd)
         written = _save(document, args.output)
     if result is None or result.cancelled:
         print(
@@ -450,9 +458,12 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     return 0 if result.ok else 1
 
 
-def _live_in_krita(session: RunSession, document: LayeredDocument, result: RunResult) -> None:
-    """The run's steps that are tone curves become Krita curves filter layers in the
-    .kra (live on whatever lies beneath them); said by name."""
+def _live_curves(
+    session: RunSession, document: LayeredDocument, result: RunResult, psd: bool
+) -> None:
+    """The run's steps that are tone curves become curves layers, live on whatever lies
+    beneath them: Krita curves filter layers in a .kra, Curves adjustment layers in a
+    PSD (where the curves pass on whole levels too); said by name."""
     from layerpath.engine.files.live import live_steps
 
     placed = {
@@ -461,11 +472,14 @@ def _live_in_krita(session: RunSession, document: LayeredDocument, result: RunRe
         if p.group == session.group and p.step.visible
     }
     live = live_steps(placed, result, Registry.from_catalogue())
+    if psd:  # (a PSD keeps whole levels and at most 19 points a curve)
+        live = {layer: curves for layer, curves in live.items() if curves.whole is not None}
     for layer, curves in live.items():
         document.make_live(layer, curves)
     if live:
         names = ", ".join(printable(session.placed[layer].step.name) for layer in live)
-        print(f"live in Krita as curves layers: {names}", file=sys.stderr)
+        host = "Photoshop as Curves adjustment layers" if psd else "Krita as curves layers"
+        print(f"live in {host}: {names}", file=sys.stderr)
 
 
 def _cube(result: RunResult, path: Path) -> bool:

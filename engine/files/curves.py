@@ -1,6 +1,7 @@
 """Tone curves as Krita draws them: a natural cubic spline through a few points per
 channel, fitted to a step's values at each level (engine/files/live.py finds the steps;
-engine/files/kra.py writes them as Krita curves filter layers)."""
+engine/files/kra.py writes them as Krita curves filter layers, engine/files/io.py as a
+PSD's Curves adjustment layers)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ Points = tuple[tuple[float, float], ...]
 #: how far (in levels) a curve may leave the values the step gives on the ramp (which
 #: are whole levels: half a level of that is rounding)
 FIT = 0.75
+#: the most points Photoshop keeps in one curve (19), less two for room
+PSD_POINTS = 17
 
 
 def _natural(xs: np.ndarray, ys: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -49,18 +52,21 @@ def spline(points: Points, x: np.ndarray) -> np.ndarray:
     return np.asarray(np.clip(_natural(xs, ys, x), 0.0, 1.0))
 
 
-def fitted(samples: np.ndarray) -> Points:
+def fitted(samples: np.ndarray, most: int = 33, whole: bool = False) -> Points:
     """Few points whose curve stays within FIT levels of `samples` (the step at each
     level 0..255, 0..1): from five evenly spaced, a point is added in the middle of the
-    stretch that fits worst until the curve fits (at most 33). A spline is linear in its
-    points' heights, so each time the heights are the least-squares fit to every sample:
-    the rounding in the samples is averaged out, not chased."""
+    stretch that fits worst until the curve fits (at most `most`). A spline is linear in
+    its points' heights, so each time the heights are the least-squares fit to every
+    sample: the rounding in the samples is averaged out, not chased. With `whole` the
+    points lie on whole levels (as a PSD keeps them)."""
     x = np.linspace(0.0, 1.0, len(samples))
     knots = list(np.linspace(0.0, 1.0, 5))
     while True:
-        at = np.array(knots)
+        at = np.unique(np.rint(np.array(knots) * 255) / 255) if whole else np.array(knots)
         basis = np.stack([_natural(at, unit, x) for unit in np.eye(len(at))], axis=1)
         heights = np.clip(np.linalg.lstsq(basis, samples, rcond=None)[0], 0.0, 1.0)
+        if whole:
+            heights = np.rint(heights * 255) / 255
         points = tuple(
             (round(float(a), 6), round(float(b), 6)) for a, b in zip(at, heights, strict=True)
         )
@@ -68,18 +74,21 @@ def fitted(samples: np.ndarray) -> Points:
         worst = float(x[int(np.argmax(error))])
         stretch = min(max(int(np.searchsorted(at, worst, side="right")) - 1, 0), len(at) - 2)
         middle = float(at[stretch] + at[stretch + 1]) / 2
-        if error.max() <= FIT or len(knots) >= 33 or at[stretch + 1] - at[stretch] < 2 / 255:
+        if error.max() <= FIT or len(knots) >= most or at[stretch + 1] - at[stretch] < 2 / 255:
             return points
         knots = sorted([*knots, middle])
 
 
 @dataclass(frozen=True)
 class Curves:
-    """One curve per channel (red, green, blue), each its points (x, y in 0..1)."""
+    """One curve per channel (red, green, blue), each its points (x, y in 0..1);
+    `whole`: the same curves on whole levels, at most PSD_POINTS each, where they pass
+    too (a PSD's Curves adjustment keeps them so)."""
 
     red: Points
     green: Points
     blue: Points
+    whole: Curves | None = None
 
     def table(self, levels: int = 256) -> np.ndarray:
         """The curves at each of `levels` values: levels x 3, 0..1."""

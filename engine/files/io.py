@@ -18,7 +18,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -416,13 +416,48 @@ def read_psd(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
             return None
         return PixelLayer(layer.name, rgba8(picture), (layer.left, layer.top), layer.visible)
 
+    def read(layer: Any, beneath: list[PixelLayer | GroupLayer]) -> PixelLayer | None:
+        if layer.kind == "curves":  # (a step layerpath kept live, or the user's own)
+            return _curves_layer(layer, LayeredImage(doc.width, doc.height, beneath))
+        return pixel(layer)
+
     for layer in psd:
         if layer.is_group():
-            children = [p for p in map(pixel, layer) if p is not None]  # type: ignore[call-overload]
-            doc.layers.append(GroupLayer(layer.name, children, layer.visible))
-        elif (single := pixel(layer)) is not None:
+            group = GroupLayer(layer.name, [], layer.visible)
+            for child in layer:  # type: ignore[attr-defined]
+                if (made := read(child, [*doc.layers, GroupLayer("", group.children)])) is not None:
+                    group.children.append(made)
+            doc.layers.append(group)
+        elif (single := read(layer, list(doc.layers))) is not None:
             doc.layers.append(single)
     return doc
+
+
+def _curves_layer(layer: Any, beneath: LayeredImage) -> PixelLayer | None:
+    """A PSD's Curves adjustment layer as a layer of pixels: the picture beneath it
+    through its curves (a natural spline through its points, as Photoshop draws them),
+    kept as curves too, so it is written live again."""
+    from layerpath.engine.files.curves import Curves
+
+    extra = getattr(layer, "extra", None)
+    if extra is None:
+        return None
+    same = ((0.0, 0.0), (1.0, 1.0))
+    points = {
+        item.channel_id: tuple(sorted((x / 255, y / 255) for y, x in item.points))
+        for item in extra
+        if len(item.points) >= 2 and not isinstance(item.points[0], int)
+    }
+    curves = Curves(points.get(1, same), points.get(2, same), points.get(3, same))
+    below = composite(beneath)
+    rgb = curves.applied(below)
+    master = points.get(0, same)
+    if master != same:  # (the curve of all colours, after each channel's)
+        rgb = Curves(master, master, master).applied(rgb)
+    made = PixelLayer(layer.name, np.dstack([rgb, below[..., 3]]), (0, 0), layer.visible)
+    if master == same:
+        made.curves = replace(curves, whole=curves)
+    return made
 
 
 def _photo_extra(module: str, path: Path) -> Any:
@@ -799,6 +834,22 @@ def named(layer: Any, name: str) -> None:
     layer._record.name = name.encode("mac_roman", "replace").decode("mac_roman")
 
 
+def psd_curves(curves: Any) -> Any:
+    """Tone curves (engine/files/curves.py, on whole levels) as a PSD's Curves block:
+    for red, green and blue (channels 1, 2, 3) their points as (output, input) levels,
+    in the old list and again in the 'Crv ' part that Photoshop and psd-tools read."""
+    from psd_tools.psd.adjustments import Curves, CurvesExtraItem, CurvesExtraMarker
+
+    channels = [
+        [(round(y * 255), round(x * 255)) for x, y in points]
+        for points in (curves.red, curves.green, curves.blue)
+    ]
+    # (psd-tools' fields convert any list; its stubs ask for an Iterable of a free type)
+    items = [CurvesExtraItem(n + 1, points) for n, points in enumerate(channels)]  # type: ignore[arg-type]
+    extra = CurvesExtraMarker(version=4, items=items)  # type: ignore[arg-type]
+    return Curves(False, 1, 0b1110, channels, extra)  # type: ignore[arg-type]
+
+
 def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
     from psd_tools import PSDImage
 
@@ -808,8 +859,9 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
             "cannot do; save as .ora (Krita, GIMP, the layerpath editor) or as .png."
         )
     psd = PSDImage.new("RGBA", (doc.width, doc.height))
-    from psd_tools.constants import Resource
+    from psd_tools.constants import Resource, Tag
     from psd_tools.psd.image_resources import ImageResource
+    from psd_tools.psd.tagged_blocks import TaggedBlock
 
     # the photo's colour profile and camera metadata, where Photoshop and Krita read them
     exif = doc.exif.removeprefix(EXIF_HEADER) if doc.exif else None  # (a PSD holds it bare)
@@ -818,12 +870,19 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
             psd._record.image_resources[key] = ImageResource(key=key, data=data)
 
     def add(parent: Any, layer: PixelLayer) -> None:
-        made = parent.create_pixel_layer(
-            Image.fromarray(layer.pixels, "RGBA"),
-            name="layer",
-            top=layer.offset[1],
-            left=layer.offset[0],
-        )
+        whole = getattr(layer.curves, "whole", None)
+        if whole is not None:  # live: a Curves adjustment layer (engine/files/curves.py)
+            made = parent.create_pixel_layer(Image.new("RGBA", (0, 0)), name="layer")
+            made._record.tagged_blocks[Tag.CURVES] = TaggedBlock(
+                key=Tag.CURVES, data=psd_curves(whole)
+            )
+        else:
+            made = parent.create_pixel_layer(
+                Image.fromarray(layer.pixels, "RGBA"),
+                name="layer",
+                top=layer.offset[1],
+                left=layer.offset[0],
+            )
         named(made, layer.name)
         made.visible = layer.visible
 
@@ -836,7 +895,24 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
                 add(group, child)
         else:
             add(psd, layer)
-    psd.save(path)
+    if not any(getattr(layer.curves, "whole", None) for layer, _ in doc.pixel_layers()):
+        psd.save(path)
+        return
+    # psd-tools works out the merged picture with the Curves layers it made as empty
+    # pixel layers: the file's merged picture (what viewers show) is ours instead
+    from psd_tools.api import numpy_io
+
+    buffer = io.BytesIO()
+    psd.save(buffer)
+    psd = PSDImage.open(io.BytesIO(buffer.getvalue()))
+    merged = composite(doc).astype(np.float32) / 255.0
+    planes = numpy_io.encode_image_data(psd, merged[..., :3], merged[..., 3:])
+    psd._record.image_data.set_data(planes, psd._record.header)
+    if isinstance(path, (str, Path)):
+        with open(path, "wb") as file:
+            psd._record.write(file)
+    else:
+        psd._record.write(path)
 
 
 #: what `write_layered` writes, by suffix: layers (.ora, .psd, .kra) or the flattened picture

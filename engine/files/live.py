@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import replace
 
 import numpy as np
 
 from layerpath.engine.files.cube import CLOSE, NEAR, colour_step, lattice, through
-from layerpath.engine.files.curves import Curves, fitted
+from layerpath.engine.files.curves import PSD_POINTS, Curves, fitted
 from layerpath.engine.hosts.session import picture_beneath
 from layerpath.engine.types import LayerKind, RunResult, SubtaskOutcome
 from layerpath.tools.registry import Registry
@@ -49,16 +50,25 @@ def curves_of(outcome: SubtaskOutcome, result: RunResult, registry: Registry) ->
     try:
         grey, on_lattice = run(ramp), run(colours)
         samples = grey[..., :3].reshape(256, 3).astype(np.float64) / 255.0
-        curves = Curves(*(fitted(samples[:, c]) for c in range(3)))
-        if _off(curves.applied(colours), on_lattice, colours[..., 3]):
-            return None  # it mixes the channels (or changes the transparency)
         start = outcome.start_image
         assert start is not None
         own = picture_beneath(
             start, [s for s in outcome.steps if s.kind == LayerKind.PIXELS and s.visible]
         )
-        if _off(curves.applied(start), own, start[..., 3]):
-            return None  # it depends on the picture
+
+        def passes(curves: Curves) -> bool:
+            # (on every colour: a step that mixes the channels or changes the
+            # transparency fails; on the photo: one that depends on the picture)
+            return not _off(curves.applied(colours), on_lattice, colours[..., 3]) and not _off(
+                curves.applied(start), own, start[..., 3]
+            )
+
+        curves = Curves(*(fitted(samples[:, c]) for c in range(3)))
+        if not passes(curves):
+            return None
+        whole = Curves(*(fitted(samples[:, c], PSD_POINTS, whole=True) for c in range(3)))
+        if passes(whole):
+            curves = replace(curves, whole=whole)
     except Exception:  # (a tool that needs a photo, not a table of colours): a paint layer
         log.warning("could not tell whether %s is a tone curve", outcome.tools, exc_info=True)
         return None

@@ -1,6 +1,7 @@
 """The .kra the command line writes without Krita, read back here as Krita's format
 lays it out (tests/plugin/test_krita.py opens it in real Krita): which steps become live
-curves layers, the user's layers at their own depth, and the curves' fit."""
+curves layers, the user's layers at their own depth, and the curves' fit; and the PSD's
+Curves adjustment layers, flattened by psd-tools."""
 
 from __future__ import annotations
 
@@ -124,3 +125,52 @@ def test_a_cut_out_stays_a_cut_out_layer_not_a_curves_layer(tmp_path: Path) -> N
         layers = _layers(archive)
     assert not [n for n in layers.values() if n.get("nodetype") == "adjustmentlayer"]
     assert [n.get("compositeop") for n in layers.values()].count("destination-in") == 1
+
+
+def test_the_psd_keeps_tone_steps_live_as_curves_adjustment_layers(tmp_path: Path) -> None:
+    """Asked for, a PSD's Curves adjustment layers, flattened by psd-tools (a reader
+    that applies them, as Photoshop does): hiding one gives what the other step makes
+    alone (issue 29's bound); the file's merged picture is the run's; layerpath reads
+    it back."""
+    from psd_tools import PSDImage
+    from skimage import data
+
+    from layerpath.engine.files.io import composite, read_layered
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    out, flat, plain = tmp_path / "out.psd", tmp_path / "flat.png", tmp_path / "plain.psd"
+    instruction = "make it warmer and raise the contrast"
+    for target in (flat, plain):
+        assert main(["edit", str(photo), instruction, "-o", str(target), "--no-traces"]) == 0
+    # without --adjustment-layers a PSD keeps pixel layers, which Krita and GIMP show
+    assert {layer.kind for layer in PSDImage.open(plain).descendants()} == {"pixel", "group"}
+    asked = ["-o", str(out), "--adjustment-layers", "--no-traces"]
+    assert main(["edit", str(photo), instruction, *asked]) == 0
+    alone = {}
+    for step, words in (("Temperature", "make it warmer"), ("Contrast", "raise the contrast")):
+        assert main(["edit", str(photo), words, "-o", str(tmp_path / f"{step}.png")]) == 0
+        alone[step] = np.asarray(Image.open(tmp_path / f"{step}.png").convert("RGBA"))
+    ours = np.asarray(Image.open(flat).convert("RGBA"))
+
+    def off(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+        diff = np.abs(a[..., :3].astype(int) - b[..., :3].astype(int))
+        return float(diff.mean()), float(np.percentile(diff, 99))
+
+    psd = PSDImage.open(out)
+    steps = {layer.name.split(" ")[0]: layer for layer in psd.descendants()}
+    assert steps["Temperature"].kind == "curves" and steps["Contrast"].kind == "curves"
+    assert off(np.asarray(psd.composite().convert("RGBA")), ours) == (0.0, 0.0)
+    mean, p99 = off(np.asarray(psd.composite(force=True).convert("RGBA")), ours)
+    assert mean <= 1.0 and p99 <= 3
+    for hidden, other in (("Temperature", "Contrast"), ("Contrast", "Temperature")):
+        steps[hidden].visible = False
+        seen = np.asarray(psd.composite(force=True).convert("RGBA"))
+        steps[hidden].visible = True
+        mean, p99 = off(seen, alone[other])
+        assert mean <= 2.0 and p99 <= 6, (hidden, mean, p99)
+        assert off(seen, ours)[0] > 2  # hiding it changed the picture: the step was live
+    back = read_layered(out)
+    mean, p99 = off(composite(back), ours)
+    assert mean <= 1.0 and p99 <= 3
+    assert [layer.curves is not None for layer, _ in back.pixel_layers()] == [False, True, True]
