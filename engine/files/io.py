@@ -34,6 +34,7 @@ from layerpath.engine.execute.deep import (
     sixteen_bit,
     write_tiff16,
 )
+from layerpath.engine.files.curves import Curves
 from layerpath.engine.types import Snapshot
 from layerpath.errors import BadInput, shown
 from layerpath.files import output_refusal, regular_file, write_atomically
@@ -69,8 +70,9 @@ class PixelLayer:
     # the tools work on): written back at 16 bits (engine/execute/deep.py)
     deep: np.ndarray | None = None
     # the step as a tone curve per channel (engine/files/live.py), where it is one: a
-    # .kra holds it as Krita's curves filter layer, which works on what lies beneath
-    curves: Any = None
+    # .kra holds it as Krita's curves filter layer, a PSD (its `whole` curves) as a
+    # Curves adjustment layer, both working on what lies beneath
+    curves: Curves | None = None
 
 
 @dataclass(eq=False)
@@ -437,8 +439,6 @@ def _curves_layer(layer: Any, beneath: LayeredImage) -> PixelLayer | None:
     """A PSD's Curves adjustment layer as a layer of pixels: the picture beneath it
     through its curves (a natural spline through its points, as Photoshop draws them),
     kept as curves too, so it is written live again."""
-    from layerpath.engine.files.curves import Curves
-
     extra = getattr(layer, "extra", None)
     if extra is None:
         return None
@@ -834,7 +834,7 @@ def named(layer: Any, name: str) -> None:
     layer._record.name = name.encode("mac_roman", "replace").decode("mac_roman")
 
 
-def psd_curves(curves: Any) -> Any:
+def psd_curves(curves: Curves) -> Any:
     """Tone curves (engine/files/curves.py, on whole levels) as a PSD's Curves block:
     for red, green and blue (channels 1, 2, 3) their points as (output, input) levels,
     in the old list and again in the 'Crv ' part that Photoshop and psd-tools read."""
@@ -870,7 +870,7 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
             psd._record.image_resources[key] = ImageResource(key=key, data=data)
 
     def add(parent: Any, layer: PixelLayer) -> None:
-        whole = getattr(layer.curves, "whole", None)
+        whole = layer.curves.whole if layer.curves is not None else None
         if whole is not None:  # live: a Curves adjustment layer (engine/files/curves.py)
             made = parent.create_pixel_layer(Image.new("RGBA", (0, 0)), name="layer")
             made._record.tagged_blocks[Tag.CURVES] = TaggedBlock(
@@ -895,7 +895,7 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
                 add(group, child)
         else:
             add(psd, layer)
-    if not any(getattr(layer.curves, "whole", None) for layer, _ in doc.pixel_layers()):
+    if not any(layer.curves and layer.curves.whole for layer, _ in doc.pixel_layers()):
         psd.save(path)
         return
     # psd-tools works out the merged picture with the Curves layers it made as empty

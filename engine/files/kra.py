@@ -130,7 +130,7 @@ class _Writer:
         filename = self._common(node, layer)
         where = f"{NAME}/layers/{filename}"
         curves = layer.curves
-        if isinstance(curves, Curves):
+        if curves is not None:
             node.attrib.update(
                 nodetype="adjustmentlayer",
                 filtername="perchannel",

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from layerpath.engine.files.curves import Curves
 from layerpath.engine.files.io import (
     MAX_PIXELS,
     GroupLayer,
@@ -178,7 +179,7 @@ class LayeredDocument:
         pixels.curves = None
         self._meta[layer] = step_meta(step)
 
-    def make_live(self, layer: str, curves: object) -> None:
+    def make_live(self, layer: str, curves: Curves) -> None:
         """The step layer is also these tone curves (engine/files/live.py): a .kra holds
         it as Krita's curves filter layer, live on whatever lies beneath."""
         self._step(layer)[1].curves = curves
