@@ -432,9 +432,9 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
             print(f"no step made a layer; no picture was written{said}", file=sys.stderr)
             return 1
         suffix = args.output.suffix.lower()
-        psd = suffix == ".psd" and getattr(args, "adjustment_layers", False)
-        if result is not None and (suffix == ".kra" or psd):
-            _live_curves(session, document, result, psd)
+        if result is not None and suffix in (".kra", ".psd"):
+            curves = suffix == ".kra" or bool(getattr(args, "adjustment_layers", False))
+            _live_steps(session, document, result, suffix, curves)
         written = _save(document, args.output)
     if result is None or result.cancelled:
         print(
@@ -458,12 +458,19 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     return 0 if result.ok else 1
 
 
-def _live_curves(
-    session: RunSession, document: LayeredDocument, result: RunResult, psd: bool
+def _live_steps(
+    session: RunSession,
+    document: LayeredDocument,
+    result: RunResult,
+    suffix: str,
+    curves: bool,
 ) -> None:
-    """The run's steps that are tone curves become curves layers, live on whatever lies
-    beneath them: Krita curves filter layers in a .kra, Curves adjustment layers in a
-    PSD (where the curves pass on whole levels too); said by name."""
+    """The run's steps a host can keep live, said by name: tone curves become Krita
+    curves filter layers in a .kra, and Curves adjustment layers in a PSD with
+    --adjustment-layers (where the curves pass on whole levels too); steps that are only
+    a change of each pixel's brightness become layers of that change in multiply or
+    colour dodge, in both."""
+    from layerpath.engine.files.blends import Change
     from layerpath.engine.files.live import live_steps
 
     placed = {
@@ -471,15 +478,34 @@ def _live_curves(
         for layer, p in session.placed.items()
         if p.group == session.group and p.step.visible
     }
-    live = live_steps(placed, result, Registry.from_catalogue())
-    if psd:  # (a PSD keeps whole levels and at most 19 points a curve)
-        live = {layer: curves for layer, curves in live.items() if curves.whole is not None}
-    for layer, curves in live.items():
-        document.make_live(layer, curves)
-    if live:
-        names = ", ".join(printable(session.placed[layer].step.name) for layer in live)
-        host = "Photoshop as Curves adjustment layers" if psd else "Krita as curves layers"
-        print(f"live in {host}: {names}", file=sys.stderr)
+    psd = suffix == ".psd"
+    live = live_steps(placed, result, Registry.from_catalogue(), curves=curves)
+    if psd:  # (a PSD keeps whole levels and at most 17 points a curve)
+        live = {
+            layer: made
+            for layer, made in live.items()
+            if isinstance(made, Change) or made.whole is not None
+        }
+    for layer, made in live.items():
+        document.make_live(layer, made)
+    named = {
+        kind: ", ".join(
+            printable(session.placed[layer].step.name)
+            for layer, made in live.items()
+            if isinstance(made, Change) == (kind == "change")
+        )
+        for kind in ("curves", "change")
+    }
+    host = "Photoshop" if psd else "Krita"
+    if named["curves"]:
+        kept = "Curves adjustment layers" if psd else "curves layers"
+        print(f"live in {host} as {kept}: {named['curves']}", file=sys.stderr)
+    if named["change"]:
+        print(
+            f"live in {host} as layers of their own change (multiply, colour dodge): "
+            f"{named['change']}",
+            file=sys.stderr,
+        )
 
 
 def _cube(result: RunResult, path: Path) -> bool:

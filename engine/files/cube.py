@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageFilter
 
+from layerpath.engine.files.blends import CLOSE, NEAR
 from layerpath.engine.hosts.session import picture_beneath
 from layerpath.engine.kinds import kind_spec
 from layerpath.engine.types import ArtifactKind, LayerKind, RunResult, SubtaskOutcome
@@ -31,8 +32,6 @@ from layerpath.tools.registry import Registry
 
 #: points a side of the lattice (the common size; Resolve and Photoshop read it)
 SIZE = 33
-#: how close the table's picture must come to the step's own: mean and 99th percentile
-CLOSE, NEAR = 1.0, 3.0
 
 
 @dataclass(frozen=True)

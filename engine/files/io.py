@@ -34,6 +34,8 @@ from layerpath.engine.execute.deep import (
     sixteen_bit,
     write_tiff16,
 )
+from layerpath.engine.files.blends import BAND, MODES, Change, blended
+from layerpath.engine.files.blends import over as blend_over
 from layerpath.engine.files.curves import Curves
 from layerpath.engine.types import Snapshot
 from layerpath.errors import BadInput, shown
@@ -50,8 +52,14 @@ MASK_PREFIX = "mask:"
 MASK_GROUP = "masks"
 
 
-#: layer blend modes (Krita's ids) and their OpenRaster composite-op names
-BLENDS = {"normal": "svg:src-over", "destination-in": "svg:dst-in"}
+#: layer blend modes (Krita's ids) and their OpenRaster composite-op names: a cut-out,
+#: and the modes a step that is only its own change is held in (engine/files/blends.py)
+BLENDS = {
+    "normal": "svg:src-over",
+    "destination-in": "svg:dst-in",
+    "multiply": "svg:multiply",
+    "dodge": "svg:color-dodge",
+}
 _BLEND_OF_OP = {op: blend for blend, op in BLENDS.items()}
 
 
@@ -73,6 +81,9 @@ class PixelLayer:
     # .kra holds it as Krita's curves filter layer, a PSD (its `whole` curves) as a
     # Curves adjustment layer, both working on what lies beneath
     curves: Curves | None = None
+    # the step as only its own change (engine/files/blends.py), where it is one: a .kra
+    # and a PSD hold this layer in its blend mode instead of the picture
+    change: Change | None = None
 
 
 @dataclass(eq=False)
@@ -163,6 +174,9 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
             continue
         src = pixels[y0 - y : y1 - y, x0 - x : x1 - x]
         dst = out[y0:y1, x0:x1]
+        if layer.blend in MODES:
+            _blend_into(layer.blend, src, dst, top)
+            continue
         alpha = src[..., 3]
         opaque = alpha == top
         np.copyto(dst, src, where=opaque[..., None])  # a step layer: opaque where it changed
@@ -170,6 +184,18 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
         if partial.any():  # soft edges, cut-outs: blended pixel by pixel
             dst[partial] = over(src[partial], dst[partial])
     return out
+
+
+def _blend_into(mode: str, src: np.ndarray, dst: np.ndarray, top: int) -> None:
+    """`src` blended in `mode` (multiply, dodge) into `dst` in place, a band of rows at
+    a time."""
+    for row in range(0, src.shape[0], BAND):
+        s, d = src[row : row + BAND], dst[row : row + BAND]
+        both = (s[..., 3] == top) & (d[..., 3] == top)
+        np.copyto(d[..., :3], blended(mode, d[..., :3], s[..., :3], top), where=both[..., None])
+        rest = (s[..., 3] > 0) & ~both
+        if rest.any():
+            d[rest] = blend_over(mode, s[rest], d[rest], top)
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -389,7 +415,7 @@ def read_psd(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         psd = PSDImage.open(path)
     except Exception as exc:  # psd-tools raises whatever its parser meets
         raise BadInput(f"{path} is not a readable Photoshop file ({exc}).") from exc
-    from psd_tools.constants import Resource
+    from psd_tools.constants import BlendMode, Resource
 
     profile = psd.image_resources.get_data(Resource.ICC_PROFILE)
     exif = psd.image_resources.get_data(Resource.EXIF_DATA_1)
@@ -416,7 +442,14 @@ def read_psd(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
             raise BadInput(f"{path}: its layer '{layer.name}' cannot be read ({exc}).") from exc
         if picture is None:
             return None
-        return PixelLayer(layer.name, rgba8(picture), (layer.left, layer.top), layer.visible)
+        blend = {BlendMode.MULTIPLY: "multiply", BlendMode.COLOR_DODGE: "dodge"}
+        return PixelLayer(
+            layer.name,
+            rgba8(picture),
+            (layer.left, layer.top),
+            layer.visible,
+            blend.get(layer.blend_mode, "normal"),
+        )
 
     def read(layer: Any, beneath: list[PixelLayer | GroupLayer]) -> PixelLayer | None:
         if layer.kind == "curves":  # (a step layerpath kept live, or the user's own)
@@ -852,8 +885,10 @@ def psd_curves(curves: Curves) -> Any:
 
 def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
     from psd_tools import PSDImage
+    from psd_tools.constants import BlendMode
 
-    if any(layer.blend != "normal" for layer, _ in doc.pixel_layers()):
+    modes = {"multiply": BlendMode.MULTIPLY, "dodge": BlendMode.COLOR_DODGE}
+    if any(layer.blend == "destination-in" for layer, _ in doc.pixel_layers()):
         raise BadInput(
             "A background removal step cuts out what lies below it, which a PSD layer "
             "cannot do; save as .ora (Krita, GIMP, the layerpath editor) or as .png."
@@ -877,12 +912,14 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
                 key=Tag.CURVES, data=psd_curves(whole)
             )
         else:
+            pixels, blend, (left, top) = layer.pixels, layer.blend, layer.offset
+            if layer.change is not None:  # only its own change, in its blend mode
+                pixels, blend, left, top = layer.change.pixels, layer.change.mode, 0, 0
             made = parent.create_pixel_layer(
-                Image.fromarray(layer.pixels, "RGBA"),
-                name="layer",
-                top=layer.offset[1],
-                left=layer.offset[0],
+                Image.fromarray(pixels, "RGBA"), name="layer", top=top, left=left
             )
+            if blend != "normal":
+                made.blend_mode = modes[blend]
         named(made, layer.name)
         made.visible = layer.visible
 
@@ -895,11 +932,15 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
                 add(group, child)
         else:
             add(psd, layer)
-    if not any(layer.curves and layer.curves.whole for layer, _ in doc.pixel_layers()):
+    if not any(
+        (layer.curves and layer.curves.whole) or layer.blend != "normal" or layer.change
+        for layer, _ in doc.pixel_layers()
+    ):
         psd.save(path)
         return
     # psd-tools works out the merged picture with the Curves layers it made as empty
-    # pixel layers: the file's merged picture (what viewers show) is ours instead
+    # pixel layers, and every layer as if its blend mode were normal: the file's merged
+    # picture (what viewers show) is ours instead
     from psd_tools.api import numpy_io
 
     buffer = io.BytesIO()

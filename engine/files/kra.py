@@ -1,7 +1,8 @@
 """Krita's own file (.kra), written without Krita: the user's layers and each run's
-group, its step layers as paint layers, and the steps that are tone curves (live.py)
-as Krita's curves filter layers, which Krita works out again from whatever lies beneath
-them.
+group, its step layers as paint layers, the steps that are tone curves (live.py) as
+Krita's curves filter layers, which Krita works out again from whatever lies beneath
+them, and the steps that are only a change of each pixel's brightness (blends.py) as
+paint layers of gains in multiply or colour dodge.
 
 What Krita needs to open the file, as Krita 5.1 writes its own: 'mimetype' first and
 uncompressed; maindoc.xml (the layer tree, top first); for each paint layer its tiles
@@ -142,24 +143,29 @@ class _Writer:
             self.archive.writestr(f"{where}.pixelselection.defaultpixel", b"\xff")
             return
         pixels = layer.deep if layer.deep is not None else layer.pixels
+        blend, offset = layer.blend, layer.offset
+        if layer.change is not None:  # only its own change, in its blend mode
+            pixels, blend, offset = layer.change.pixels, layer.change.mode, (0, 0)
         deep = pixels.dtype == np.uint16
         node.attrib.update(
             nodetype="paintlayer",
             colorspacename="RGBA16" if deep else "RGBA",
-            compositeop=layer.blend,  # (Krita's ids: normal, destination-in)
+            compositeop=blend,  # (Krita's ids: normal, destination-in, multiply, dodge)
             onionskin="0",
             channellockflags="",
         )
-        self.archive.writestr(where, _tiles(pixels, layer.offset))
+        self.archive.writestr(where, _tiles(pixels, offset))
         self.archive.writestr(f"{where}.defaultpixel", bytes(8 if deep else 4))
         self.archive.writestr(f"{where}.icc", self.profile)
 
     def group(self, parent: ET.Element, group: GroupLayer) -> None:
         node = ET.SubElement(parent, "layer")
         self._common(node, group)
-        # a step that works on what lies beneath (a curves layer, a cut-out) must reach
-        # the layers below the group: the group passes through
-        reaches = any(child.blend != "normal" or child.curves for child in group.children)
+        # a step that works on what lies beneath (a curves layer, a cut-out, a change in
+        # a blend mode) must reach the layers below the group: the group passes through
+        reaches = any(
+            child.blend != "normal" or child.curves or child.change for child in group.children
+        )
         node.attrib.update(
             nodetype="grouplayer", compositeop="normal", passthrough="1" if reaches else "0"
         )

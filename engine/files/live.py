@@ -1,7 +1,9 @@
 """Steps a host keeps live: a whole-picture step that is one tone curve per channel
 (warmer, exposure, contrast, a curve) is written as the host's own curves adjustment
 (a Krita filter layer), which works on whatever lies beneath it. Hide an earlier step in
-Krita and the live step follows, with no layerpath running.
+Krita and the live step follows, with no layerpath running. A step that only scales
+each pixel's brightness (a vignette, a shadow lift) is written as only its own change,
+a layer of gains in multiply or colour dodge (blends.py; `change_of`).
 
 Which steps are curves is not assumed, as for a LUT (engine/files/cube.py): the step's
 tool is run on a grey ramp, which gives each channel's curve if the step has one; the
@@ -18,15 +20,20 @@ import logging
 from collections.abc import Mapping
 from dataclasses import replace
 
+import cv2
 import numpy as np
 
-from layerpath.engine.files.cube import CLOSE, NEAR, colour_step, lattice, through
+from layerpath.engine.files.blends import CLOSE, NEAR, Change, change_layer, misses, own_change
+from layerpath.engine.files.cube import colour_step, lattice, through
 from layerpath.engine.files.curves import PSD_POINTS, Curves, fitted
 from layerpath.engine.hosts.session import picture_beneath
 from layerpath.engine.types import LayerKind, RunResult, SubtaskOutcome
 from layerpath.tools.registry import Registry
 
 log = logging.getLogger(__name__)
+
+#: the longest side of the copies a change is put to the test on
+PROXY = 1024
 
 
 def _off(made: np.ndarray, wanted: np.ndarray, alpha: np.ndarray) -> bool:
@@ -75,18 +82,67 @@ def curves_of(outcome: SubtaskOutcome, result: RunResult, registry: Registry) ->
     return curves
 
 
+def _proxy(picture: np.ndarray) -> np.ndarray:
+    """The picture at most PROXY pixels a side (area-averaged)."""
+    h, w = picture.shape[:2]
+    scale = PROXY / max(h, w)
+    if scale >= 1:
+        return picture
+    size = (max(16, round(w * scale)), max(16, round(h * scale)))
+    return np.asarray(cv2.resize(picture, size, interpolation=cv2.INTER_AREA))
+
+
+def change_of(outcome: SubtaskOutcome, result: RunResult, registry: Registry) -> Change | None:
+    """The step as only its own change (engine/files/blends.py), when it is one that
+    does not lean on what lies beneath: a layer of gains must make the step's picture
+    again, and the gains the step's tool gives on the picture the run started from (as
+    hiding every earlier step leaves it) must be the same gains, within CLOSE and NEAR
+    (worked out on copies at most PROXY pixels a side). A vignette passes, being where
+    a pixel lies; a shadow lift passes when the earlier steps do not move the shadows
+    much; a step that both lightens and darkens (sharpen, clarity) fails."""
+    if colour_step(outcome, registry) is not None:
+        return None
+    step = next(s for s in outcome.steps if s.kind == LayerKind.PIXELS)
+    start, first = outcome.start_image, result.outcomes[0].start_image
+    assert start is not None and step.pixels is not None
+    if step.offset != (0, 0) or step.pixels.shape != start.shape or step.deep is not None:
+        return None
+    if first is None or first.shape != start.shape:  # (a crop before it: no remaking)
+        return None
+    change = own_change(start, picture_beneath(start, [step]))
+    if change is None:
+        return None
+    run = through(registry, outcome, result)
+    beneath, bare = _proxy(start), _proxy(first)
+    try:
+        layer = change_layer(change.mode, beneath, run(beneath))[0][..., :3]
+        wanted = run(bare)
+    except Exception:  # (a tool that cannot work on a smaller copy): a paint layer
+        log.warning("could not tell whether %s is a change of gains", outcome.tools, exc_info=True)
+        return None
+    if not np.array_equal(wanted[..., 3], bare[..., 3]):
+        return None
+    diff = misses(change.mode, bare[..., :3], wanted[..., :3], layer)
+    if diff.mean() > CLOSE or np.percentile(diff, 99) > NEAR:
+        return None
+    return change
+
+
 def live_steps(
     placed: Mapping[str, tuple[SubtaskOutcome | None, str]],
     result: RunResult,
     registry: Registry,
-) -> dict[str, Curves]:
+    curves: bool = True,
+) -> dict[str, Curves | Change]:
     """Of a run's step layers (id: the finished subtask it belongs to and the tool that
-    made it), those that are curves."""
-    found: dict[str, Curves] = {}
+    made it), those that are curves (unless not `curves`) or only their own change."""
+    found: dict[str, Curves | Change] = {}
     for layer, (outcome, tool) in placed.items():
         if outcome is None or not outcome.ok or list(outcome.tools) != [tool]:
             continue
-        curves = curves_of(outcome, result, registry)
-        if curves is not None:
-            found[layer] = curves
+        live = curves_of(outcome, result, registry) if curves else None
+        if live is None:
+            live = change_of(outcome, result, registry)
+        if live is not None:
+            found[layer] = live
     return found

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from layerpath.engine.files.blends import Change
 from layerpath.engine.files.curves import Curves
 from layerpath.engine.files.io import (
     MAX_PIXELS,
@@ -176,13 +177,18 @@ class LayeredDocument:
             raise BadInput(f"Step {step.name} has no pixels to write.")
         pixels.name, pixels.pixels, pixels.offset = step.name, step.pixels, step.offset
         pixels.blend, pixels.deep, pixels.encoded = step.blend, step.deep, None
-        pixels.curves = None
+        pixels.curves = pixels.change = None
         self._meta[layer] = step_meta(step)
 
-    def make_live(self, layer: str, curves: Curves) -> None:
-        """The step layer is also these tone curves (engine/files/live.py): a .kra holds
-        it as Krita's curves filter layer, live on whatever lies beneath."""
-        self._step(layer)[1].curves = curves
+    def make_live(self, layer: str, live: Curves | Change) -> None:
+        """The step layer is also these tone curves or this change in a blend mode
+        (engine/files/live.py): a .kra and a PSD hold it so, live on whatever lies
+        beneath."""
+        pixels = self._step(layer)[1]
+        if isinstance(live, Change):
+            pixels.change = live
+        else:
+            pixels.curves = live
 
     def remove(self, layer: str) -> None:
         if layer in self._groups:

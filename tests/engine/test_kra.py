@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
+from typing import Any
 from xml.etree import ElementTree
 
 import numpy as np
 import pytest
 from PIL import Image
+from psd_tools.constants import BlendMode
 
 from layerpath.engine.files.curves import FIT, fitted, spline
 from layerpath.engine.files.kra import MIME, NAME
@@ -47,7 +49,8 @@ def _pixels(archive: zipfile.ZipFile, node: ElementTree.Element, w: int, h: int)
 
 def test_only_the_steps_that_are_tone_curves_become_live(tmp_path: Path) -> None:
     """Warmer is a curve per channel; saturation mixes the channels and a vignette
-    depends on where a pixel lies: those two stay paint layers."""
+    depends on where a pixel lies: those two stay paint layers, the vignette as only
+    its own change (multiply), saturation as the picture it made."""
     from skimage import data
 
     photo = tmp_path / "astronaut.png"
@@ -62,6 +65,8 @@ def test_only_the_steps_that_are_tone_curves_become_live(tmp_path: Path) -> None
         kinds = {name.split(" ")[0]: node.get("nodetype") for name, node in layers.items()}
         assert kinds["Temperature"] == "adjustmentlayer"
         assert kinds["Saturation"] == "paintlayer" and kinds["Vignette"] == "paintlayer"
+        modes = {name.split(" ")[0]: node.get("compositeop") for name, node in layers.items()}
+        assert modes["Saturation"] == "normal" and modes["Vignette"] == "multiply"
         group = next(n for n in layers.values() if n.get("nodetype") == "grouplayer")
         assert group.get("passthrough") == "1"  # the curves reach the photo beneath
         original = layers["Original"]  # (the user's own layer, as the photo was read)
@@ -127,11 +132,14 @@ def test_a_cut_out_stays_a_cut_out_layer_not_a_curves_layer(tmp_path: Path) -> N
     assert [n.get("compositeop") for n in layers.values()].count("destination-in") == 1
 
 
-def test_the_psd_keeps_tone_steps_live_as_curves_adjustment_layers(tmp_path: Path) -> None:
-    """Asked for, a PSD's Curves adjustment layers, flattened by psd-tools (a reader
-    that applies them, as Photoshop does): hiding one gives what the other step makes
-    alone (issue 29's bound); the file's merged picture is the run's; layerpath reads
-    it back."""
+def test_the_psd_keeps_each_of_three_overlapping_steps_live(tmp_path: Path) -> None:
+    """ "lift the shadows, make it warmer and add a vignette" as a PSD, flattened by
+    psd-tools (a reader that applies adjustment layers and blend modes, as Photoshop
+    does). Asked for, warmer is a Curves adjustment layer, and the shadow lift and the
+    vignette are layers of their own change (colour dodge, multiply): hiding any one
+    gives what the other two make alone (issue 29's bound). Without the option the
+    PSD holds pixel layers only (Krita and GIMP show them), and the vignette on top
+    still hides alone. The file's merged picture is the run's; layerpath reads it back."""
     from psd_tools import PSDImage
     from skimage import data
 
@@ -140,15 +148,18 @@ def test_the_psd_keeps_tone_steps_live_as_curves_adjustment_layers(tmp_path: Pat
     photo = tmp_path / "astronaut.png"
     Image.fromarray(data.astronaut()).save(photo)
     out, flat, plain = tmp_path / "out.psd", tmp_path / "flat.png", tmp_path / "plain.psd"
-    instruction = "make it warmer and raise the contrast"
+    instruction = "lift the shadows, make it warmer and add a vignette"
     for target in (flat, plain):
         assert main(["edit", str(photo), instruction, "-o", str(target), "--no-traces"]) == 0
-    # without --adjustment-layers a PSD keeps pixel layers, which Krita and GIMP show
-    assert {layer.kind for layer in PSDImage.open(plain).descendants()} == {"pixel", "group"}
     asked = ["-o", str(out), "--adjustment-layers", "--no-traces"]
     assert main(["edit", str(photo), instruction, *asked]) == 0
+    others = {
+        "Shadows": "make it warmer and add a vignette",
+        "Temperature": "lift the shadows and add a vignette",
+        "Vignette": "lift the shadows and make it warmer",
+    }
     alone = {}
-    for step, words in (("Temperature", "make it warmer"), ("Contrast", "raise the contrast")):
+    for step, words in others.items():
         assert main(["edit", str(photo), words, "-o", str(tmp_path / f"{step}.png")]) == 0
         alone[step] = np.asarray(Image.open(tmp_path / f"{step}.png").convert("RGBA"))
     ours = np.asarray(Image.open(flat).convert("RGBA"))
@@ -157,20 +168,33 @@ def test_the_psd_keeps_tone_steps_live_as_curves_adjustment_layers(tmp_path: Pat
         diff = np.abs(a[..., :3].astype(int) - b[..., :3].astype(int))
         return float(diff.mean()), float(np.percentile(diff, 99))
 
+    def hidden(psd: PSDImage, layer: Any) -> np.ndarray:
+        layer.visible = False
+        seen = np.asarray(psd.composite(force=True).convert("RGBA"))
+        layer.visible = True
+        return seen
+
     psd = PSDImage.open(out)
     steps = {layer.name.split(" ")[0]: layer for layer in psd.descendants()}
-    assert steps["Temperature"].kind == "curves" and steps["Contrast"].kind == "curves"
+    assert steps["Temperature"].kind == "curves"
+    assert steps["Shadows"].blend_mode == BlendMode.COLOR_DODGE
+    assert steps["Vignette"].blend_mode == BlendMode.MULTIPLY
     assert off(np.asarray(psd.composite().convert("RGBA")), ours) == (0.0, 0.0)
     mean, p99 = off(np.asarray(psd.composite(force=True).convert("RGBA")), ours)
     assert mean <= 1.0 and p99 <= 3
-    for hidden, other in (("Temperature", "Contrast"), ("Contrast", "Temperature")):
-        steps[hidden].visible = False
-        seen = np.asarray(psd.composite(force=True).convert("RGBA"))
-        steps[hidden].visible = True
-        mean, p99 = off(seen, alone[other])
-        assert mean <= 2.0 and p99 <= 6, (hidden, mean, p99)
-        assert off(seen, ours)[0] > 2  # hiding it changed the picture: the step was live
+    for step in others:
+        seen = hidden(psd, steps[step])
+        mean, p99 = off(seen, alone[step])
+        assert mean <= 2.0 and p99 <= 6, (step, mean, p99)
+        assert off(seen, ours)[0] > 1  # hiding it changed the picture: the step was live
     back = read_layered(out)
     mean, p99 = off(composite(back), ours)
     assert mean <= 1.0 and p99 <= 3
-    assert [layer.curves is not None for layer, _ in back.pixel_layers()] == [False, True, True]
+    kept = [(layer.blend, layer.curves is not None) for layer, _ in back.pixel_layers()]
+    assert kept == [("normal", False), ("dodge", False), ("normal", True), ("multiply", False)]
+    # without the option: pixel layers only, which Krita and GIMP show as they are
+    psd = PSDImage.open(plain)
+    assert {layer.kind for layer in psd.descendants()} == {"pixel", "group"}
+    steps = {layer.name.split(" ")[0]: layer for layer in psd.descendants()}
+    mean, p99 = off(hidden(psd, steps["Vignette"]), alone["Vignette"])
+    assert mean <= 2.0 and p99 <= 6
