@@ -326,7 +326,10 @@ class Engine:
         emit: OnEvent = on_event or (lambda e: None)
         ledger = RunLedger(max_calls=request.max_tool_calls)
         cancelled = cancel or (lambda: False)
-        run = SubtaskRun(request, [subtask], 0, ledger, emit, cancelled, uuid.uuid4().hex[:12])
+        track = DeepTrack(request.snapshot.deep)  # (a 16-bit photo's steps at 16 bits)
+        run = SubtaskRun(
+            request, [subtask], 0, ledger, emit, cancelled, uuid.uuid4().hex[:12], track
+        )
         runner = self._runner(request, subtask, ledger, emit, cancelled)
         start = Artifact(ArtifactKind.IMAGE, request.snapshot.image, "input")
         rule = Rule(
@@ -340,7 +343,7 @@ class Engine:
         except (*USER_ERRORS, BudgetExceeded, BeyondChecking) as exc:
             attempt = _Attempt("failed", [], str(exc))
         outcome, _ = self._conclude(
-            run, [attempt], None, {}, start, runner.best_rejected or runner.doubted
+            run, [attempt], None, {}, start, runner.best_rejected or runner.doubted, runner.ctx
         )
         return outcome
 

@@ -269,11 +269,13 @@ class LayeredDocument:
         index = next(i for i, layer in enumerate(self._image.layers) if layer is group)
         image = self._image
         below = LayeredImage(image.width, image.height, image.layers[:index], image.icc_profile)
+        picture = split_masks(below)[0]
         return Snapshot(
-            composite(split_masks(below)[0]),
+            composite(picture),
             {**split_masks(image)[1], **self.masks},
             None,
             image.icc_profile,
+            composite(picture, deep=True) if picture.deep else None,
         )
 
     def _take_recipes(self) -> None:

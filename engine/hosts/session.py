@@ -119,16 +119,21 @@ def layered(outcome: SubtaskOutcome) -> list[StepLayer]:
     return [s for s in outcome.steps if s.pixels is not None]
 
 
-def picture_beneath(base: np.ndarray, steps: Sequence[StepLayer]) -> np.ndarray:
-    """The picture `steps` (shown step layers, bottom to top) make over `base` (RGBA)."""
+def picture_beneath(
+    base: np.ndarray, steps: Sequence[StepLayer], deep: np.ndarray | None = None
+) -> np.ndarray:
+    """The picture `steps` (shown step layers, bottom to top) make over `base` (RGBA);
+    with `deep` (base's pixels at 16 bits), at 16 bits, each step at its own depth."""
     from layerpath.engine.files.io import LayeredImage, PixelLayer, composite
 
     h, w = base.shape[:2]
-    layers: list[Any] = [PixelLayer("base", base)]
+    layers: list[Any] = [PixelLayer("base", base, deep=deep)]
     layers += [
-        PixelLayer(s.name, s.pixels, s.offset, True, s.blend) for s in steps if s.pixels is not None
+        PixelLayer(s.name, s.pixels, s.offset, True, s.blend, deep=s.deep)
+        for s in steps
+        if s.pixels is not None
     ]
-    return composite(LayeredImage(w, h, layers))
+    return composite(LayeredImage(w, h, layers), deep=deep is not None)
 
 
 def _run_of(
@@ -185,9 +190,11 @@ def beneath(
     steps: Sequence[tuple[StepLayer, SubtaskOutcome | None, bool]],
     order: Mapping[str, int],
     index: int,
+    deep: np.ndarray | None = None,
 ) -> np.ndarray:
     """The picture beneath a run's `index`-th subtask: its first picture `base` and the
-    shown pixel steps (step, its subtask's outcome, shown?) of the subtasks before it."""
+    shown pixel steps (step, its subtask's outcome, shown?) of the subtasks before it;
+    at 16 bits with `deep` (the first picture's 16-bit pixels)."""
     return picture_beneath(
         base,
         [
@@ -198,6 +205,7 @@ def beneath(
             and shown
             and step.kind == LayerKind.PIXELS
         ],
+        deep,
     )
 
 
@@ -467,20 +475,27 @@ class RunSession:
         params = {**outcome.subtask.params, "edge": int(pixels)}
         return dataclasses.replace(outcome.subtask, params=params), list(outcome.tools)
 
-    def start_picture(self, group: str, outcome: SubtaskOutcome) -> np.ndarray | None:
-        """The picture a subtask of a run starts from now: what the run's first picture
-        and the shown steps of the subtasks before it make (so a step made again follows
-        the steps hidden beneath it); the one it first started from where the run
-        changed the canvas or is not known (None: neither)."""
+    def start_picture(
+        self, group: str, outcome: SubtaskOutcome
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The picture a subtask of a run starts from now, and on a 16-bit photo the same
+        at 16 bits: what the run's first picture and the shown steps of the subtasks
+        before it make (so a step made again follows the steps hidden beneath it); the
+        one it first started from where the run changed the canvas or is not known
+        (None: neither; no 16-bit picture then)."""
         result = self.runs.get(group)
         placed = [(k, p) for k, p in self.placed.items() if p.group == group]
         if result is None or any(p.step.canvas is not None for _, p in placed):
-            return outcome.start_image
+            return outcome.start_image, None
         order = {o.subtask.id: i for i, o in enumerate(result.outcomes)}
         if outcome.subtask.id not in order:
-            return outcome.start_image
+            return outcome.start_image, None
         steps = [(p.step, p.outcome, self.shown(k)) for k, p in placed]
-        return beneath(result.request.snapshot.image, steps, order, order[outcome.subtask.id])
+        first, index = result.request.snapshot, order[outcome.subtask.id]
+        deep = None
+        if first.deep is not None:
+            deep = beneath(first.image, steps, order, index, first.deep)
+        return beneath(first.image, steps, order, index), deep
 
     def rerun_job(
         self, layer: str, subtask: Subtask, tools: list[str], *, alpha: float = 1.0
@@ -488,13 +503,13 @@ class RunSession:
         """Make the layer's subtask again as `subtask` with `tools`, from the picture it
         started from (no new plan); None when that picture was not kept."""
         placed, outcome, _ = self.outcome_of(layer)
-        start = self.start_picture(placed.group, outcome)
+        start, deep = self.start_picture(placed.group, outcome)
         if start is None:
             return None
         current = self.document.snapshot()
         request = EditRequest(
             subtask.describe(),
-            Snapshot(start, current.masks, current.selection),
+            Snapshot(start, current.masks, current.selection, deep=deep),
             alpha=alpha,
             quality_threshold=self.settings.quality_threshold,
             max_retries=self.settings.retries,
@@ -593,8 +608,9 @@ class RunSession:
         picture the shown steps below them make now, with the tools and parameters they
         last passed with (the checks judge them again). None when no later step is
         reached. A clear error when the run cannot be made again this way (it changed
-        the picture's size, the photo has 16 bits a channel, its references are gone,
-        or a step names a tool this install lacks)."""
+        the picture's size, its references are gone, or a step names a tool this install
+        lacks). On a 16-bit photo the steps are made again at 16 bits, from the 16-bit
+        picture beneath them."""
         groups = {self.placed[k].group for k in changed if k in self.placed}
         if len(groups) != 1:
             return None
@@ -613,11 +629,6 @@ class RunSession:
                 "This run changed the picture's size (a crop, a border or an upscale): "
                 "hiding one of its steps hides only that layer; the later steps keep "
                 "what they made."
-            )
-        if result.request.snapshot.deep is not None:
-            raise BadInput(
-                "The steps of a 16-bit photo are not made again yet when one is hidden: "
-                "hiding a step hides only that layer; the later steps keep what they made."
             )
         order = {o.subtask.id: i for i, o in enumerate(result.outcomes)}
         firsts = [
@@ -662,16 +673,16 @@ class RunSession:
                 )
                 if not reached or cancelled():
                     continue
-                start = beneath(
-                    snapshot.image,
-                    [(steps[k], p.outcome, shown[k]) for k, p in placed.items()],
-                    order,
-                    order[outcome.subtask.id],
-                )
+                below = [(steps[k], p.outcome, shown[k]) for k, p in placed.items()]
+                index = order[outcome.subtask.id]
+                start = beneath(snapshot.image, below, order, index)
+                deep = None  # (a 16-bit photo's: its steps are made again at 16 bits)
+                if snapshot.deep is not None:
+                    deep = beneath(snapshot.image, below, order, index, snapshot.deep)
                 request = dataclasses.replace(
                     result.request,
                     prompt=subtask.describe(),
-                    snapshot=dataclasses.replace(snapshot, image=start),
+                    snapshot=dataclasses.replace(snapshot, image=start, deep=deep),
                     action=None,
                     plan=None,
                 )
