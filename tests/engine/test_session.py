@@ -326,3 +326,10 @@ def test_the_later_steps_of_a_16_bit_photo_are_made_again_at_16_bits(tmp_path: P
     assert diff.mean() <= 2.0 and np.percentile(diff, 99) <= 6, (diff.mean(), diff.max())
     stale = np.abs(lifted[..., :3].astype(np.int64) - alone[..., :3].astype(np.int64)) / 257
     assert stale.mean() > 2.0  # (hiding the lift alone would have left it in the later layers)
+    # a step re-run at another amount stays at 16 bits too
+    subtask, tools = session.with_amount(warmth, 1.0)
+    job = session.rerun_job(warmth, subtask, tools)
+    assert job is not None
+    session.finish_rerun(job(session.place, lambda: False))  # type: ignore[arg-type]
+    step = session.placed[warmth].step
+    assert step.deep is not None and np.unique(step.deep[..., 0] % 257).size > 1
