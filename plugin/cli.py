@@ -478,14 +478,8 @@ def _live_steps(
         for layer, p in session.placed.items()
         if p.group == session.group and p.step.visible
     }
-    psd = suffix == ".psd"
-    live = live_steps(placed, result, Registry.from_catalogue(), curves=curves)
-    if psd:  # (a PSD keeps whole levels and at most 17 points a curve)
-        live = {
-            layer: made
-            for layer, made in live.items()
-            if isinstance(made, Change) or made.whole is not None
-        }
+    psd = suffix == ".psd"  # (a PSD keeps curves in whole levels, 17 points at most)
+    live = live_steps(placed, result, Registry.from_catalogue(), curves=curves, whole=psd)
     for layer, made in live.items():
         document.make_live(layer, made)
     named = {

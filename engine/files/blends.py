@@ -129,7 +129,7 @@ def gains(mode: str, before: np.ndarray, after: np.ndarray, near: np.ndarray) ->
     among those that make its level exactly: a dark channel, which many gains make,
     takes its neighbourhood's gain, so the layer does to another picture beneath what
     the step would."""
-    own = before.sum(axis=2, dtype=np.float32), after.sum(axis=2, dtype=np.float32)
+    own = [p[..., 0].astype(np.float32) + p[..., 1] + p[..., 2] for p in (before, after)]
     likely = (own[1] + SURE * near) / (own[0] + SURE)
     likely = np.maximum(likely, 1e-3)[..., None]
     if mode == "multiply":

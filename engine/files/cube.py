@@ -23,7 +23,7 @@ import numpy as np
 from PIL import Image, ImageFilter
 
 from layerpath.engine.files.blends import CLOSE, NEAR
-from layerpath.engine.hosts.session import picture_beneath
+from layerpath.engine.files.io import picture_beneath
 from layerpath.engine.kinds import kind_spec
 from layerpath.engine.types import ArtifactKind, LayerKind, RunResult, SubtaskOutcome
 from layerpath.errors import BadInput

@@ -16,7 +16,7 @@ import shutil
 import struct
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -37,7 +37,7 @@ from layerpath.engine.execute.deep import (
 from layerpath.engine.files.blends import BAND, MODES, Change, blended
 from layerpath.engine.files.blends import over as blend_over
 from layerpath.engine.files.curves import Curves
-from layerpath.engine.types import Snapshot
+from layerpath.engine.types import Snapshot, StepLayer
 from layerpath.errors import BadInput, shown
 from layerpath.files import output_refusal, regular_file, write_atomically
 
@@ -91,6 +91,10 @@ class GroupLayer:
     name: str
     children: list[PixelLayer] = field(default_factory=list)
     visible: bool = True
+    # worked out on its own, then laid over what is beneath (a user's group that a file
+    # says is isolated: a multiply layer in it multiplies only the group's layers); a
+    # run's group is not: its steps reach the layers below it
+    isolated: bool = False
 
 
 @dataclass(eq=False)
@@ -142,10 +146,29 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
     `deep`: 16-bit layers at their depth, the others scaled up): src-over, and
     destination-in for cut-out layers (what lies below stays only where the layer is
     opaque; outside the layer's bounds nothing stays). Each layer is blended only over
-    its own bounds; an opaque layer is copied, not blended."""
-    top = 65535 if deep else 255
+    its own bounds; an opaque layer is copied, not blended. A user's isolated group
+    that holds a layer in a blend mode is worked out on its own first."""
     out = np.zeros((doc.height, doc.width, 4), dtype=np.uint16 if deep else np.uint8)
-    for layer, visible in doc.pixel_layers():
+    for entry in doc.layers:
+        if isinstance(entry, GroupLayer) and entry.isolated and entry.visible:
+            if any(child.blend != "normal" for child in entry.children):
+                alone = LayeredImage(doc.width, doc.height, list(entry.children))
+                made = composite(alone, deep)
+                layer = PixelLayer("group", made, deep=made if deep else None)
+                _composite_onto(out, alone, layer, deep)
+                continue
+        _composite_onto(out, doc, entry, deep)
+    return out
+
+
+def _composite_onto(
+    out: np.ndarray, doc: LayeredImage, entry: PixelLayer | GroupLayer, deep: bool
+) -> None:
+    """One of the document's top-level layers (a group: its layers) composited onto
+    `out` in place (see composite)."""
+    top = 65535 if deep else 255
+    group = LayeredImage(doc.width, doc.height, [entry])
+    for layer, visible in group.pixel_layers():
         if not visible:
             continue
         x, y = layer.offset
@@ -183,7 +206,6 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
         partial = (alpha > 0) & ~opaque
         if partial.any():  # soft edges, cut-outs: blended pixel by pixel
             dst[partial] = over(src[partial], dst[partial])
-    return out
 
 
 def _blend_into(mode: str, src: np.ndarray, dst: np.ndarray, top: int) -> None:
@@ -196,6 +218,21 @@ def _blend_into(mode: str, src: np.ndarray, dst: np.ndarray, top: int) -> None:
         rest = (s[..., 3] > 0) & ~both
         if rest.any():
             d[rest] = blend_over(mode, s[rest], d[rest], top)
+
+
+def picture_beneath(
+    base: np.ndarray, steps: Sequence[StepLayer], deep: np.ndarray | None = None
+) -> np.ndarray:
+    """The picture `steps` (shown step layers, bottom to top) make over `base` (RGBA);
+    with `deep` (base's pixels at 16 bits), at 16 bits, each step at its own depth."""
+    h, w = base.shape[:2]
+    layers: list[Any] = [PixelLayer("base", base, deep=deep)]
+    layers += [
+        PixelLayer(s.name, s.pixels, s.offset, True, s.blend, deep=s.deep)
+        for s in steps
+        if s.pixels is not None
+    ]
+    return composite(LayeredImage(w, h, layers), deep=deep is not None)
 
 
 # --- reading ---------------------------------------------------------------------------
@@ -350,6 +387,9 @@ def read_ora(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
                             child.get("name") or f"group {next(count)}",
                             flattened(child, True),
                             child.get("visibility", "visible") != "hidden",
+                            isolated=any(
+                                stack.get("isolation") == "isolate" for stack in child.iter("stack")
+                            ),
                         )
                     )
             return doc
@@ -458,7 +498,8 @@ def read_psd(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
 
     for layer in psd:
         if layer.is_group():
-            group = GroupLayer(layer.name, [], layer.visible)
+            isolated = layer.blend_mode != BlendMode.PASS_THROUGH
+            group = GroupLayer(layer.name, [], layer.visible, isolated=isolated)
             for child in layer:  # type: ignore[attr-defined]
                 if (made := read(child, [*doc.layers, GroupLayer("", group.children)])) is not None:
                     group.children.append(made)
@@ -812,8 +853,9 @@ def write_ora(doc: LayeredImage, path: Path | BinaryIO) -> None:
 
     for layer in reversed(doc.layers):  # the stack lists the top layer first
         if isinstance(layer, GroupLayer):
-            # a cut-out inside must reach the layers below: the group passes through
-            cuts = any(child.blend != "normal" for child in layer.children)
+            # a cut-out or a blend mode inside must reach the layers below: the group
+            # passes through (unless it is a user's isolated group)
+            cuts = not layer.isolated and any(child.blend != "normal" for child in layer.children)
             group = ET.SubElement(
                 root,
                 "stack",
@@ -926,6 +968,8 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
     for layer in doc.layers:
         if isinstance(layer, GroupLayer):
             group = psd.create_group(name="group")
+            if layer.isolated:
+                group.blend_mode = BlendMode.NORMAL
             named(group, layer.name)
             group.visible = layer.visible
             for child in layer.children:

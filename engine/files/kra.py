@@ -163,7 +163,7 @@ class _Writer:
         self._common(node, group)
         # a step that works on what lies beneath (a curves layer, a cut-out, a change in
         # a blend mode) must reach the layers below the group: the group passes through
-        reaches = any(
+        reaches = not group.isolated and any(
             child.blend != "normal" or child.curves or child.change for child in group.children
         )
         node.attrib.update(

@@ -26,7 +26,7 @@ import numpy as np
 from layerpath.engine.files.blends import CLOSE, NEAR, Change, change_layer, misses, own_change
 from layerpath.engine.files.cube import colour_step, lattice, through
 from layerpath.engine.files.curves import PSD_POINTS, Curves, fitted
-from layerpath.engine.hosts.session import picture_beneath
+from layerpath.engine.files.io import picture_beneath
 from layerpath.engine.types import LayerKind, RunResult, SubtaskOutcome
 from layerpath.tools.registry import Registry
 
@@ -34,6 +34,30 @@ log = logging.getLogger(__name__)
 
 #: the longest side of the copies a change is put to the test on
 PROXY = 1024
+
+
+#: how many of the photo's pixels the curves are tested on (spread evenly over it)
+SAMPLE = 1_000_000
+
+
+def _every(picture: np.ndarray) -> int:
+    """The stride, each way, that leaves about SAMPLE of the picture's pixels."""
+    return max(1, int(np.sqrt(picture.shape[0] * picture.shape[1] / SAMPLE)))
+
+
+def _after(outcome: SubtaskOutcome, result: RunResult) -> np.ndarray:
+    """The picture after a subtask: the next subtask's start, or the run's picture (the
+    run carries its picture on from step to step), where that is there and the same
+    size; else its start with its step layers over it."""
+    start = outcome.start_image
+    assert start is not None
+    index = next(i for i, o in enumerate(result.outcomes) if o is outcome)
+    later = result.outcomes[index + 1 :]
+    after = later[0].start_image if later else result.image
+    if after is not None and after.shape == start.shape:
+        return after
+    steps = [s for s in outcome.steps if s.kind == LayerKind.PIXELS and s.visible]
+    return picture_beneath(start, steps)
 
 
 def _off(made: np.ndarray, wanted: np.ndarray, alpha: np.ndarray) -> bool:
@@ -59,9 +83,8 @@ def curves_of(outcome: SubtaskOutcome, result: RunResult, registry: Registry) ->
         samples = grey[..., :3].reshape(256, 3).astype(np.float64) / 255.0
         start = outcome.start_image
         assert start is not None
-        own = picture_beneath(
-            start, [s for s in outcome.steps if s.kind == LayerKind.PIXELS and s.visible]
-        )
+        every = _every(start)  # (a million of the photo's pixels tell as well as all)
+        start, own = start[::every, ::every], _after(outcome, result)[::every, ::every]
 
         def passes(curves: Curves) -> bool:
             # (on every colour: a step that mixes the channels or changes the
@@ -99,7 +122,8 @@ def change_of(outcome: SubtaskOutcome, result: RunResult, registry: Registry) ->
     hiding every earlier step leaves it) must be the same gains, within CLOSE and NEAR
     (worked out on copies at most PROXY pixels a side). A vignette passes, being where
     a pixel lies; a shadow lift passes when the earlier steps do not move the shadows
-    much; a step that both lightens and darkens (sharpen, clarity) fails."""
+    much, anywhere (LOCAL); a step that both lightens and darkens (sharpen, clarity)
+    fails."""
     if colour_step(outcome, registry) is not None:
         return None
     step = next(s for s in outcome.steps if s.kind == LayerKind.PIXELS)
@@ -109,7 +133,7 @@ def change_of(outcome: SubtaskOutcome, result: RunResult, registry: Registry) ->
         return None
     if first is None or first.shape != start.shape:  # (a crop before it: no remaking)
         return None
-    change = own_change(start, picture_beneath(start, [step]))
+    change = own_change(start, _after(outcome, result))
     if change is None:
         return None
     run = through(registry, outcome, result)
@@ -123,9 +147,59 @@ def change_of(outcome: SubtaskOutcome, result: RunResult, registry: Registry) ->
     if not np.array_equal(wanted[..., 3], bare[..., 3]):
         return None
     diff = misses(change.mode, bare[..., :3], wanted[..., :3], layer)
-    if diff.mean() > CLOSE or np.percentile(diff, 99) > NEAR:
+    if diff.mean() > CLOSE or np.percentile(diff, 99) > NEAR or _worst_tile(diff) > LOCAL:
         return None
     return change
+
+
+#: how far off the worst eighth-by-eighth tile of a change may be (99th percentile, in
+#: levels): an earlier step that changed one region (a face brightened) must not leave
+#: that region wrong while the picture as a whole passes
+LOCAL = 6.0
+
+
+def _worst_tile(diff: np.ndarray) -> float:
+    """The highest 99th percentile of `diff` (H x W x 3) over an 8 x 8 grid of tiles."""
+    h, w = diff.shape[:2]
+    worst = 0.0
+    for rows in np.array_split(np.arange(h), 8):
+        for cols in np.array_split(np.arange(w), 8):
+            if rows.size and cols.size:
+                tile = diff[rows[0] : rows[-1] + 1, cols[0] : cols[-1] + 1]
+                worst = max(worst, float(np.percentile(tile, 99)))
+    return worst
+
+
+def live_of(
+    outcome: SubtaskOutcome,
+    result: RunResult,
+    registry: Registry,
+    curves: bool = True,
+    whole: bool = False,
+) -> Curves | Change | None:
+    """A finished subtask's one step as tone curves (unless not `curves`; with `whole`,
+    only curves that also pass on whole levels, as a PSD keeps them) or else as only its
+    own change; None when it is neither, or not one tool's step, or telling raised (the
+    step then stays the layer of pixels it is)."""
+    if not outcome.ok or len(outcome.tools) != 1:
+        return None
+    try:
+        live = curves_of(outcome, result, registry) if curves else None
+        if live is not None and whole and live.whole is None:
+            live = None
+        return live if live is not None else change_of(outcome, result, registry)
+    except Exception:
+        log.warning("could not tell whether %s stays live", outcome.tools, exc_info=True)
+        return None
+
+
+def live_outcomes(result: RunResult, registry: Registry) -> dict[str, Curves | Change]:
+    """Of a run's subtasks (by id), those whose step a host keeps live (live_of)."""
+    found: dict[str, Curves | Change] = {}
+    for outcome in result.outcomes:
+        if (live := live_of(outcome, result, registry)) is not None:
+            found[outcome.subtask.id] = live
+    return found
 
 
 def live_steps(
@@ -133,16 +207,15 @@ def live_steps(
     result: RunResult,
     registry: Registry,
     curves: bool = True,
+    whole: bool = False,
 ) -> dict[str, Curves | Change]:
     """Of a run's step layers (id: the finished subtask it belongs to and the tool that
-    made it), those that are curves (unless not `curves`) or only their own change."""
+    made it), those that are curves or only their own change (live_of)."""
     found: dict[str, Curves | Change] = {}
     for layer, (outcome, tool) in placed.items():
-        if outcome is None or not outcome.ok or list(outcome.tools) != [tool]:
+        if outcome is None or list(outcome.tools) != [tool]:
             continue
-        live = curves_of(outcome, result, registry) if curves else None
-        if live is None:
-            live = change_of(outcome, result, registry)
+        live = live_of(outcome, result, registry, curves, whole)
         if live is not None:
             found[layer] = live
     return found

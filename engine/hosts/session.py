@@ -24,6 +24,7 @@ import numpy as np
 from layerpath.engine import events
 from layerpath.engine.execute.executor import Engine
 from layerpath.engine.execute.preview import Preview
+from layerpath.engine.files.io import picture_beneath
 from layerpath.engine.files.report import build_report
 from layerpath.engine.hosts.document import Document
 from layerpath.engine.kinds import kind_spec
@@ -117,23 +118,6 @@ def step_window(step: StepLayer) -> Box | None:
 def layered(outcome: SubtaskOutcome) -> list[StepLayer]:
     """The steps of an outcome a document holds as layers (those with pixels)."""
     return [s for s in outcome.steps if s.pixels is not None]
-
-
-def picture_beneath(
-    base: np.ndarray, steps: Sequence[StepLayer], deep: np.ndarray | None = None
-) -> np.ndarray:
-    """The picture `steps` (shown step layers, bottom to top) make over `base` (RGBA);
-    with `deep` (base's pixels at 16 bits), at 16 bits, each step at its own depth."""
-    from layerpath.engine.files.io import LayeredImage, PixelLayer, composite
-
-    h, w = base.shape[:2]
-    layers: list[Any] = [PixelLayer("base", base, deep=deep)]
-    layers += [
-        PixelLayer(s.name, s.pixels, s.offset, True, s.blend, deep=s.deep)
-        for s in steps
-        if s.pixels is not None
-    ]
-    return composite(LayeredImage(w, h, layers), deep=deep is not None)
 
 
 def _run_of(
@@ -249,6 +233,9 @@ class RunSession:
         # the later steps must be made again over too
         self._was_at: dict[str, Box] = {}
         self._without_references: set[str] = set()  # reopened runs whose references are gone
+        # a run's steps the host keeps live (id of the run's result -> by subtask id),
+        # worked out in the run's worker for `finish` to place
+        self._live: dict[int, dict[str, Any]] = {}
 
     # --- the engine --------------------------------------------------------------------
 
@@ -311,7 +298,19 @@ class RunSession:
         engine = self.engine()
         if request.action is not None:
             self.planner_name = "action"
-        return lambda emit, cancelled: engine.run(request, emit, cancelled)
+        keeps_live = getattr(self.document, "keeps_live", False)
+        if not keeps_live or request.snapshot.deep is not None:  # (live layers are 8-bit)
+            return lambda emit, cancelled: engine.run(request, emit, cancelled)
+
+        def run(emit: events.OnEvent, cancelled: Callable[[], bool]) -> RunResult:
+            result = engine.run(request, emit, cancelled)
+            if not result.cancelled:  # (worked out here, in the worker: finish places it)
+                from layerpath.engine.files.live import live_outcomes
+
+                self._live[id(result)] = live_outcomes(result, engine.registry)
+            return result
+
+        return run
 
     def preview_job(self, request: EditRequest) -> Job:
         """Plan only: the steps, their tools and about how long (nothing runs)."""
@@ -381,7 +380,24 @@ class RunSession:
             self.document.record_run(build_report(result, self.planner_name), self.group)
         except LayerpathError as exc:
             return f"could not record the run in the document: {exc}"
+        self._go_live(result)
         return None
+
+    def _go_live(self, result: RunResult) -> None:
+        """In a host that keeps steps live (Krita), the run's steps that are tone curves
+        or only their own change become the host's own live layers (engine/files/live.py),
+        which work on whatever lies beneath them after the document is saved and
+        reopened, with no layerpath running."""
+        live = self._live.pop(id(result), {})
+        for layer, placed in list(self.placed.items()):
+            outcome = placed.outcome
+            if placed.group != self.group or outcome is None or not placed.step.visible:
+                continue
+            if outcome.subtask.id in live and list(outcome.tools) == [placed.step.tool]:
+                try:
+                    self.document.make_live(layer, live[outcome.subtask.id])
+                except Exception:  # (the step stays the layer of pixels it is)
+                    log.warning("could not keep %s live", placed.step.name, exc_info=True)
 
     def run(
         self,

@@ -28,12 +28,21 @@ from PIL import Image, ImageCms
 
 from layerpath.engine.execute.deep import eight_bit
 from layerpath.engine.execute.layers import BOX_COLOR, STEP_NAME, box_thickness
+from layerpath.engine.files.blends import Change
+from layerpath.engine.files.curves import Curves
 from layerpath.engine.types import LayerKind, Snapshot, StepLayer
 from layerpath.errors import BadInput
 from layerpath.gui.qt import QtCore
 from layerpath.plugin.krita.pixels import from_rgba8, from_rgba16, to_rgba8, to_rgba16
 
 MASK_TYPES = ("selectionmask", "transparencymask")
+
+
+def _recipe_key(step: StepLayer) -> tuple[str, str]:
+    """A step's tool and parameters, comparable."""
+    return step.tool, json.dumps(dict(step.params), sort_keys=True, default=str)
+
+
 MASK_PREFIX = "mask:"
 ANNOTATION = "layerpath"
 
@@ -111,14 +120,46 @@ def is_linear(profile: bytes) -> bool:
     return bool(grey is not None and grey.getpixel((0, 0))[1] > 160)  # type: ignore[index]
 
 
+def curves_node(curves: Curves, name: str) -> Any:
+    """A Krita curves filter layer holding `curves`, not yet in any document. Krita
+    5.1's Python API cannot set a curves filter's curves (its properties are not what
+    it saves), so the layer is read from a small .kra layerpath writes
+    (engine/files/kra.py) and cloned out of it."""
+    from layerpath.engine.files.io import LayeredImage, PixelLayer
+    from layerpath.engine.files.kra import write_kra
+
+    holder = PixelLayer(name, np.zeros((64, 64, 4), np.uint8), curves=curves)
+    with tempfile.TemporaryDirectory(prefix="layerpath-") as folder:
+        path = Path(folder) / "curves.kra"
+        write_kra(LayeredImage(64, 64, [holder]), path)
+        source = Krita.instance().openDocument(str(path))
+        if source is None:
+            raise BadInput("Krita could not read the curves layer layerpath made.")
+        try:
+            found = [n for n in walk(source.rootNode()) if n.type() == "filterlayer"]
+            if not found:
+                raise BadInput("Krita read no curves layer from the file layerpath made.")
+            return found[0].clone()
+        finally:
+            source.close()
+
+
 class KritaDocument:
     """Adapter from a krita.Document to layerpath's Document protocol."""
+
+    #: a run's steps that are tone curves or only their own change become Krita's own
+    #: live layers (engine/hosts/session.py: RunSession._go_live)
+    keeps_live = True
 
     def __init__(self, document: Any) -> None:
         self.document = document
         self._nodes: dict[str, Any] = {}
         self._groups: set[str] = set()
         self._ids = (str(n) for n in itertools.count(1))
+        # each step layer's tool and parameters, and those of the layers that are live
+        # (a curves filter layer, a change in a blend mode)
+        self._made: dict[str, tuple[str, str]] = {}
+        self._live: dict[str, tuple[str, str]] = {}
 
     # --- reading -------------------------------------------------------------------------
 
@@ -206,21 +247,54 @@ class KritaDocument:
         self.document.refreshProjection()
         layer_id = next(self._ids)
         self._nodes[layer_id] = node
+        self._made[layer_id] = _recipe_key(step)
         return layer_id
 
     def replace_step(self, layer: str, step: StepLayer) -> None:
         """A new node made as add_step makes one, put where the old one is (just above
-        it, the old one then removed), shown or hidden as the old one was."""
+        it, the old one then removed), shown or hidden as the old one was. A live layer
+        made again with the same tool and parameters (the steps beneath it changed)
+        stays as it is: Krita works it out again from what now lies beneath it."""
         old = self._node(layer)
         if step.pixels is None:
             raise BadInput(f"Step {step.name} has no pixels to write.")
         if old.parentNode() is None:  # deleted in Krita's Layers docker: it stays deleted
             return
+        if self._live.get(layer) == _recipe_key(step):
+            return
+        self._live.pop(layer, None)
+        self._made[layer] = _recipe_key(step)
         depth = self._check_model()
         node = self._node_for(step, old.parentNode(), old, depth, self._colours(depth)[1])
         node.setVisible(bool(old.visible()))
         old.remove()
         self._nodes[layer] = node
+        self.document.refreshProjection()
+
+    def make_live(self, layer: str, live: Curves | Change) -> None:
+        """The step layer becomes Krita's own live layer (engine/files/live.py): a curves
+        filter layer, or a paint layer of just its change in multiply or colour dodge;
+        its group passes through, so either works on what lies beneath. Only in an 8-bit
+        document whose values are not linear light, the values the step was measured in."""
+        depth = self._check_model()
+        if depth != "U8" or self._colours(depth)[1]:
+            return
+        node = self._node(layer)
+        parent = node.parentNode()
+        if parent is None:  # (deleted in Krita's Layers docker)
+            return
+        if isinstance(live, Change):
+            h, w = live.pixels.shape[:2]
+            node.setPixelData(QtCore.QByteArray(from_rgba8(live.pixels, depth, False)), 0, 0, w, h)
+            node.setBlendingMode(live.mode)
+        else:
+            made = curves_node(live, str(node.name()))
+            parent.addChildNode(made, node)
+            made.setVisible(bool(node.visible()))
+            node.remove()
+            self._nodes[layer] = made
+        parent.setPassThroughMode(True)
+        self._live[layer] = self._made[layer]
         self.document.refreshProjection()
 
     def _node_for(self, step: StepLayer, parent: Any, above: Any, depth: str, linear: bool) -> Any:

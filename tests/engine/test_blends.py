@@ -107,11 +107,17 @@ def test_blend_modes_composite_as_the_w3c_spec_and_openraster_keep_them(
 def test_a_shadow_lift_after_a_darkening_stays_the_picture_it_made(tmp_path: Path) -> None:
     """A shadow lift after the exposure went down lifts the shadows that darkening made:
     on the photo as it was (the exposure hidden) the same gains would lift the wrong
-    tones, so the lift is not written as a change; after warmth it is."""
+    tones, so the lift is not written as a change, nor after one region was brightened
+    (the whole picture would pass, the region not); alone it is."""
     photo = tmp_path / "astronaut.png"
     Image.fromarray(data.astronaut()).save(photo)
     modes = {}
-    for words in ("lower the exposure a lot and lift the shadows", "lift the shadows"):
+    words_tried = (
+        "lower the exposure a lot and lift the shadows",
+        "brighten the face a lot and lift the shadows",  # (one region: judged tile by tile)
+        "lift the shadows",
+    )
+    for words in words_tried:
         out = tmp_path / "out.kra"
         assert main(["edit", str(photo), words, "-o", str(out), "--no-traces"]) == 0
         with zipfile.ZipFile(out) as archive:
@@ -119,4 +125,44 @@ def test_a_shadow_lift_after_a_darkening_stays_the_picture_it_made(tmp_path: Pat
         nodes = {n.get("name", "").split(" ")[0]: n for n in tree.iter(f"{KRITA}layer")}
         modes[words] = (nodes["Shadows"].get("nodetype"), nodes["Shadows"].get("compositeop"))
     assert modes["lower the exposure a lot and lift the shadows"] == ("paintlayer", "normal")
+    assert modes["brighten the face a lot and lift the shadows"] == ("paintlayer", "normal")
     assert modes["lift the shadows"] == ("paintlayer", "dodge")
+
+
+def test_a_multiply_layer_in_a_users_isolated_group_multiplies_only_the_group(
+    tmp_path: Path,
+) -> None:
+    """A user's ORA: a photo, and over it an isolated group (as Krita writes a normal
+    group) holding a grey multiply layer: the group is worked out on its own, so the
+    grey shows as grey, as Krita shows it; written back as ORA, .kra and PSD the group
+    stays isolated and the picture the same."""
+    from psd_tools import PSDImage
+
+    from layerpath.engine.files.io import GroupLayer, read_psd, write_psd
+    from layerpath.engine.files.kra import write_kra
+
+    photo = np.zeros((16, 16, 4), np.uint8)
+    photo[...] = (200, 100, 50, 255)
+    grey = np.full((16, 16, 4), 128, np.uint8)
+    grey[..., 3] = 255
+    shading = GroupLayer("shading", [PixelLayer("grey", grey, blend="multiply")], isolated=True)
+    source = tmp_path / "own.ora"
+    write_ora(LayeredImage(16, 16, [PixelLayer("photo", photo), shading]), source)
+    with zipfile.ZipFile(source) as archive:
+        assert b'isolation="isolate"' in archive.read("stack.xml")
+    doc = read_layered(source)
+    group = doc.layers[1]
+    assert isinstance(group, GroupLayer) and group.isolated
+    assert (composite(doc)[0, 0] == [128, 128, 128, 255]).all()
+    open_group = GroupLayer("open", [PixelLayer("grey", grey, blend="multiply")])
+    passing = composite(LayeredImage(16, 16, [PixelLayer("photo", photo), open_group]))
+    assert (passing[0, 0, :3] == [100, 50, 25]).all()  # (a pass-through group multiplies)
+    write_kra(doc, tmp_path / "out.kra")
+    with zipfile.ZipFile(tmp_path / "out.kra") as archive:
+        tree = ElementTree.fromstring(archive.read("maindoc.xml"))
+    groups = [n for n in tree.iter(f"{KRITA}layer") if n.get("nodetype") == "grouplayer"]
+    assert [g.get("passthrough") for g in groups] == ["0"]
+    write_psd(doc, tmp_path / "out.psd")
+    assert (composite(read_psd(tmp_path / "out.psd"))[0, 0] == [128, 128, 128, 255]).all()
+    flat = PSDImage.open(tmp_path / "out.psd").composite(force=True).convert("RGB")
+    assert flat.getpixel((0, 0)) == (128, 128, 128)

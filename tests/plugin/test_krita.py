@@ -831,6 +831,43 @@ def test_the_clis_kra_keeps_each_of_three_overlapping_steps_live_in_krita(
 
 @pytest.mark.krita
 @needs_krita
+def test_the_dockers_kra_keeps_its_steps_live_once_reopened(tmp_path: Path) -> None:
+    """ "lift the shadows, make it warmer and add a vignette" run through the docker's
+    code path: warmer becomes a Krita curves filter layer and the shadow lift and the
+    vignette layers of just their change, so the saved .kra, reopened by Krita alone
+    (no layerpath), undoes just the step whose layer is hidden: each of the three hidden
+    in turn gives what the other two make alone (issue 29's bound)."""
+    from skimage import data
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    instruction = "lift the shadows, make it warmer and add a vignette"
+    first = edit_in_krita(tmp_path, photo, instruction)
+    nodes = {n["name"].split(" ")[0]: n for n in first["nodes"]}
+    assert nodes["Temperature"]["type"] == "filterlayer"
+    assert nodes["Temperature"]["filter"] == "perchannel"
+    assert nodes["Shadows"]["blend"] == "dodge" and nodes["Vignette"]["blend"] == "multiply"
+    rgba = np.dstack([data.astronaut(), np.full((512, 512), 255, np.uint8)])
+    whole = engine_image(instruction, Snapshot(rgba, {}))
+    off = np.abs(first["projection"][..., :3].astype(int) - whole[..., :3].astype(int))
+    assert off.mean() <= 1.0 and np.percentile(off, 99) <= 3, (off.mean(), off.max())
+    names = {step: nodes[step]["name"] for step in ("Shadows", "Temperature", "Vignette")}
+    dump = krita_dump(tmp_path, tmp_path / "out.kra", list(names.values()))
+    w, h = dump["size"]
+    others = {
+        "Shadows": "make it warmer and add a vignette",
+        "Temperature": "lift the shadows and add a vignette",
+        "Vignette": "lift the shadows and make it warmer",
+    }
+    for step, name in names.items():
+        seen = to_rgba8(base64.b64decode(dump["hidden"][name]), dump["depth"], w, h)
+        alone = engine_image(others[step], Snapshot(rgba, {}))
+        diff = np.abs(seen[..., :3].astype(int) - alone[..., :3].astype(int))
+        assert diff.mean() <= 2.0 and np.percentile(diff, 99) <= 6, (step, diff.mean())
+
+
+@pytest.mark.krita
+@needs_krita
 def test_the_clis_kra_of_a_16_bit_photo_opens_in_krita_at_16_bits(tmp_path: Path) -> None:
     import tifffile
 
