@@ -129,7 +129,7 @@ def change_of(outcome: SubtaskOutcome, result: RunResult, registry: Registry) ->
     step = next(s for s in outcome.steps if s.kind == LayerKind.PIXELS)
     start, first = outcome.start_image, result.outcomes[0].start_image
     assert start is not None and step.pixels is not None
-    if step.offset != (0, 0) or step.pixels.shape != start.shape or step.deep is not None:
+    if step.deep is not None:  # (a 16-bit photo's step: its layer keeps 16 bits)
         return None
     if first is None or first.shape != start.shape:  # (a crop before it: no remaking)
         return None

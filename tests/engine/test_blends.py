@@ -166,3 +166,21 @@ def test_a_multiply_layer_in_a_users_isolated_group_multiplies_only_the_group(
     assert (composite(read_psd(tmp_path / "out.psd"))[0, 0] == [128, 128, 128, 255]).all()
     flat = PSDImage.open(tmp_path / "out.psd").composite(force=True).convert("RGB")
     assert flat.getpixel((0, 0)) == (128, 128, 128)
+
+
+def test_a_change_that_leaves_the_top_of_the_picture_alone_is_still_a_change(
+    tmp_path: Path,
+) -> None:
+    """A shadow lift that changes nothing in a white band at the top: its step layer
+    holds only the rows it changed, and its change layer still covers the picture (the
+    band: no change), so it is written as a change (it was once refused)."""
+    picture = data.astronaut().copy()
+    picture[:64] = 255
+    photo = tmp_path / "banded.png"
+    Image.fromarray(picture).save(photo)
+    out = tmp_path / "out.kra"
+    assert main(["edit", str(photo), "lift the shadows", "-o", str(out), "--no-traces"]) == 0
+    with zipfile.ZipFile(out) as archive:
+        tree = ElementTree.fromstring(archive.read("maindoc.xml"))
+    nodes = {n.get("name", "").split(" ")[0]: n for n in tree.iter(f"{KRITA}layer")}
+    assert nodes["Shadows"].get("compositeop") == "dodge"
