@@ -25,7 +25,14 @@ from layerpath.engine.learn.learning import learn_in_background
 from layerpath.engine.plan.llm_planner import planner_for
 from layerpath.engine.plan.planner import Plan, offline_planner
 from layerpath.engine.plan.references import parse_refs
-from layerpath.engine.types import EditRequest, Mode, RunResult, Snapshot, SubtaskKind
+from layerpath.engine.types import (
+    EditRequest,
+    LayerKind,
+    Mode,
+    RunResult,
+    Snapshot,
+    SubtaskKind,
+)
 from layerpath.errors import BadInput, LayerpathError, printable, shown
 from layerpath.plugin import cli_actions, cli_batch, cli_models, cli_traces
 from layerpath.plugin.interrupts import Interrupts
@@ -498,6 +505,17 @@ def _live_steps(
         print(
             f"live in {host} as layers of their own change (multiply, colour dodge): "
             f"{named['change']}",
+            file=sys.stderr,
+        )
+    pictures = [
+        k for k, p in session.placed.items() if k in placed and p.step.kind == LayerKind.PIXELS
+    ]
+    pictures = [k for k in pictures[1:] if k not in live]  # (the first has no step beneath)
+    if pictures:
+        names = ", ".join(printable(session.placed[k].step.name) for k in pictures)
+        print(
+            f"kept as pictures: {names} (in {host}, hiding a step beneath them leaves them "
+            "as they were; the layerpath editor makes them again)",
             file=sys.stderr,
         )
 

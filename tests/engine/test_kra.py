@@ -47,7 +47,9 @@ def _pixels(archive: zipfile.ZipFile, node: ElementTree.Element, w: int, h: int)
     return out[:h, :w]
 
 
-def test_only_the_steps_that_are_tone_curves_become_live(tmp_path: Path) -> None:
+def test_only_the_steps_that_are_tone_curves_become_live(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Warmer is a curve per channel; saturation mixes the channels and a vignette
     depends on where a pixel lies: those two stay paint layers, the vignette as only
     its own change (multiply), saturation as the picture it made."""
@@ -58,6 +60,9 @@ def test_only_the_steps_that_are_tone_curves_become_live(tmp_path: Path) -> None
     out = tmp_path / "out.kra"
     words = "make it warmer, boost the saturation and add a vignette"
     assert main(["edit", str(photo), words, "-o", str(out), "--no-traces"]) == 0
+    said = capsys.readouterr().err  # (which steps stay live, and which do not)
+    assert "live in Krita as curves layers: Temperature" in said
+    assert "kept as pictures: Saturation +0.3 (in Krita, hiding a step beneath" in said
     with zipfile.ZipFile(out) as archive:
         assert archive.namelist()[0] == "mimetype" and archive.read("mimetype") == MIME.encode()
         assert archive.getinfo("mimetype").compress_type == zipfile.ZIP_STORED
