@@ -12,7 +12,7 @@ from typing import Any
 from layerpath.engine import events
 from layerpath.engine.execute.executor import Engine
 from layerpath.engine.execute.preview import Preview, describe
-from layerpath.engine.hosts.document import Document, LayeredDocument
+from layerpath.engine.hosts.document import Document, Reopened
 from layerpath.engine.hosts.session import Placed, Remade, RunSession
 from layerpath.engine.learn.actions import Action
 from layerpath.engine.learn.learning import learn_in_background
@@ -575,10 +575,10 @@ class Panel(QtWidgets.QWidget):
 
     # --- a document opened -----------------------------------------------------------------
 
-    def document_opened(self, document: LayeredDocument) -> None:
+    def document_opened(self, document: Reopened) -> None:
         """Another document is open: the steps of the last one go, and the runs the file
-        keeps (an ORA layerpath wrote) are listed again, each step with what it lets the
-        user change, made again when one is hidden."""
+        keeps (an ORA or a .kra layerpath wrote) are listed again, each step with what it
+        lets the user change, made again when one is hidden."""
         self.controller.shutdown()  # (a job of the last document's is let go)
         self.session.forget()
         self.steps.clear()

@@ -21,7 +21,7 @@ import json
 import uuid
 import zipfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 from xml.etree import ElementTree as ET
 
 import numpy as np
@@ -180,21 +180,40 @@ def _profile(doc: LayeredImage) -> bytes:
     return bytes(ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes())
 
 
+def live_meta(layer: PixelLayer) -> dict[str, Any]:
+    """What keeps a step layer live, for the record: its curves' points, or its change's
+    blend mode (nothing for a layer of pixels)."""
+    if layer.curves is not None:
+        curves = layer.curves
+        return {
+            "live": {
+                "curves": [list(map(list, c)) for c in (curves.red, curves.green, curves.blue)]
+            }
+        }
+    if layer.change is not None:
+        return {"live": {"change": layer.change.mode}}
+    return {}
+
+
 def _record(doc: LayeredImage, uuids: dict[int, str]) -> bytes:
-    """The runs' record, as the Krita docker keeps it (its 'runs'), with what each step
-    layer is by its node's uuid ('steps')."""
-    runs, steps = [], []
+    """The runs' record, as the Krita docker keeps it: the reports ('runs'), the uuid of
+    each run's group ('groups', null for a run that made none) and what each step layer
+    is, by its node's uuid ('steps')."""
+    runs, groups, steps = [], [], []
     for recipe in doc.recipes:
         runs.append(recipe.get("run", {}))
         index = recipe.get("group")
         group = (
             doc.layers[index] if isinstance(index, int) and 0 <= index < len(doc.layers) else None
         )
+        groups.append(uuids[id(group)] if isinstance(group, GroupLayer) else None)
         if isinstance(group, GroupLayer):
             for child, meta in zip(group.children, recipe.get("steps", []), strict=False):
                 if meta:
-                    steps.append({"uuid": uuids[id(child)], "group": uuids[id(group)], **meta})
-    return json.dumps({"version": 1, "runs": runs, "steps": steps}, default=str).encode()
+                    entry = {"uuid": uuids[id(child)], "group": uuids[id(group)], **meta}
+                    steps.append({**entry, **live_meta(child)})
+    record = {"version": 1, "runs": runs, "groups": groups, "steps": steps}
+    return json.dumps(record, default=str).encode()
 
 
 def _maindoc(doc: LayeredImage, layers: ET.Element, annotated: bool) -> bytes:

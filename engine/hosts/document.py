@@ -72,6 +72,21 @@ class Document(Protocol):
         ...
 
 
+class Reopened(Protocol):
+    """A document reopened from a file that keeps its runs (an ORA or a .kra layerpath
+    wrote): each run's group id, report and step layers, listed again by a panel."""
+
+    reopened: list[tuple[str, Mapping[str, Any], list[tuple[str, dict[str, Any]]]]]
+
+    def reopened_steps(self, group_id: str) -> list[tuple[str, StepLayer]]:
+        """A reopened run's step layers as the steps they are, bottom first."""
+        ...
+
+    def beneath(self, group_id: str) -> Snapshot:
+        """What the layers below a run's group make."""
+        ...
+
+
 def step_meta(step: StepLayer) -> dict[str, Any]:
     """What a step layer is, besides its pixels (an ORA keeps it beside the layer)."""
     return {

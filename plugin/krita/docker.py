@@ -65,7 +65,10 @@ class LayerpathDocker(DockWidget):
     def panel_for(self, document: Any) -> Panel:
         key = document_key(document)
         if key not in self.panels:
-            panel = Panel(KritaDocument(document), settings=self.settings)
+            krita_document = KritaDocument(document)
+            panel = Panel(krita_document, settings=self.settings)
+            if krita_document.reopened:  # (a .kra layerpath saved: its runs, listed again)
+                panel.document_opened(krita_document)
             panel.learn_from()
             panel.steps.setMinimumHeight(120)
             self.panels[key] = panel

@@ -30,6 +30,9 @@ from layerpath.engine.execute.deep import eight_bit
 from layerpath.engine.execute.layers import BOX_COLOR, STEP_NAME, box_thickness
 from layerpath.engine.files.blends import Change
 from layerpath.engine.files.curves import Curves
+from layerpath.engine.files.io import LayeredImage, PixelLayer, picture_beneath
+from layerpath.engine.files.kra import live_meta, write_kra
+from layerpath.engine.hosts.document import step_meta
 from layerpath.engine.types import LayerKind, Snapshot, StepLayer
 from layerpath.errors import BadInput
 from layerpath.gui.qt import QtCore
@@ -38,9 +41,24 @@ from layerpath.plugin.krita.pixels import from_rgba8, from_rgba16, to_rgba8, to_
 MASK_TYPES = ("selectionmask", "transparencymask")
 
 
+def _params_key(params: Mapping[str, Any]) -> str:
+    """Parameters, comparable (as a file's record gives them back too)."""
+    return json.dumps(dict(params), sort_keys=True, default=str)
+
+
 def _recipe_key(step: StepLayer) -> tuple[str, str]:
     """A step's tool and parameters, comparable."""
-    return step.tool, json.dumps(dict(step.params), sort_keys=True, default=str)
+    return step.tool, _params_key(step.params)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    """A record's mapping, or nothing where the file holds something else."""
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def _uuid(node: Any) -> str:
+    """A node's uuid, as a .kra names it."""
+    return str(node.uniqueId().toString())
 
 
 MASK_PREFIX = "mask:"
@@ -125,9 +143,6 @@ def curves_node(curves: Curves, name: str) -> Any:
     5.1's Python API cannot set a curves filter's curves (its properties are not what
     it saves), so the layer is read from a small .kra layerpath writes
     (engine/files/kra.py) and cloned out of it."""
-    from layerpath.engine.files.io import LayeredImage, PixelLayer
-    from layerpath.engine.files.kra import write_kra
-
     holder = PixelLayer(name, np.zeros((64, 64, 4), np.uint8), curves=curves)
     with tempfile.TemporaryDirectory(prefix="layerpath-") as folder:
         path = Path(folder) / "curves.kra"
@@ -160,6 +175,14 @@ class KritaDocument:
         # (a curves filter layer, a change in a blend mode)
         self._made: dict[str, tuple[str, str]] = {}
         self._live: dict[str, tuple[str, str]] = {}
+        # what each step layer is (step_meta, and what keeps it live), and the runs the
+        # document keeps with the id of each one's group: the 'layerpath' annotation
+        self._meta: dict[str, dict[str, Any]] = {}
+        self._runs: list[tuple[dict[str, Any], str | None]] = []
+        # the runs a reopened .kra keeps (each group's id, report and step layers, bottom
+        # first), for the panel to list again and make again (reopened_steps, beneath)
+        self.reopened: list[tuple[str, Mapping[str, Any], list[tuple[str, dict[str, Any]]]]] = []
+        self._take_record()
 
     # --- reading -------------------------------------------------------------------------
 
@@ -248,6 +271,7 @@ class KritaDocument:
         layer_id = next(self._ids)
         self._nodes[layer_id] = node
         self._made[layer_id] = _recipe_key(step)
+        self._meta[layer_id] = step_meta(step)
         return layer_id
 
     def replace_step(self, layer: str, step: StepLayer) -> None:
@@ -264,12 +288,14 @@ class KritaDocument:
             return
         self._live.pop(layer, None)
         self._made[layer] = _recipe_key(step)
+        self._meta[layer] = step_meta(step)
         depth = self._check_model()
         node = self._node_for(step, old.parentNode(), old, depth, self._colours(depth)[1])
         node.setVisible(bool(old.visible()))
         old.remove()
         self._nodes[layer] = node
         self.document.refreshProjection()
+        self._write_record()
 
     def make_live(self, layer: str, live: Curves | Change) -> None:
         """The step layer becomes Krita's own live layer (engine/files/live.py): a curves
@@ -295,7 +321,11 @@ class KritaDocument:
             self._nodes[layer] = made
         parent.setPassThroughMode(True)
         self._live[layer] = self._made[layer]
+        holder = PixelLayer("", np.zeros((1, 1, 4), np.uint8))
+        holder.curves, holder.change = (live, None) if isinstance(live, Curves) else (None, live)
+        self._meta[layer] = {**self._meta.get(layer, {}), **live_meta(holder)}
         self.document.refreshProjection()
+        self._write_record()
 
     def _node_for(self, step: StepLayer, parent: Any, above: Any, depth: str, linear: bool) -> Any:
         """The step's node, added to `parent` just above `above` (None: at the bottom)."""
@@ -368,25 +398,159 @@ class KritaDocument:
         self._node(layer).remove()
         del self._nodes[layer]
         self._groups.discard(layer)
+        self._meta.pop(layer, None)
         self.document.refreshProjection()
+        self._write_record()
 
     def record_run(self, report: Mapping[str, Any], group: str | None = None) -> None:
-        """Append the report to the document's layerpath annotation (saved in the .kra)."""
-        runs = self.runs()
-        runs.append(dict(report))
-        data = json.dumps({"version": 1, "runs": runs}, default=str).encode()
+        """Keep the report in the document's layerpath annotation (saved in the .kra),
+        with its group and what each of its step layers is, by their nodes' uuids."""
+        self._runs.append((dict(report), group))
+        self._write_record()
+
+    def runs(self) -> list[dict[str, Any]]:
+        """The reports of the runs the document keeps."""
+        return [report for report, _ in self._runs]
+
+    def _write_record(self) -> None:
+        """The annotation, as the .kra the command line writes has it (engine/files/
+        kra.py): 'runs', each one's group's uuid ('groups') and the step layers ('steps')."""
+        uuids = {layer: _uuid(node) for layer, node in self._nodes.items()}
+        parents = {
+            layer: _uuid(parent)
+            for layer, node in self._nodes.items()
+            if layer in self._meta and (parent := node.parentNode()) is not None
+        }
+        record = {
+            "version": 1,
+            "runs": [report for report, _ in self._runs],
+            "groups": [uuids.get(group) if group else None for _, group in self._runs],
+            "steps": [
+                {"uuid": uuids[layer], "group": parents[layer], **meta}
+                for layer, meta in self._meta.items()
+                if layer in parents
+            ],
+        }
+        data = json.dumps(record, default=str).encode()
         self.document.setAnnotation(
             ANNOTATION, "layerpath runs (plan, steps, results)", QtCore.QByteArray(data)
         )
 
-    def runs(self) -> list[dict[str, Any]]:
+    def _take_record(self) -> None:
+        """The runs the annotation keeps (a .kra the docker or the command line saved):
+        kept, and those whose group and step layers are all still there listed in
+        `reopened`. A run with a step layer that is not a picture (a mask, boxes) is not
+        listed: it is not made again here. The record is data: a malformed one keeps
+        nothing but the document's layers, which are never touched."""
         if ANNOTATION not in list(self.document.annotationTypes()):
-            return []
-        raw = bytes(self.document.annotation(ANNOTATION))
+            return
         try:
-            return list(json.loads(raw.decode()).get("runs", []))
-        except ValueError:
-            return []
+            record = json.loads(bytes(self.document.annotation(ANNOTATION)).decode())
+            runs = [dict(r) for r in record.get("runs", []) if isinstance(r, Mapping)]
+            groups = list(record.get("groups") or [])
+            steps = [dict(e) for e in record.get("steps") or [] if isinstance(e, Mapping)]
+        except (ValueError, TypeError, AttributeError):
+            return
+        nodes = {_uuid(node): node for node in walk(self.document.rootNode())}
+        for index, report in enumerate(runs):
+            uuid = groups[index] if index < len(groups) and isinstance(groups[index], str) else None
+            group = nodes.get(uuid) if uuid else None
+            if group is None or group.type() != "grouplayer":
+                self._runs.append((report, None))
+                continue
+            group_id = next(self._ids)
+            self._nodes[group_id] = group
+            self._groups.add(group_id)
+            self._runs.append((report, group_id))
+            children = [_uuid(child) for child in group.childNodes()]  # bottom first
+            mine = sorted(
+                (e for e in steps if e.get("group") == uuid and e.get("uuid") in children),
+                key=lambda e: children.index(e["uuid"]),
+            )
+            layers = []
+            for entry in mine:
+                layer_id = next(self._ids)
+                self._nodes[layer_id] = nodes[entry["uuid"]]
+                meta = {k: v for k, v in entry.items() if k not in ("uuid", "group")}
+                self._meta[layer_id] = meta
+                params = _mapping(meta.get("params"))
+                self._made[layer_id] = (str(meta.get("tool") or ""), _params_key(params))
+                if meta.get("live"):
+                    self._live[layer_id] = self._made[layer_id]
+                layers.append((layer_id, meta))
+            if layers and all(meta.get("kind", "pixels") == "pixels" for _, meta in layers):
+                self.reopened.append((group_id, report, layers))
+
+    def reopened_steps(self, group_id: str) -> list[tuple[str, StepLayer]]:
+        """A reopened run's step layers as the steps they are, bottom first: a paint
+        layer's pixels as Krita holds them (a change's in its blend mode), a curves
+        layer's as its curves make the picture beneath it."""
+        layers = next((found for g, _, found in self.reopened if g == group_id), [])
+        start = self.beneath(group_id)
+        picture, deep = start.image, start.deep
+        depth = self._check_model()
+        made = []
+        for layer_id, meta in layers:
+            node = self._nodes[layer_id]
+            live = _mapping(meta.get("live"))
+            offset, pixels16 = (0, 0), None
+            if node.type() == "filterlayer" and live.get("curves"):
+                red, green, blue = (tuple(tuple(map(float, p)) for p in c) for c in live["curves"])
+                rgb = Curves(red, green, blue).applied(picture)
+                pixels = np.dstack([rgb, picture[..., 3]])
+            elif node.type() == "paintlayer":
+                bounds = node.bounds()
+                x, y, bw, bh = bounds.x(), bounds.y(), bounds.width(), bounds.height()
+                if bw <= 0 or bh <= 0:
+                    continue
+                data = bytes(node.pixelData(x, y, bw, bh))
+                pixels = to_rgba8(data, depth, bw, bh)
+                pixels16 = None if deep is None else to_rgba16(data, depth, bw, bh, False)
+                offset = (x, y)
+            else:
+                continue
+            step = StepLayer(
+                str(node.name()),
+                LayerKind.PIXELS,
+                str(meta.get("tool") or ""),
+                str(meta.get("subtask") or ""),
+                float(meta.get("cost") or 0.0),
+                float(meta.get("quality") or 0.0),
+                _mapping(meta.get("params")),
+                pixels,
+                offset,
+                visible=bool(node.visible()),
+                blend=str(node.blendingMode()) if live.get("change") else "normal",
+                deep=pixels16,
+            )
+            made.append((layer_id, step))
+            if step.visible:
+                if deep is not None:
+                    deep = picture_beneath(picture, [step], deep)
+                picture = picture_beneath(picture, [step])
+        return made
+
+    def beneath(self, group_id: str) -> Snapshot:
+        """What the layers below a run's group make (Krita's projection with the group
+        and everything above it hidden a moment), with the document's masks."""
+        group = _uuid(self._nodes[group_id])
+        top = list(self.document.rootNode().childNodes())  # bottom first
+        index = next((i for i, node in enumerate(top) if _uuid(node) == group), len(top))
+        above = top[index:]
+        shown = [bool(node.visible()) for node in above]
+        modified = bool(self.document.modified())
+        try:
+            for node in above:
+                node.setVisible(False)
+            self.document.refreshProjection()
+            self.document.waitForDone()
+            return self.snapshot()
+        finally:
+            for node, was in zip(above, shown, strict=True):
+                node.setVisible(was)
+            self.document.refreshProjection()
+            self.document.waitForDone()
+            self.document.setModified(modified)
 
     def _node(self, layer: str) -> Any:
         if layer not in self._nodes:

@@ -32,7 +32,7 @@ def add_selection_mask(document: Any, name: str, mask: np.ndarray) -> None:
 def run(args: list[str]) -> int:
     if len(args) < 3:
         print(
-            "usage: kritarunner -s layerpath_selftest IN.png INSTRUCTION|action:NAME OUT.kra "
+            "usage: kritarunner -s layerpath_selftest IN.png|IN.kra INSTRUCTION|action:NAME|reopen OUT.kra "
             "[NAME=MASK.png ...] [ref:NAME=FILE ...] [hide:N ...] [hidenode:N ...]",
             file=sys.stderr,
         )
@@ -50,7 +50,10 @@ def run(args: list[str]) -> int:
         name, _, path = item.partition("=")
         add_selection_mask(document, name, read_mask(Path(path), size, name))
 
-    panel = Panel(KritaDocument(document), settings=load_settings())  # as the docker makes it
+    krita_document = KritaDocument(document)
+    panel = Panel(krita_document, settings=load_settings())  # as the docker makes it
+    if instruction == "reopen":  # a .kra layerpath saved: its runs listed again, as the docker does
+        return _reopen(panel, krita_document, document, target, hidden)
     for item in references:  # ref:NAME=FILE: added in the docker's References
         name, _, path = item.partition("=")
         panel.references.add(Path(path), name)
@@ -95,6 +98,27 @@ def run(args: list[str]) -> int:
     Path(f"{target}.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     document.close()
     return 0 if ok else 1
+
+
+def _reopen(
+    panel: Panel, krita_document: KritaDocument, document: Any, target: str, hidden: list[str]
+) -> int:
+    """A saved .kra opened again: the docker lists its runs' steps again (as panel_for
+    does), then hides the steps asked for and waits for the later ones to be made again."""
+    if krita_document.reopened:
+        panel.document_opened(krita_document)
+    remade = [_untick(panel, document, how) for how in hidden]
+    panel.controller.shutdown()
+    document.saveAs(str(Path(target).resolve()))
+    summary = {
+        "ok": bool(krita_document.reopened),
+        "steps": panel.steps.count(),
+        "remade": remade,
+        "layers": [[n.name(), n.type()] for n in walk(document.rootNode())],
+    }
+    Path(f"{target}.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
+    document.close()
+    return 0 if summary["ok"] else 1
 
 
 def _untick(panel: Panel, document: Any, how: str) -> int:
