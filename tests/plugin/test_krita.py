@@ -827,6 +827,18 @@ def test_the_clis_kra_keeps_each_of_three_overlapping_steps_live_in_krita(
         assert diff.mean() <= 2.0 and np.percentile(diff, 99) <= 6, (hidden, diff.mean())
         # and hiding it changed the picture: the step was live, not baked in
         assert np.abs(seen[..., :3].astype(int) - projection[..., :3].astype(int)).mean() > 1
+    # the same run as a PSD (no options): Krita reads its multiply and colour dodge layers
+    psd = tmp_path / "out.psd"
+    assert main(["edit", str(source), instruction, "-o", str(psd), "--no-traces"]) == 0
+    dump = krita_dump(tmp_path, psd, [steps["Vignette"]])
+    nodes = {n["name"]: n for n in dump["nodes"]}
+    assert nodes[steps["Shadows"]]["blend"] == "dodge"
+    projection = to_rgba8(base64.b64decode(dump["projection"]), dump["depth"], w, h)
+    off = np.abs(projection[..., :3].astype(int) - merged[..., :3].astype(int))
+    assert off.mean() <= 1.0 and np.percentile(off, 99) <= 2, (off.mean(), off.max())
+    seen = to_rgba8(base64.b64decode(dump["hidden"][steps["Vignette"]]), dump["depth"], w, h)
+    diff = np.abs(seen[..., :3].astype(int) - alone["Vignette"][..., :3].astype(int))
+    assert diff.mean() <= 2.0 and np.percentile(diff, 99) <= 6
 
 
 @pytest.mark.krita
@@ -872,7 +884,7 @@ def test_the_dockers_kra_keeps_its_steps_live_once_reopened(tmp_path: Path) -> N
 def test_a_reopened_kra_lists_its_steps_in_the_docker_and_remakes_them(
     made_by: str, tmp_path: Path
 ) -> None:
-    """"make it warmer, boost the saturation and add a vignette", saved as a .kra by the
+    """ "make it warmer, boost the saturation and add a vignette", saved as a .kra by the
     docker or by `layerpath edit -o out.kra`, closed, and opened again in Krita: the
     docker lists the run's three steps again, and unticking Temperature makes the
     saturation step (a picture, not live) again from the picture beneath it, so Krita's
