@@ -587,8 +587,8 @@ class Panel(QtWidgets.QWidget):
         self._known_shown.clear()
         self._changed_steps.clear()
         for group, report, _ in document.reopened:
-            steps = document.reopened_steps(group)
             try:
+                steps = document.reopened_steps(group)
                 self.session.adopt(group, report, steps, document.beneath(group))
             except LayerpathError as exc:  # (a record another program changed)
                 self._log(f"the run '{report.get('prompt')}' could not be read back: {exc}")

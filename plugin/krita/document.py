@@ -39,6 +39,9 @@ from layerpath.gui.qt import QtCore
 from layerpath.plugin.krita.pixels import from_rgba8, from_rgba16, to_rgba8, to_rgba16
 
 MASK_TYPES = ("selectionmask", "transparencymask")
+#: the kinds of step layer a reopened .kra's run is read back from (a run with boxes or
+#: text among its steps is not listed again)
+READ_BACK = ("pixels", "mask")
 
 
 def _params_key(params: Mapping[str, Any]) -> str:
@@ -478,7 +481,7 @@ class KritaDocument:
                 if meta.get("live"):
                     self._live[layer_id] = self._made[layer_id]
                 layers.append((layer_id, meta))
-            if layers and all(meta.get("kind", "pixels") == "pixels" for _, meta in layers):
+            if layers and all(meta.get("kind", "pixels") in READ_BACK for _, meta in layers):
                 self.reopened.append((group_id, report, layers))
 
     def reopened_steps(self, group_id: str) -> list[tuple[str, StepLayer]]:
@@ -493,11 +496,26 @@ class KritaDocument:
         for layer_id, meta in layers:
             node = self._nodes[layer_id]
             live = _mapping(meta.get("live"))
+            kind = LayerKind.MASK if meta.get("kind") == "mask" else LayerKind.PIXELS
             offset, pixels16 = (0, 0), None
             if node.type() == "filterlayer" and live.get("curves"):
-                red, green, blue = (tuple(tuple(map(float, p)) for p in c) for c in live["curves"])
-                rgb = Curves(red, green, blue).applied(picture)
+                try:  # (data from a file)
+                    points = [tuple(tuple(map(float, p))[:2] for p in c) for c in live["curves"]]
+                    rgb = Curves(*points[:3]).applied(picture)
+                except (TypeError, ValueError, IndexError) as exc:
+                    raise BadInput(f"its curves layer's record is not layerpath's ({exc})") from exc
                 pixels = np.dstack([rgb, picture[..., 3]])
+            elif node.type() == "selectionmask" and kind == LayerKind.MASK:
+                selection = node.selection()
+                x, y = selection.x(), selection.y()
+                bw, bh = selection.width(), selection.height()
+                if bw <= 0 or bh <= 0:
+                    continue
+                grey = np.frombuffer(bytes(selection.pixelData(x, y, bw, bh)), np.uint8)
+                pixels = np.zeros((bh, bw, 4), np.uint8)
+                pixels[..., :3] = 255
+                pixels[..., 3] = grey.reshape(bh, bw)
+                offset = (x, y)
             elif node.type() == "paintlayer":
                 bounds = node.bounds()
                 x, y, bw, bh = bounds.x(), bounds.y(), bounds.width(), bounds.height()
@@ -511,7 +529,7 @@ class KritaDocument:
                 continue
             step = StepLayer(
                 str(node.name()),
-                LayerKind.PIXELS,
+                kind,
                 str(meta.get("tool") or ""),
                 str(meta.get("subtask") or ""),
                 float(meta.get("cost") or 0.0),
@@ -524,7 +542,7 @@ class KritaDocument:
                 deep=pixels16,
             )
             made.append((layer_id, step))
-            if step.visible:
+            if step.visible and kind == LayerKind.PIXELS:
                 if deep is not None:
                     deep = picture_beneath(picture, [step], deep)
                 picture = picture_beneath(picture, [step])
