@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from layerpath.engine import events
+from layerpath.engine.execute.deep import sixteen_bit
 from layerpath.engine.execute.executor import Engine
 from layerpath.engine.execute.preview import Preview
 from layerpath.engine.files.io import picture_beneath
@@ -178,19 +179,69 @@ def beneath(
 ) -> np.ndarray:
     """The picture beneath a run's `index`-th subtask: its first picture `base` and the
     shown pixel steps (step, its subtask's outcome, shown?) of the subtasks before it;
-    at 16 bits with `deep` (the first picture's 16-bit pixels)."""
-    return picture_beneath(
-        base,
-        [
-            step
-            for step, outcome, shown in steps
-            if outcome is not None
-            and order.get(outcome.subtask.id, index) < index
-            and shown
-            and step.kind == LayerKind.PIXELS
-        ],
-        deep,
+    at 16 bits with `deep` (the first picture's 16-bit pixels). A step that changed the
+    frame (a crop, a border, an upscale) holds the whole picture in its new frame: the
+    steps after it lie over that (hidden, the picture beneath it moved into its frame,
+    as the document's canvas stays as the step made it)."""
+    earlier = [
+        (step, seen)
+        for step, outcome, seen in steps
+        if outcome is not None
+        and order.get(outcome.subtask.id, index) < index
+        and step.kind == LayerKind.PIXELS
+    ]
+    picture, deeper = base, deep
+    pending: list[StepLayer] = []
+    for step, seen in [*earlier, (None, False)]:
+        if step is not None and step.canvas is None:
+            if seen:
+                pending.append(step)
+            continue
+        if pending:  # (the steps since the last frame, laid over it at once)
+            if deeper is not None:
+                deeper = picture_beneath(picture, pending, deeper)
+            picture = picture_beneath(picture, pending)
+            pending = []
+        if step is None or step.pixels is None or step.canvas is None:
+            continue
+        if seen:
+            picture = step.pixels
+            if deeper is not None:
+                deeper = step.deep if step.deep is not None else sixteen_bit(step.pixels)
+        else:
+            picture = reframed(picture, step.canvas, step.shift)
+            if deeper is not None:
+                deeper = reframed(deeper, step.canvas, step.shift)
+    return picture if deeper is None else deeper
+
+
+def _same_frame(old: SubtaskOutcome, new: SubtaskOutcome) -> SubtaskOutcome:
+    """A step made again that changes the frame must change it as it did (the document's
+    canvas is as it made it): one that now crops or grows otherwise is failed, said."""
+    frames = [(s.canvas, s.shift) for s in old.steps if s.canvas is not None]
+    again = [(s.canvas, s.shift) for s in new.steps if s.canvas is not None]
+    if frames == again or not new.ok:
+        return new
+    return dataclasses.replace(
+        new,
+        solved_by="failed",
+        error="made again from the picture beneath it, it frames the picture otherwise "
+        f"({again[0][0] if again else 'no new frame'} instead of {frames[0][0] if frames else 'none'})",
     )
+
+
+def reframed(picture: np.ndarray, canvas: tuple[int, int], shift: tuple[int, int]) -> np.ndarray:
+    """`picture` on a canvas of another size (width, height), moved by `shift` (what a
+    crop or a grown canvas does to the layers beneath it); transparent where it does not
+    reach."""
+    w, h = canvas
+    dx, dy = shift
+    out = np.zeros((h, w, picture.shape[2]), picture.dtype)
+    ph, pw = picture.shape[:2]
+    x0, y0, x1, y1 = max(0, dx), max(0, dy), min(w, dx + pw), min(h, dy + ph)
+    if x0 < x1 and y0 < y1:
+        out[y0:y1, x0:x1] = picture[y0 - dy : y1 - dy, x0 - dx : x1 - dx]
+    return out
 
 
 class RunSession:
@@ -501,7 +552,7 @@ class RunSession:
         (None: neither; no 16-bit picture then)."""
         result = self.runs.get(group)
         placed = [(k, p) for k, p in self.placed.items() if p.group == group]
-        if result is None or any(p.step.canvas is not None for _, p in placed):
+        if result is None:
             return outcome.start_image, None
         order = {o.subtask.id: i for i, o in enumerate(result.outcomes)}
         if outcome.subtask.id not in order:
@@ -623,10 +674,11 @@ class RunSession:
         the later steps of their run that what changed reaches, made again from the
         picture the shown steps below them make now, with the tools and parameters they
         last passed with (the checks judge them again). None when no later step is
-        reached. A clear error when the run cannot be made again this way (it changed
-        the picture's size, its references are gone, or a step names a tool this install
-        lacks). On a 16-bit photo the steps are made again at 16 bits, from the 16-bit
-        picture beneath them."""
+        reached. A clear error when the run cannot be made again this way (its
+        references are gone, or a step names a tool this install lacks). On a 16-bit
+        photo the steps are made again at 16 bits, from the 16-bit picture beneath them.
+        Past a crop, a border or an upscale, the steps work on the picture in its new
+        frame; the frame step made again must frame it as before (_same_frame)."""
         groups = {self.placed[k].group for k in changed if k in self.placed}
         if len(groups) != 1:
             return None
@@ -640,12 +692,6 @@ class RunSession:
                 "one of its steps hides only that layer; the later steps keep what they made."
             )
         placed = {k: p for k, p in self.placed.items() if p.group == group}
-        if any(p.step.canvas is not None for p in placed.values()):
-            raise BadInput(
-                "This run changed the picture's size (a crop, a border or an upscale): "
-                "hiding one of its steps hides only that layer; the later steps keep "
-                "what they made."
-            )
         order = {o.subtask.id: i for i, o in enumerate(result.outcomes)}
         firsts = [
             order[p.outcome.subtask.id]
@@ -710,6 +756,7 @@ class RunSession:
                     cancelled,
                     params=params if len(params) == len(tools) else None,
                 )
+                made = _same_frame(outcome, made)
                 pairs.append((outcome, made))
                 for k, step in zip(ids, layered(made), strict=False):
                     steps[k] = step

@@ -333,3 +333,40 @@ def test_the_later_steps_of_a_16_bit_photo_are_made_again_at_16_bits(tmp_path: P
     session.finish_rerun(job(session.place, lambda: False))  # type: ignore[arg-type]
     step = session.placed[warmth].step
     assert step.deep is not None and np.unique(step.deep[..., 0] % 257).size > 1
+
+
+def test_the_steps_after_a_crop_are_made_again_in_its_frame(tmp_path: Path) -> None:
+    """ "lift the shadows, crop to 4:5 and add a vignette", then Shadows hidden: the crop
+    is made again from the picture without the lift, in the same frame, and the vignette
+    over it, so the document is what cropping and the vignette make alone; shown again,
+    the picture is as it was; the crop's own layer hidden, the vignette is made again
+    over the picture beneath it in the crop's frame (the canvas stays as the crop made
+    it), which is the same picture."""
+    from PIL import Image
+    from skimage import data
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+
+    def run(words: str) -> tuple[LayeredDocument, RunSession]:
+        document = LayeredDocument.open(photo, {})
+        session = RunSession(document, Settings(record_traces=False))
+        session.run(session.request(words))
+        return document, session
+
+    document, session = run("lift the shadows, crop to 4:5 and add a vignette")
+    shadows, crop, vignette = session.layers()
+    assert session.placed[crop].step.canvas == (410, 512)
+    assert _hide_and_remake(session, document, shadows, False) == []
+    seen = composite(document.image)
+    alone = composite(run("crop to 4:5 and add a vignette")[0].image)
+    assert seen.shape == alone.shape == (512, 410, 4)
+    diff = np.abs(seen[..., :3].astype(int) - alone[..., :3].astype(int))
+    assert diff.mean() <= 2.0 and np.percentile(diff, 99) <= 6, (diff.mean(), diff.max())
+    lifted = composite(run("lift the shadows, crop to 4:5 and add a vignette")[0].image)
+    assert np.abs(lifted[..., :3].astype(int) - alone[..., :3].astype(int)).mean() > 2
+    assert _hide_and_remake(session, document, shadows, True) == []
+    assert np.abs(composite(document.image).astype(int) - lifted.astype(int)).max() <= 1
+    # the crop's own layer hidden: what lies beneath, in its frame, is the same picture
+    assert _hide_and_remake(session, document, crop, False) == []
+    assert np.abs(composite(document.image).astype(int) - lifted.astype(int)).max() <= 1
