@@ -945,6 +945,26 @@ def test_a_reopened_kra_lists_its_steps_in_the_docker_and_remakes_them(
 
 @pytest.mark.krita
 @needs_krita
+def test_a_step_unticked_before_a_crop_in_krita_is_undone_alone(tmp_path: Path) -> None:
+    """ "lift the shadows, crop to 4:5 and add a vignette" in Krita, Shadows unticked in
+    the docker: the crop and the vignette are made again in the cropped canvas, so
+    Krita's picture is what the crop and the vignette make alone (issue 29's bound)."""
+    from skimage import data
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    instruction = "lift the shadows, crop to 4:5 and add a vignette"
+    dump = edit_in_krita(tmp_path, photo, instruction, ["hide:0"])
+    assert dump["summary"]["remade"] == [2]
+    rgba = np.dstack([data.astronaut(), np.full((512, 512), 255, np.uint8)])
+    alone = engine_image("crop to 4:5 and add a vignette", Snapshot(rgba, {}))
+    assert dump["projection"].shape == alone.shape == (512, 410, 4)
+    diff = np.abs(dump["projection"][..., :3].astype(int) - alone[..., :3].astype(int))
+    assert diff.mean() <= 2 and np.percentile(diff, 99) <= 6, (diff.mean(), diff.max())
+
+
+@pytest.mark.krita
+@needs_krita
 def test_the_clis_kra_of_a_16_bit_photo_opens_in_krita_at_16_bits(tmp_path: Path) -> None:
     import tifffile
 
