@@ -203,6 +203,9 @@ class EditorWindow(QtWidgets.QMainWindow):
     def is_visible(self, layer: str) -> bool:
         return self._require().is_visible(layer)
 
+    def step_order(self, group: str) -> list[str]:
+        return self._require().step_order(group)
+
     def replace_step(self, layer: str, step: StepLayer) -> None:
         self._require().replace_step(layer, step)
         self.refresh()

@@ -95,6 +95,7 @@ class Panel(QtWidgets.QWidget):
         # undo): the later steps it reaches are made again; the host's layers are looked
         # at twice a second (Krita tells a plug-in of no such change)
         self._known_shown: dict[str, bool] = {}
+        self._known_order: dict[str, list[str]] = {}  # each run's step layers, bottom first
         self._changed_steps: list[str] = []
         self.steps.visibility_changed.connect(lambda *_: self.check_visibility())
         self._watch = QtCore.QTimer(self)
@@ -585,6 +586,7 @@ class Panel(QtWidgets.QWidget):
         self.steps.steps.clear()
         self.plan.clear()
         self._known_shown.clear()
+        self._known_order.clear()
         self._changed_steps.clear()
         for group, report, _ in document.reopened:
             try:
@@ -600,8 +602,11 @@ class Panel(QtWidgets.QWidget):
     # --- a step hidden: the later steps it reaches made again ----------------------------
 
     def check_visibility(self) -> None:
-        """Look for step layers of finished runs shown, hidden or deleted since the last
-        look; the later steps they reach are made again (one job at a time)."""
+        """Look for step layers of finished runs shown, hidden, deleted or moved since
+        the last look; the later steps they reach (moved: each from the first one out of
+        place) are made again (one job at a time)."""
+        if self._check_order():
+            return
         for layer, placed in list(self.session.placed.items()):
             if placed.group not in self.session.runs:
                 continue  # (a run still going)
@@ -612,6 +617,34 @@ class Panel(QtWidgets.QWidget):
                 self._changed_steps.append(layer)
         if self._changed_steps and not self.controller.running:
             self._remake()
+
+    def _check_order(self) -> bool:
+        """Whether a run's step layers were moved among themselves since the last look:
+        the steps are then made again in their new order (True: a job started)."""
+        order_of = getattr(self.document, "step_order", None)
+        if order_of is None:
+            return False
+        for group in list(self.session.runs):
+            if self.controller.running:  # (a new run's order is known; moves wait)
+                self._known_order.setdefault(group, order_of(group))
+                continue
+            order = order_of(group)
+            was = self._known_order.get(group)
+            self._known_order[group] = order
+            if was is None or order == was or sorted(order) != sorted(was):
+                continue  # (new, unmoved, or a layer added or deleted: not a move)
+            try:
+                job = self.session.reorder_job(group, order)
+            except LayerpathError as exc:
+                self._show_note(str(exc))
+                continue
+            if job is not None:
+                self.progress.setStyleSheet("")
+                self.progress.setRange(0, 0)
+                self.progress.setFormat("making the steps again in their new order…")
+                self.controller.start(job)
+                return True
+        return False
 
     def _remake(self) -> None:
         """Make the later steps of one run again (the runs of other changed steps

@@ -186,6 +186,13 @@ class LayeredDocument:
         group, pixels = self._step(layer)
         return pixels.visible and any(child is pixels for child in group.children)
 
+    def step_order(self, group: str) -> list[str]:
+        """The group's step layers as they lie now, bottom first (moved in the Layers
+        dock, the order changes)."""
+        children = self._groups[group].children if group in self._groups else []
+        ids = {id(pixels): k for k, (_, pixels) in self._steps.items()}
+        return [ids[id(child)] for child in children if id(child) in ids]
+
     def replace_step(self, layer: str, step: StepLayer) -> None:
         pixels = self._step(layer)[1]
         if step.pixels is None:

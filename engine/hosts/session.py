@@ -669,7 +669,46 @@ class RunSession:
         """The step layers of one subtask, bottom to top."""
         return [k for k, p in self.placed.items() if p.outcome is outcome]
 
-    def remake_job(self, changed: Sequence[str]) -> Job | None:
+    def reorder_job(self, group: str, order: Sequence[str]) -> Job | None:
+        """The run's step layers now lie in `order` (ids, bottom first), moved in the
+        editor's Layers dock or Krita's: its subtasks apply in the order of their layers
+        from now on, and each from the first one out of its place is made again over
+        the steps now beneath it (the checks judge them again). None when the order is
+        the run's. A run that changes the picture's frame keeps its order (a clear
+        error: its frame came from the steps in theirs)."""
+        result = self.runs.get(group)
+        if result is None:
+            return None
+        placed = {k: p for k, p in self.placed.items() if p.group == group}
+        moved: list[SubtaskOutcome] = []
+        for layer in order:
+            outcome = placed[layer].outcome if layer in placed else None
+            if outcome is not None and all(o is not outcome for o in moved):
+                moved.append(outcome)
+        now = [*moved, *(o for o in result.outcomes if all(o is not m for m in moved))]
+        if all(a is b for a, b in zip(now, result.outcomes, strict=True)):
+            return None
+        if any(p.step.canvas is not None for p in placed.values()):
+            raise BadInput(
+                "This run crops or grows the picture: its steps keep their order, as the "
+                "frame came from them in theirs. Move the layers back, or run the steps "
+                "again in the order you want."
+            )
+        first = next(
+            i for i, (a, b) in enumerate(zip(now, result.outcomes, strict=True)) if a is not b
+        )
+        plan = tuple(o.subtask for o in now)
+        self.runs[group] = dataclasses.replace(result, outcomes=tuple(now), plan=plan)
+        if self.last_result is result:
+            self.last_result = self.runs[group]
+        try:
+            report = dict(build_report(self.runs[group], self.planner_name))
+            self.document.record_run(report, group)
+        except LayerpathError as exc:
+            log.warning("could not record the new order in the document: %s", exc)
+        return self.remake_job(list(placed), start=first)
+
+    def remake_job(self, changed: Sequence[str], start: int | None = None) -> Job | None:
         """After the step layers `changed` (of one run) were hidden, shown or deleted:
         the later steps of their run that what changed reaches, made again from the
         picture the shown steps below them make now, with the tools and parameters they
@@ -678,7 +717,9 @@ class RunSession:
         references are gone, or a step names a tool this install lacks). On a 16-bit
         photo the steps are made again at 16 bits, from the 16-bit picture beneath them.
         Past a crop, a border or an upscale, the steps work on the picture in its new
-        frame; the frame step made again must frame it as before (_same_frame)."""
+        frame; the frame step made again must frame it as before (_same_frame). With
+        `start` (the steps moved: reorder_job), every step from that one on is made
+        again, wherever it lies."""
         groups = {self.placed[k].group for k in changed if k in self.placed}
         if len(groups) != 1:
             return None
@@ -698,11 +739,11 @@ class RunSession:
             for k in changed
             if (p := placed.get(k)) and p.outcome and p.outcome.subtask.id in order
         ]
-        if not firsts:
+        if not firsts and start is None:
             return None
         later = [
             (o, self._recipes[(group, o.subtask.id)])
-            for o in result.outcomes[min(firsts) + 1 :]
+            for o in result.outcomes[min(firsts) + 1 if start is None else start :]
             if (group, o.subtask.id) in self._recipes
         ]
         if not later:
@@ -710,6 +751,9 @@ class RunSession:
         shown = {k: self.shown(k) for k in placed}
         reach = [w for k in changed if k in placed and (w := step_window(placed[k].step))]
         reach += [self._was_at.pop(k) for k in changed if k in self._was_at]
+        if start is not None:  # (moved: everything beneath a moved step may differ)
+            h, w = result.request.snapshot.image.shape[:2]
+            reach = [Box(0, 0, w, h)]
         engine = self.engine()
         for _, (_, tools, _) in later:
             known_tools(engine, tools)

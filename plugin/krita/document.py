@@ -389,6 +389,15 @@ class KritaDocument:
             f'height="{h * points}pt" viewBox="0 0 {w} {h}">{"".join(rects)}</svg>'
         )
 
+    def step_order(self, group: str) -> list[str]:
+        """The group's step layers as they lie now in Krita, bottom first (moved in
+        Krita's Layers docker, the order changes)."""
+        if group not in self._nodes:
+            return []
+        ids = {_uuid(node): k for k, node in self._nodes.items() if k not in self._groups}
+        children = self._nodes[group].childNodes()
+        return [ids[u] for node in children if (u := _uuid(node)) in ids]
+
     def set_visible(self, layer: str, visible: bool) -> None:
         self._node(layer).setVisible(visible)
         self.document.refreshProjection()
@@ -408,7 +417,12 @@ class KritaDocument:
     def record_run(self, report: Mapping[str, Any], group: str | None = None) -> None:
         """Keep the report in the document's layerpath annotation (saved in the .kra),
         with its group and what each of its step layers is, by their nodes' uuids."""
-        self._runs.append((dict(report), group))
+        for index, (_, kept) in enumerate(self._runs):
+            if group is not None and kept == group:  # (a run made again: its record now)
+                self._runs[index] = (dict(report), group)
+                break
+        else:
+            self._runs.append((dict(report), group))
         self._write_record()
 
     def runs(self) -> list[dict[str, Any]]:

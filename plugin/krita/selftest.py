@@ -45,8 +45,10 @@ def run(args: list[str]) -> int:
     references = [a.removeprefix("ref:") for a in mask_args if a.startswith("ref:")]
     # hide:N: after the run, the N-th step unticked in the docker's step list;
     # hidenode:N: its layer hidden through Krita's own API, as Krita's Layers docker does
-    hidden = [a for a in mask_args if a.startswith(("hide:", "hidenode:"))]
-    for item in (a for a in mask_args if not a.startswith(("ref:", "hide:", "hidenode:"))):
+    # movenode:N: the N-th step's layer moved down one place, as in Krita's Layers docker
+    hidden = [a for a in mask_args if a.startswith(("hide:", "hidenode:", "movenode:"))]
+    acts = ("ref:", "hide:", "hidenode:", "movenode:")
+    for item in (a for a in mask_args if not a.startswith(acts)):
         name, _, path = item.partition("=")
         add_selection_mask(document, name, read_mask(Path(path), size, name))
 
@@ -131,6 +133,18 @@ def _untick(panel: Panel, document: Any, how: str) -> int:
         item = panel.steps.item_for(layer)
         assert item is not None
         made = _after(panel.steps_remade, lambda: item.setCheckState(Qt.CheckState.Unchecked))
+    elif kind == "movenode":
+        name = panel.session.placed[layer].step.name
+        node = next(n for n in walk(document.rootNode()) if n.name() == name)
+        parent = node.parentNode()
+        siblings = list(parent.childNodes())
+        below = siblings[next(i for i, n in enumerate(siblings) if n.name() == name) - 1]
+
+        def move() -> None:  # (the layer beneath it put above it: Krita adds above a node)
+            below.remove()
+            parent.addChildNode(below, node)
+
+        made = _after(panel.steps_remade, move)
     else:
         name = panel.session.placed[layer].step.name
         node = next(n for n in walk(document.rootNode()) if n.name() == name)

@@ -370,3 +370,55 @@ def test_the_steps_after_a_crop_are_made_again_in_its_frame(tmp_path: Path) -> N
     # the crop's own layer hidden: what lies beneath, in its frame, is the same picture
     assert _hide_and_remake(session, document, crop, False) == []
     assert np.abs(composite(document.image).astype(int) - lifted.astype(int)).max() <= 1
+
+
+def test_steps_moved_among_themselves_apply_in_their_new_order(tmp_path: Path) -> None:
+    """ "make it warmer and make it black and white" (a neutral mono), then the Black &
+    white layer moved below the Temperature one, as in the Layers dock: the steps are
+    made again in the new order, so the picture is a warm-toned mono, what
+    black-and-white-then-warmer makes (the layers as they were would show the warm
+    colour photo); a run that crops keeps its order (said)."""
+    import dataclasses
+
+    from PIL import Image
+    from skimage import data
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    document = LayeredDocument.open(photo, {})
+    session = RunSession(document, Settings(record_traces=False))
+    session.run(session.request("make it warmer and make it black and white"))
+    group = session.group
+    assert group is not None
+    warm, mono = session.layers()
+    assert session.reorder_job(group, [warm, mono]) is None  # (as it was)
+    children = document.image.layers[1].children  # type: ignore[union-attr]
+    children.reverse()  # (the Layers dock's move: Black & white now beneath)
+    order = document.step_order(group)
+    assert order == [mono, warm]
+    job = session.reorder_job(group, order)
+    assert job is not None
+    assert session.finish_remake(job(lambda e: None, lambda: False)) == []
+    seen = composite(document.image)[..., :3].astype(int)
+    assert (seen[..., 0] - seen[..., 2]).mean() > 5  # warm-toned
+    run = session.runs[group]
+    assert [o.subtask.id for o in run.outcomes] == [
+        session.placed[mono].step.subtask_id,
+        session.placed[warm].step.subtask_id,
+    ]
+    in_order = dataclasses.replace(run.request, plan=tuple(o.subtask for o in run.outcomes))
+    alone = session.engine().run(in_order).image[..., :3].astype(int)
+    diff = np.abs(seen - alone)
+    assert diff.mean() <= 2.0 and np.percentile(diff, 99) <= 6, (diff.mean(), diff.max())
+    # saved and reopened, the run keeps its new order
+    reopened = LayeredDocument.open(document.save(tmp_path / "moved.ora"), {})
+    ((_, report, _),) = reopened.reopened
+    assert [s["id"] for s in report["plan"]] == [o.subtask.id for o in run.outcomes]
+
+    cropped = LayeredDocument.open(photo, {})
+    framing = RunSession(cropped, Settings(record_traces=False))
+    framing.run(framing.request("make it warmer and crop to 4:5"))
+    assert framing.group is not None
+    warmth, crop = framing.layers()
+    with pytest.raises(BadInput, match="keep their order"):
+        framing.reorder_job(framing.group, [crop, warmth])

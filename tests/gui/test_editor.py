@@ -487,6 +487,34 @@ def test_hiding_a_step_undoes_just_that_step_however_the_steps_overlap(
     assert _near(editor.picture(), whole)[0] > 1  # (the new lift shows)
 
 
+def test_a_step_moved_in_the_layers_dock_applies_in_its_new_place(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """ "make it warmer and make it black and white", then the Black & white layer moved
+    down in the layers dock, below Temperature: the steps are made again in their new
+    order (a warm-toned mono, as black and white then warmer make it); Undo moves it
+    back and the neutral mono returns."""
+    from skimage import data
+
+    photo = data.astronaut()
+    editor = open_photo(qtbot, tmp_path, photo, "astronaut")
+    panel = editor.panel
+    result = run(qtbot, editor, "make it warmer and make it black and white")
+    assert result.ok  # type: ignore[attr-defined]
+    whole = editor.picture()
+    warm, mono = panel.session.layers()
+    editor.layers.select(editor.document.image.layers[1].children[1])  # type: ignore[union-attr]
+    with qtbot.waitSignal(panel.steps_remade, timeout=60_000) as made:
+        editor.layers.move(-1)
+    assert len(made.args[0].pairs) == 2
+    plan = tuple(result.plan)  # type: ignore[attr-defined]
+    mean, p99 = _near(editor.picture(), _others_alone(photo, "", (plan[1], plan[0])))
+    assert mean <= 2 and p99 <= 6, (mean, p99)
+    picture = editor.picture().astype(int)
+    assert (picture[..., 0] - picture[..., 2]).mean() > 5  # warm-toned
+    with qtbot.waitSignal(panel.steps_remade, timeout=60_000):
+        editor.undo.undo()
+    assert _near(editor.picture(), whole) <= (0.5, 1)
+
+
 def test_an_ora_the_command_line_wrote_reopens_with_its_steps(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The command line's ORA keeps its run (layerpath/runs.json beside the layers): the
     editor lists its three steps again, each with its amount, and unticking 'Shadows'

@@ -965,6 +965,30 @@ def test_a_step_unticked_before_a_crop_in_krita_is_undone_alone(tmp_path: Path) 
 
 @pytest.mark.krita
 @needs_krita
+def test_a_step_moved_in_kritas_layers_docker_applies_in_its_new_place(tmp_path: Path) -> None:
+    """ "make it warmer and make it black and white" in Krita, then the Black & white
+    layer moved below Temperature, as in Krita's Layers docker (which tells a plug-in
+    nothing: the docker looks twice a second): the steps are made again in the new
+    order, so Krita's picture is a warm-toned mono, what black and white then warmer
+    make."""
+    from skimage import data
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    dump = edit_in_krita(
+        tmp_path, photo, "make it warmer and make it black and white", ["movenode:1"]
+    )
+    assert dump["summary"]["remade"] == [2]
+    rgba = np.dstack([data.astronaut(), np.full((512, 512), 255, np.uint8)])
+    alone = engine_image("make it black and white and make it warmer", Snapshot(rgba, {}))
+    seen = dump["projection"][..., :3].astype(int)
+    diff = np.abs(seen - alone[..., :3].astype(int))
+    assert diff.mean() <= 2 and np.percentile(diff, 99) <= 6, (diff.mean(), diff.max())
+    assert (seen[..., 0] - seen[..., 2]).mean() > 5  # warm-toned
+
+
+@pytest.mark.krita
+@needs_krita
 def test_the_clis_kra_of_a_16_bit_photo_opens_in_krita_at_16_bits(tmp_path: Path) -> None:
     import tifffile
 
