@@ -592,7 +592,8 @@ class Panel(QtWidgets.QWidget):
             try:
                 steps = document.reopened_steps(group)
                 self.session.adopt(group, report, steps, document.beneath(group))
-            except LayerpathError as exc:  # (a record another program changed)
+            except (LayerpathError, ValueError, TypeError, KeyError, IndexError) as exc:
+                # (a record another program changed: its layers stay as they are)
                 self._log(f"the run '{report.get('prompt')}' could not be read back: {exc}")
                 continue
             for layer, step in steps:

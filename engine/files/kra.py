@@ -77,6 +77,11 @@ def _tiles(pixels: np.ndarray, offset: tuple[int, int]) -> bytes:
     return header.encode() + b"".join(parts)
 
 
+def _printable(name: str) -> str:
+    """A layer's name as the file holds it (control characters as spaces)."""
+    return "".join(c if c.isprintable() else " " for c in name)
+
+
 def _selection_all() -> bytes:
     """A selection of the whole picture: no tiles, every pixel the default (selected)."""
     return f"VERSION 2\nTILEWIDTH {TILE}\nTILEHEIGHT {TILE}\nPIXELSIZE 1\nDATA 0\n".encode()
@@ -110,7 +115,7 @@ class _Writer:
         self.uuids[id(layer)] = node_uuid
         node.attrib.update(
             {
-                "name": "".join(c if c.isprintable() else " " for c in layer.name),
+                "name": _printable(layer.name),
                 "filename": filename,
                 "visible": "1" if layer.visible else "0",
                 "uuid": node_uuid,
@@ -210,7 +215,12 @@ def _record(doc: LayeredImage, uuids: dict[int, str]) -> bytes:
         if isinstance(group, GroupLayer):
             for child, meta in zip(group.children, recipe.get("steps", []), strict=False):
                 if meta:
-                    entry = {"uuid": uuids[id(child)], "group": uuids[id(group)], **meta}
+                    entry = {
+                        "uuid": uuids[id(child)],
+                        "group": uuids[id(group)],
+                        "name": _printable(child.name),
+                        **meta,
+                    }
                     steps.append({**entry, **live_meta(child)})
     record = {"version": 1, "runs": runs, "groups": groups, "steps": steps}
     return json.dumps(record, default=str).encode()

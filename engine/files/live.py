@@ -179,18 +179,28 @@ def live_of(
 ) -> Curves | Change | None:
     """A finished subtask's one step as tone curves (unless not `curves`; with `whole`,
     only curves that also pass on whole levels, as a PSD keeps them) or else as only its
-    own change; None when it is neither, or not one tool's step, or telling raised (the
-    step then stays the layer of pixels it is)."""
+    own change (not in a run that crops or grows the picture: `reframes`); None when it
+    is neither, or not one tool's step, or telling raised (the step then stays the layer
+    of pixels it is)."""
     if not outcome.ok or len(outcome.tools) != 1:
         return None
     try:
         live = curves_of(outcome, result, registry) if curves else None
         if live is not None and whole and live.whole is None:
             live = None
-        return live if live is not None else change_of(outcome, result, registry)
+        if live is not None or reframes(result):
+            return live
+        return change_of(outcome, result, registry)
     except Exception:
         log.warning("could not tell whether %s stays live", outcome.tools, exc_info=True)
         return None
+
+
+def reframes(result: RunResult) -> bool:
+    """Whether a step of the run crops or grows the picture: then no step is kept as
+    its change (made in the frame the run ends in, which moved the layers beneath it,
+    the change would land elsewhere); curves, which hold no place, still are."""
+    return any(s.canvas is not None for o in result.outcomes for s in o.steps)
 
 
 def live_outcomes(result: RunResult, registry: Registry) -> dict[str, Curves | Change]:

@@ -422,6 +422,7 @@ class RunSession:
         """The run is over: keep its record with the document. What went wrong keeping
         it (the run's layers stay either way), or None."""
         self.last_result = result
+        live = self._live.pop(id(result), {})
         if self.group is not None:
             self.runs[self.group] = result
             for outcome in result.outcomes:
@@ -431,15 +432,14 @@ class RunSession:
             self.document.record_run(build_report(result, self.planner_name), self.group)
         except LayerpathError as exc:
             return f"could not record the run in the document: {exc}"
-        self._go_live(result)
+        self._go_live(live)
         return None
 
-    def _go_live(self, result: RunResult) -> None:
+    def _go_live(self, live: Mapping[str, Any]) -> None:
         """In a host that keeps steps live (Krita), the run's steps that are tone curves
         or only their own change become the host's own live layers (engine/files/live.py),
         which work on whatever lies beneath them after the document is saved and
-        reopened, with no layerpath running."""
-        live = self._live.pop(id(result), {})
+        reopened, with no layerpath running (`live`: by subtask id)."""
         for layer, placed in list(self.placed.items()):
             outcome = placed.outcome
             if placed.group != self.group or outcome is None or not placed.step.visible:

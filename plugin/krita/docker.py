@@ -68,7 +68,10 @@ class LayerpathDocker(DockWidget):
             krita_document = KritaDocument(document)
             panel = Panel(krita_document, settings=self.settings)
             if krita_document.reopened:  # (a .kra layerpath saved: its runs, listed again)
-                panel.document_opened(krita_document)
+                try:
+                    panel.document_opened(krita_document)
+                except Exception:  # (the panel stays; the file's layers are as they were)
+                    log.warning("could not list the runs this file keeps", exc_info=True)
             panel.learn_from()
             panel.steps.setMinimumHeight(120)
             self.panels[key] = panel

@@ -54,6 +54,14 @@ def _recipe_key(step: StepLayer) -> tuple[str, str]:
     return step.tool, _params_key(step.params)
 
 
+def _is_step(node: Any, entry: Mapping[str, Any]) -> bool:
+    """Whether a node is the step layer a record names: a layer of the kinds layerpath
+    makes, with the name the record gives (a record that names another layer, a user's
+    own, is not followed)."""
+    kinds = ("paintlayer", "filterlayer", "selectionmask")
+    return node.type() in kinds and str(node.name()) == str(entry.get("name"))
+
+
 def _mapping(value: Any) -> dict[str, Any]:
     """A record's mapping, or nothing where the file holds something else."""
     return dict(value) if isinstance(value, Mapping) else {}
@@ -443,7 +451,12 @@ class KritaDocument:
             "runs": [report for report, _ in self._runs],
             "groups": [uuids.get(group) if group else None for _, group in self._runs],
             "steps": [
-                {"uuid": uuids[layer], "group": parents[layer], **meta}
+                {
+                    "uuid": uuids[layer],
+                    "group": parents[layer],
+                    "name": str(self._nodes[layer].name()),
+                    **meta,
+                }
                 for layer, meta in self._meta.items()
                 if layer in parents
             ],
@@ -463,15 +476,21 @@ class KritaDocument:
             return
         try:
             record = json.loads(bytes(self.document.annotation(ANNOTATION)).decode())
-            runs = [dict(r) for r in record.get("runs", []) if isinstance(r, Mapping)]
             groups = list(record.get("groups") or [])
+            runs = [
+                (dict(r), groups[i] if i < len(groups) and isinstance(groups[i], str) else None)
+                for i, r in enumerate(record.get("runs") or [])
+                if isinstance(r, Mapping)
+            ]
             steps = [dict(e) for e in record.get("steps") or [] if isinstance(e, Mapping)]
         except (ValueError, TypeError, AttributeError):
             return
+        latest = {uuid: index for index, (_, uuid) in enumerate(runs) if uuid}
         nodes = {_uuid(node): node for node in walk(self.document.rootNode())}
-        for index, report in enumerate(runs):
-            uuid = groups[index] if index < len(groups) and isinstance(groups[index], str) else None
+        for index, (report, uuid) in enumerate(runs):
             group = nodes.get(uuid) if uuid else None
+            if uuid and latest[uuid] != index:
+                continue  # (an older record of a run made again: the newest one stands)
             if group is None or group.type() != "grouplayer":
                 self._runs.append((report, None))
                 continue
@@ -479,15 +498,18 @@ class KritaDocument:
             self._nodes[group_id] = group
             self._groups.add(group_id)
             self._runs.append((report, group_id))
-            children = [_uuid(child) for child in group.childNodes()]  # bottom first
-            mine = sorted(
-                (e for e in steps if e.get("group") == uuid and e.get("uuid") in children),
-                key=lambda e: children.index(e["uuid"]),
-            )
+            children = {_uuid(child): child for child in group.childNodes()}
+            order = list(children)  # bottom first
+            mine: dict[str, dict[str, Any]] = {}
+            for entry in steps:  # (a step layer is the run group's own child, as named)
+                node = children.get(str(entry.get("uuid")))
+                if entry.get("group") == uuid and node is not None and _is_step(node, entry):
+                    mine.setdefault(str(entry["uuid"]), entry)
             layers = []
-            for entry in mine:
+            for node_uuid in sorted(mine, key=order.index):
+                entry = mine[node_uuid]
                 layer_id = next(self._ids)
-                self._nodes[layer_id] = nodes[entry["uuid"]]
+                self._nodes[layer_id] = children[node_uuid]
                 meta = {k: v for k, v in entry.items() if k not in ("uuid", "group")}
                 self._meta[layer_id] = meta
                 params = _mapping(meta.get("params"))
@@ -513,9 +535,13 @@ class KritaDocument:
             kind = LayerKind.MASK if meta.get("kind") == "mask" else LayerKind.PIXELS
             offset, pixels16 = (0, 0), None
             if node.type() == "filterlayer" and live.get("curves"):
-                try:  # (data from a file)
+                try:  # (data from a file: three curves of two points or more)
                     points = [tuple(tuple(map(float, p))[:2] for p in c) for c in live["curves"]]
-                    rgb = Curves(*points[:3]).applied(picture)
+                    if len(points) != 3 or any(
+                        len(c) < 2 or len(p) != 2 for c in points for p in c
+                    ):
+                        raise ValueError("not three curves of points")
+                    rgb = Curves(*points).applied(picture)
                 except (TypeError, ValueError, IndexError) as exc:
                     raise BadInput(f"its curves layer's record is not layerpath's ({exc})") from exc
                 pixels = np.dstack([rgb, picture[..., 3]])
@@ -536,18 +562,25 @@ class KritaDocument:
                 if bw <= 0 or bh <= 0:
                     continue
                 data = bytes(node.pixelData(x, y, bw, bh))
-                pixels = to_rgba8(data, depth, bw, bh)
-                pixels16 = None if deep is None else to_rgba16(data, depth, bw, bh, False)
+                if depth == "U8":
+                    pixels = to_rgba8(data, depth, bw, bh)
+                else:  # (as the snapshot reads them: a linear float's values curved)
+                    pixels16 = to_rgba16(data, depth, bw, bh, self._colours(depth)[1])
+                    pixels = eight_bit(pixels16)
                 offset = (x, y)
             else:
                 continue
+            try:  # (data from a file)
+                cost, quality = float(meta.get("cost") or 0.0), float(meta.get("quality") or 0.0)
+            except (TypeError, ValueError) as exc:
+                raise BadInput(f"a step's record is not layerpath's ({exc})") from exc
             step = StepLayer(
                 str(node.name()),
                 kind,
                 str(meta.get("tool") or ""),
                 str(meta.get("subtask") or ""),
-                float(meta.get("cost") or 0.0),
-                float(meta.get("quality") or 0.0),
+                cost,
+                quality,
                 _mapping(meta.get("params")),
                 pixels,
                 offset,
@@ -565,10 +598,14 @@ class KritaDocument:
     def beneath(self, group_id: str) -> Snapshot:
         """What the layers below a run's group make (Krita's projection with the group
         and everything above it hidden a moment), with the document's masks."""
-        group = _uuid(self._nodes[group_id])
-        top = list(self.document.rootNode().childNodes())  # bottom first
-        index = next((i for i, node in enumerate(top) if _uuid(node) == group), len(top))
-        above = top[index:]
+        above = []  # the group, and what lies above it at each level it sits in
+        node, first = self._nodes[group_id], True
+        while (parent := node.parentNode()) is not None:
+            siblings = list(parent.childNodes())  # bottom first
+            mine = _uuid(node)
+            index = next((i for i, n in enumerate(siblings) if _uuid(n) == mine), len(siblings))
+            above += siblings[index if first else index + 1 :]
+            node, first = parent, False
         shown = [bool(node.visible()) for node in above]
         modified = bool(self.document.modified())
         try:

@@ -184,3 +184,18 @@ def test_a_change_that_leaves_the_top_of_the_picture_alone_is_still_a_change(
         tree = ElementTree.fromstring(archive.read("maindoc.xml"))
     nodes = {n.get("name", "").split(" ")[0]: n for n in tree.iter(f"{KRITA}layer")}
     assert nodes["Shadows"].get("compositeop") == "dodge"
+
+
+def test_no_step_is_kept_as_its_change_in_a_run_that_grows_the_canvas(tmp_path: Path) -> None:
+    """ "add a vignette and extend the canvas to the left": the canvas grows after the
+    vignette and moves what lies beneath it, so the vignette's change, worked out in the
+    frame it had, would land in the wrong place: it stays the picture it made."""
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    out = tmp_path / "out.kra"
+    words = "add a vignette and extend the canvas to the left"
+    assert main(["edit", str(photo), words, "-o", str(out), "--no-traces"]) == 0
+    with zipfile.ZipFile(out) as archive:
+        tree = ElementTree.fromstring(archive.read("maindoc.xml"))
+    nodes = {n.get("name", "").split(" ")[0]: n for n in tree.iter(f"{KRITA}layer")}
+    assert nodes["Vignette"].get("compositeop") == "normal"

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import sysconfig
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
@@ -985,6 +985,61 @@ def test_a_step_moved_in_kritas_layers_docker_applies_in_its_new_place(tmp_path:
     diff = np.abs(seen - alone[..., :3].astype(int))
     assert diff.mean() <= 2 and np.percentile(diff, 99) <= 6, (diff.mean(), diff.max())
     assert (seen[..., 0] - seen[..., 2]).mean() > 5  # warm-toned
+
+
+@pytest.mark.krita
+@needs_krita
+def test_a_kra_whose_record_was_changed_lists_only_what_layerpath_made(tmp_path: Path) -> None:
+    """The command line's .kra with its record changed as another program might. The run
+    recorded twice (an older report first) and one step entry naming its layer by
+    another name (as if it named another layer): the run is listed once, without that
+    layer (2 steps, not 4 or 3). A step whose cost is not a number: the run is passed
+    over, the docker goes on. The file's layers are all still there."""
+    from skimage import data
+
+    from layerpath.plugin.cli import main
+
+    photo = tmp_path / "astronaut.png"
+    Image.fromarray(data.astronaut()).save(photo)
+    made = tmp_path / "made.kra"
+    words = "make it warmer, boost the saturation and add a vignette"
+    assert main(["edit", str(photo), words, "-o", str(made), "--no-traces"]) == 0
+    with zipfile.ZipFile(made) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    key = "layerpath/annotations/layerpath"
+    resource = install(tmp_path)
+
+    def reopened(change: Callable[[dict[str, Any]], None], name: str) -> dict[str, Any]:
+        record = json.loads(files[key])
+        change(record)
+        path = tmp_path / f"{name}.kra"
+        with zipfile.ZipFile(path, "w") as archive:
+            for member, data_ in {**files, key: json.dumps(record).encode()}.items():
+                kind = zipfile.ZIP_STORED if member == "mimetype" else zipfile.ZIP_DEFLATED
+                archive.writestr(member, data_, compress_type=kind)
+        again = tmp_path / f"{name}-again.kra"
+        subprocess.run(
+            ["kritarunner", "-s", "layerpath_selftest", str(path), "reopen", str(again)],
+            env=krita_env(tmp_path, [resource / "pykrita", HERE]),
+            capture_output=True,
+            timeout=300,
+        )
+        summary: dict[str, Any] = json.loads(Path(f"{again}.json").read_text())
+        return summary
+
+    def twice_and_renamed(record: dict[str, Any]) -> None:
+        record["runs"] = [{**record["runs"][0], "prompt": "an older record"}, record["runs"][0]]
+        record["groups"] = record["groups"] * 2
+        record["steps"][0] = {**record["steps"][0], "name": "Original"}
+
+    def broken(record: dict[str, Any]) -> None:
+        record["steps"][1] = {**record["steps"][1], "cost": "not a number"}
+
+    summary = reopened(twice_and_renamed, "twice")
+    assert summary["steps"] == 2, summary
+    assert len(summary["layers"]) == 5  # (Original, the group, its three steps)
+    summary = reopened(broken, "broken")
+    assert summary["steps"] == 0 and len(summary["layers"]) == 5, summary
 
 
 @pytest.mark.krita
