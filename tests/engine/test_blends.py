@@ -19,6 +19,20 @@ from layerpath.plugin.cli import main
 KRITA = "{http://www.calligra.org/DTD/krita}"
 
 
+def _kra_nodes(
+    tmp_path: Path, words: str, picture: np.ndarray | None = None
+) -> dict[str, ElementTree.Element]:
+    """`layerpath edit` of the astronaut (or `picture`) to a .kra: its layers as the
+    file lists them, by the first word of their names."""
+    photo = tmp_path / "photo.png"
+    Image.fromarray(data.astronaut() if picture is None else picture).save(photo)
+    out = tmp_path / "out.kra"
+    assert main(["edit", str(photo), words, "-o", str(out), "--no-traces"]) == 0
+    with zipfile.ZipFile(out) as archive:
+        tree = ElementTree.fromstring(archive.read("maindoc.xml"))
+    return {n.get("name", "").split(" ")[0]: n for n in tree.iter(f"{KRITA}layer")}
+
+
 def _photo() -> np.ndarray:
     return np.dstack([data.astronaut(), np.full((512, 512), 255, np.uint8)])
 
@@ -109,8 +123,6 @@ def test_a_shadow_lift_after_a_darkening_stays_the_picture_it_made(tmp_path: Pat
     on the photo as it was (the exposure hidden) the same gains would lift the wrong
     tones, so the lift is not written as a change, nor after one region was brightened
     (the whole picture would pass, the region not); alone it is."""
-    photo = tmp_path / "astronaut.png"
-    Image.fromarray(data.astronaut()).save(photo)
     modes = {}
     words_tried = (
         "lower the exposure a lot and lift the shadows",
@@ -118,12 +130,8 @@ def test_a_shadow_lift_after_a_darkening_stays_the_picture_it_made(tmp_path: Pat
         "lift the shadows",
     )
     for words in words_tried:
-        out = tmp_path / "out.kra"
-        assert main(["edit", str(photo), words, "-o", str(out), "--no-traces"]) == 0
-        with zipfile.ZipFile(out) as archive:
-            tree = ElementTree.fromstring(archive.read("maindoc.xml"))
-        nodes = {n.get("name", "").split(" ")[0]: n for n in tree.iter(f"{KRITA}layer")}
-        modes[words] = (nodes["Shadows"].get("nodetype"), nodes["Shadows"].get("compositeop"))
+        shadows = _kra_nodes(tmp_path, words)["Shadows"]
+        modes[words] = (shadows.get("nodetype"), shadows.get("compositeop"))
     assert modes["lower the exposure a lot and lift the shadows"] == ("paintlayer", "normal")
     assert modes["brighten the face a lot and lift the shadows"] == ("paintlayer", "normal")
     assert modes["lift the shadows"] == ("paintlayer", "dodge")
@@ -176,13 +184,7 @@ def test_a_change_that_leaves_the_top_of_the_picture_alone_is_still_a_change(
     band: no change), so it is written as a change (it was once refused)."""
     picture = data.astronaut().copy()
     picture[:64] = 255
-    photo = tmp_path / "banded.png"
-    Image.fromarray(picture).save(photo)
-    out = tmp_path / "out.kra"
-    assert main(["edit", str(photo), "lift the shadows", "-o", str(out), "--no-traces"]) == 0
-    with zipfile.ZipFile(out) as archive:
-        tree = ElementTree.fromstring(archive.read("maindoc.xml"))
-    nodes = {n.get("name", "").split(" ")[0]: n for n in tree.iter(f"{KRITA}layer")}
+    nodes = _kra_nodes(tmp_path, "lift the shadows", picture)
     assert nodes["Shadows"].get("compositeop") == "dodge"
 
 
@@ -190,12 +192,5 @@ def test_no_step_is_kept_as_its_change_in_a_run_that_grows_the_canvas(tmp_path: 
     """ "add a vignette and extend the canvas to the left": the canvas grows after the
     vignette and moves what lies beneath it, so the vignette's change, worked out in the
     frame it had, would land in the wrong place: it stays the picture it made."""
-    photo = tmp_path / "astronaut.png"
-    Image.fromarray(data.astronaut()).save(photo)
-    out = tmp_path / "out.kra"
-    words = "add a vignette and extend the canvas to the left"
-    assert main(["edit", str(photo), words, "-o", str(out), "--no-traces"]) == 0
-    with zipfile.ZipFile(out) as archive:
-        tree = ElementTree.fromstring(archive.read("maindoc.xml"))
-    nodes = {n.get("name", "").split(" ")[0]: n for n in tree.iter(f"{KRITA}layer")}
+    nodes = _kra_nodes(tmp_path, "add a vignette and extend the canvas to the left")
     assert nodes["Vignette"].get("compositeop") == "normal"

@@ -188,6 +188,14 @@ def test_a_reopened_run_naming_a_tool_this_install_lacks_is_not_made_again(
     assert np.array_equal(composite(reopened.image), before)
 
 
+def _session_on(photo: Path, words: str) -> tuple[LayeredDocument, RunSession]:
+    """`words` run on the photo in a document of its own."""
+    document = LayeredDocument.open(photo, {})
+    session = RunSession(document, Settings(record_traces=False))
+    session.run(session.request(words))
+    return document, session
+
+
 def _hide_and_remake(
     session: RunSession, document: LayeredDocument, layer: str, shown: bool
 ) -> list[str]:
@@ -306,13 +314,7 @@ def test_the_later_steps_of_a_16_bit_photo_are_made_again_at_16_bits(tmp_path: P
     photo = tmp_path / "deep.tif"
     tifffile.imwrite(photo, deep, photometric="rgb")
 
-    def run(words: str) -> tuple[LayeredDocument, RunSession]:
-        document = LayeredDocument.open(photo, {})
-        session = RunSession(document, Settings(record_traces=False))
-        session.run(session.request(words))
-        return document, session
-
-    document, session = run("lift the shadows, make it warmer and add a vignette")
+    document, session = _session_on(photo, "lift the shadows, make it warmer and add a vignette")
     shadows, warmth, vignette = session.layers()
     lifted = composite(document.image, deep=True)
     assert _hide_and_remake(session, document, shadows, False) == []
@@ -321,7 +323,7 @@ def test_the_later_steps_of_a_16_bit_photo_are_made_again_at_16_bits(tmp_path: P
         assert step.deep is not None and step.deep.dtype == np.uint16
         assert np.unique(step.deep[..., 0] % 257).size > 1  # not 8-bit values scaled up
     seen = composite(document.image, deep=True)[..., :3].astype(np.int64)
-    alone = composite(run("make it warmer and add a vignette")[0].image, deep=True)
+    alone = composite(_session_on(photo, "make it warmer and add a vignette")[0].image, deep=True)
     diff = np.abs(seen - alone[..., :3].astype(np.int64)) / 257
     assert diff.mean() <= 2.0 and np.percentile(diff, 99) <= 6, (diff.mean(), diff.max())
     stale = np.abs(lifted[..., :3].astype(np.int64) - alone[..., :3].astype(np.int64)) / 257
@@ -348,22 +350,18 @@ def test_the_steps_after_a_crop_are_made_again_in_its_frame(tmp_path: Path) -> N
     photo = tmp_path / "astronaut.png"
     Image.fromarray(data.astronaut()).save(photo)
 
-    def run(words: str) -> tuple[LayeredDocument, RunSession]:
-        document = LayeredDocument.open(photo, {})
-        session = RunSession(document, Settings(record_traces=False))
-        session.run(session.request(words))
-        return document, session
-
-    document, session = run("lift the shadows, crop to 4:5 and add a vignette")
+    document, session = _session_on(photo, "lift the shadows, crop to 4:5 and add a vignette")
     shadows, crop, vignette = session.layers()
     assert session.placed[crop].step.canvas == (410, 512)
     assert _hide_and_remake(session, document, shadows, False) == []
     seen = composite(document.image)
-    alone = composite(run("crop to 4:5 and add a vignette")[0].image)
+    alone = composite(_session_on(photo, "crop to 4:5 and add a vignette")[0].image)
     assert seen.shape == alone.shape == (512, 410, 4)
     diff = np.abs(seen[..., :3].astype(int) - alone[..., :3].astype(int))
     assert diff.mean() <= 2.0 and np.percentile(diff, 99) <= 6, (diff.mean(), diff.max())
-    lifted = composite(run("lift the shadows, crop to 4:5 and add a vignette")[0].image)
+    lifted = composite(
+        _session_on(photo, "lift the shadows, crop to 4:5 and add a vignette")[0].image
+    )
     assert np.abs(lifted[..., :3].astype(int) - alone[..., :3].astype(int)).mean() > 2
     assert _hide_and_remake(session, document, shadows, True) == []
     assert np.abs(composite(document.image).astype(int) - lifted.astype(int)).max() <= 1
