@@ -547,8 +547,8 @@ class RunSession:
     ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """The picture a subtask of a run starts from now, and on a 16-bit photo the same
         at 16 bits: what the run's first picture and the shown steps of the subtasks
-        before it make (so a step made again follows the steps hidden beneath it); the
-        one it first started from where the run changed the canvas or is not known
+        before it make (so a step made again follows the steps hidden beneath it, in the
+        frame it works in); the one it first started from where the run is not known
         (None: neither; no 16-bit picture then)."""
         result = self.runs.get(group)
         placed = [(k, p) for k, p in self.placed.items() if p.group == group]
