@@ -452,10 +452,10 @@ class KritaDocument:
             "groups": [uuids.get(group) if group else None for _, group in self._runs],
             "steps": [
                 {
+                    **meta,
                     "uuid": uuids[layer],
                     "group": parents[layer],
                     "name": str(self._nodes[layer].name()),
-                    **meta,
                 }
                 for layer, meta in self._meta.items()
                 if layer in parents
@@ -510,7 +510,7 @@ class KritaDocument:
                 entry = mine[node_uuid]
                 layer_id = next(self._ids)
                 self._nodes[layer_id] = children[node_uuid]
-                meta = {k: v for k, v in entry.items() if k not in ("uuid", "group")}
+                meta = {k: v for k, v in entry.items() if k not in ("uuid", "group", "name")}
                 self._meta[layer_id] = meta
                 params = _mapping(meta.get("params"))
                 self._made[layer_id] = (str(meta.get("tool") or ""), _params_key(params))
