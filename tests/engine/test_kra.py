@@ -20,6 +20,7 @@ from layerpath.engine.files.curves import FIT, fitted, spline
 from layerpath.engine.files.kra import MIME, NAME
 from layerpath.plugin.cli import main
 from layerpath.tools.adjust import to_display, to_linear
+from tests.overlapping import OTHERS, THREE_STEPS, others_alone
 
 KRITA = "{http://www.calligra.org/DTD/krita}"
 
@@ -153,20 +154,11 @@ def test_the_psd_keeps_each_of_three_overlapping_steps_live(tmp_path: Path) -> N
     photo = tmp_path / "astronaut.png"
     Image.fromarray(data.astronaut()).save(photo)
     out, flat, plain = tmp_path / "out.psd", tmp_path / "flat.png", tmp_path / "plain.psd"
-    instruction = "lift the shadows, make it warmer and add a vignette"
     for target in (flat, plain):
-        assert main(["edit", str(photo), instruction, "-o", str(target), "--no-traces"]) == 0
+        assert main(["edit", str(photo), THREE_STEPS, "-o", str(target), "--no-traces"]) == 0
     asked = ["-o", str(out), "--adjustment-layers", "--no-traces"]
-    assert main(["edit", str(photo), instruction, *asked]) == 0
-    others = {
-        "Shadows": "make it warmer and add a vignette",
-        "Temperature": "lift the shadows and add a vignette",
-        "Vignette": "lift the shadows and make it warmer",
-    }
-    alone = {}
-    for step, words in others.items():
-        assert main(["edit", str(photo), words, "-o", str(tmp_path / f"{step}.png")]) == 0
-        alone[step] = np.asarray(Image.open(tmp_path / f"{step}.png").convert("RGBA"))
+    assert main(["edit", str(photo), THREE_STEPS, *asked]) == 0
+    alone = others_alone(photo, tmp_path)
     ours = np.asarray(Image.open(flat).convert("RGBA"))
 
     def off(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -187,7 +179,7 @@ def test_the_psd_keeps_each_of_three_overlapping_steps_live(tmp_path: Path) -> N
     assert off(np.asarray(psd.composite().convert("RGBA")), ours) == (0.0, 0.0)
     mean, p99 = off(np.asarray(psd.composite(force=True).convert("RGBA")), ours)
     assert mean <= 1.0 and p99 <= 3
-    for step in others:
+    for step in OTHERS:
         seen = hidden(psd, steps[step])
         mean, p99 = off(seen, alone[step])
         assert mean <= 2.0 and p99 <= 6, (step, mean, p99)

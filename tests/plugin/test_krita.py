@@ -28,6 +28,7 @@ from layerpath.engine.types import EditRequest, Snapshot
 from layerpath.plugin.krita.pixels import to_rgba8, to_rgba16
 from layerpath.tools.registry import Registry
 from tests.conftest import Scene
+from tests.overlapping import OTHERS, THREE_STEPS, others_alone
 
 ROOT = Path(__file__).resolve().parents[2]
 INSTALLER = ROOT / "installers" / "krita.py"
@@ -802,23 +803,14 @@ def test_the_clis_kra_keeps_each_of_three_overlapping_steps_live_in_krita(
     source = tmp_path / "own.ora"
     _, sketch = _own_layers_ora(source, photo)
     out = tmp_path / "out.kra"
-    instruction = "lift the shadows, make it warmer and add a vignette"
+    instruction = THREE_STEPS
     assert main(["edit", str(source), instruction, "-o", str(out), "--no-traces"]) == 0
-    others = {
-        "Shadows": "make it warmer and add a vignette",
-        "Temperature": "lift the shadows and add a vignette",
-        "Vignette": "lift the shadows and make it warmer",
-    }
-    alone = {}
-    for step, words in others.items():
-        flat = tmp_path / f"{step}.png"
-        assert main(["edit", str(source), words, "-o", str(flat), "--no-traces"]) == 0
-        alone[step] = np.asarray(Image.open(flat).convert("RGBA"))
+    alone = others_alone(source, tmp_path)
     with zipfile.ZipFile(out) as archive:
         merged = np.asarray(Image.open(io.BytesIO(archive.read("mergedimage.png"))))
         tree = ElementTree.fromstring(archive.read("maindoc.xml"))
     names = [node.get("name", "") for node in tree.iter("{http://www.calligra.org/DTD/krita}layer")]
-    steps = {step: next(n for n in names if n.startswith(step)) for step in others}
+    steps = {step: next(n for n in names if n.startswith(step)) for step in OTHERS}
     dump = krita_dump(tmp_path, out, list(steps.values()))
     w, h = dump["size"]
     nodes = {n["name"]: n for n in dump["nodes"]}
@@ -863,7 +855,7 @@ def test_the_dockers_kra_keeps_its_steps_live_once_reopened(tmp_path: Path) -> N
 
     photo = tmp_path / "astronaut.png"
     Image.fromarray(data.astronaut()).save(photo)
-    instruction = "lift the shadows, make it warmer and add a vignette"
+    instruction = THREE_STEPS
     first = edit_in_krita(tmp_path, photo, instruction)
     nodes = {n["name"].split(" ")[0]: n for n in first["nodes"]}
     assert nodes["Temperature"]["type"] == "filterlayer"
@@ -876,14 +868,9 @@ def test_the_dockers_kra_keeps_its_steps_live_once_reopened(tmp_path: Path) -> N
     names = {step: nodes[step]["name"] for step in ("Shadows", "Temperature", "Vignette")}
     dump = krita_dump(tmp_path, tmp_path / "out.kra", list(names.values()))
     w, h = dump["size"]
-    others = {
-        "Shadows": "make it warmer and add a vignette",
-        "Temperature": "lift the shadows and add a vignette",
-        "Vignette": "lift the shadows and make it warmer",
-    }
     for step, name in names.items():
         seen = to_rgba8(base64.b64decode(dump["hidden"][name]), dump["depth"], w, h)
-        alone = engine_image(others[step], Snapshot(rgba, {}))
+        alone = engine_image(OTHERS[step], Snapshot(rgba, {}))
         diff = np.abs(seen[..., :3].astype(int) - alone[..., :3].astype(int))
         assert diff.mean() <= 2.0 and np.percentile(diff, 99) <= 6, (step, diff.mean())
 
