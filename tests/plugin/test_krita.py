@@ -142,6 +142,22 @@ def test_krita_s_own_importer_takes_the_zip_the_installed_command_builds(
     assert "X-Krita-Manual=Manual.html" in desktop
 
 
+def selftest(tmp_path: Path, *args: str) -> tuple[dict[str, Any], str]:
+    """`kritarunner -s layerpath_selftest IN INSTRUCTION OUT [...]` with the plugin
+    installed as a user installs it: the summary it writes beside OUT, and what it said
+    on stderr."""
+    resource = install(tmp_path)
+    run = subprocess.run(
+        ["kritarunner", "-s", "layerpath_selftest", *args],
+        env=krita_env(tmp_path, [resource / "pykrita", HERE]),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    summary: dict[str, Any] = json.loads(Path(f"{args[2]}.json").read_text())
+    return summary, run.stderr
+
+
 def edit_in_krita(
     tmp_path: Path, photo: Path, instruction: str, masks: Sequence[str] = ()
 ) -> dict[str, Any]:
@@ -149,27 +165,10 @@ def edit_in_krita(
     path under kritarunner (the selftest), then the saved .kra as Krita reads it back
     (kra_dump), the user's layer and Krita's projection decoded to RGBA arrays, and the
     selftest's summary."""
-    resource = install(tmp_path)
     out = tmp_path / "out.kra"
-    env = krita_env(tmp_path, [resource / "pykrita", HERE])
-    run = subprocess.run(
-        ["kritarunner", "-s", "layerpath_selftest", str(photo), instruction, str(out), *masks],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    summary = json.loads(Path(f"{out}.json").read_text())
-    assert summary["ok"], (summary, run.stderr[-2000:])
-    dump_path = tmp_path / "dump.json"
-    subprocess.run(
-        ["kritarunner", "-s", "kra_dump", str(out), str(dump_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    dump: dict[str, Any] = json.loads(dump_path.read_text())
+    summary, said = selftest(tmp_path, str(photo), instruction, str(out), *masks)
+    assert summary["ok"], (summary, said[-2000:])
+    dump = krita_dump(tmp_path, out)
     w, h = dump["size"]
     for key in ("background", "projection"):  # as 8-bit RGBA, and at 16 bits
         data = base64.b64decode(dump[key])
@@ -741,24 +740,9 @@ def test_the_docker_s_batch_dialog_runs_two_photos_at_once_inside_krita(
         "out": str(tmp_path / "k"),
         "jobs": 2,
     }
-    resource = install(tmp_path)
     out = tmp_path / "out.kra"
-    run = subprocess.run(
-        [
-            "kritarunner",
-            "-s",
-            "layerpath_selftest",
-            str(image),
-            "batch:" + json.dumps(job),
-            str(out),
-        ],
-        env=krita_env(tmp_path, [resource / "pykrita", HERE]),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    summary = json.loads(Path(f"{out}.json").read_text())
-    assert summary["ok"] and summary["done"] == 3, (summary, run.stderr[-2000:])
+    summary, said = selftest(tmp_path, str(image), "batch:" + json.dumps(job), str(out))
+    assert summary["ok"] and summary["done"] == 3, (summary, said[-2000:])
     assert summary["progress"] == [3, 3]
     assert main(["batch", str(photos), "-i", "make it warmer", "-o", str(tmp_path / "cli")]) == 0
     for n in range(3):
@@ -913,17 +897,9 @@ def test_a_reopened_kra_lists_its_steps_in_the_docker_and_remakes_them(
         edit_in_krita(tmp_path, photo, instruction)
     else:
         assert main(["edit", str(photo), instruction, "-o", str(saved), "--no-traces"]) == 0
-    resource = install(tmp_path)
     again = tmp_path / "again.kra"
-    run = subprocess.run(
-        ["kritarunner", "-s", "layerpath_selftest", str(saved), "reopen", str(again), "hide:0"],
-        env=krita_env(tmp_path, [resource / "pykrita", HERE]),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    summary = json.loads(Path(f"{again}.json").read_text())
-    assert summary["ok"] and summary["steps"] == 3, (summary, run.stderr[-2000:])
+    summary, said = selftest(tmp_path, str(saved), "reopen", str(again), "hide:0")
+    assert summary["ok"] and summary["steps"] == 3, (summary, said[-2000:])
     assert summary["remade"] == [2 if "vignette" in others else 1]
     dump = krita_dump(tmp_path, again)
     nodes = {n["name"].split(" ")[0]: n for n in dump["nodes"]}
@@ -1004,7 +980,6 @@ def test_a_kra_whose_record_was_changed_lists_only_what_layerpath_made(tmp_path:
     with zipfile.ZipFile(made) as archive:
         files = {name: archive.read(name) for name in archive.namelist()}
     key = "layerpath/annotations/layerpath"
-    resource = install(tmp_path)
 
     def reopened(change: Callable[[dict[str, Any]], None], name: str) -> dict[str, Any]:
         record = json.loads(files[key])
@@ -1014,15 +989,7 @@ def test_a_kra_whose_record_was_changed_lists_only_what_layerpath_made(tmp_path:
             for member, data_ in {**files, key: json.dumps(record).encode()}.items():
                 kind = zipfile.ZIP_STORED if member == "mimetype" else zipfile.ZIP_DEFLATED
                 archive.writestr(member, data_, compress_type=kind)
-        again = tmp_path / f"{name}-again.kra"
-        subprocess.run(
-            ["kritarunner", "-s", "layerpath_selftest", str(path), "reopen", str(again)],
-            env=krita_env(tmp_path, [resource / "pykrita", HERE]),
-            capture_output=True,
-            timeout=300,
-        )
-        summary: dict[str, Any] = json.loads(Path(f"{again}.json").read_text())
-        return summary
+        return selftest(tmp_path, str(path), "reopen", str(tmp_path / f"{name}-again.kra"))[0]
 
     def twice_and_renamed(record: dict[str, Any]) -> None:
         record["runs"] = [{**record["runs"][0], "prompt": "an older record"}, record["runs"][0]]
