@@ -97,6 +97,21 @@ def through(
     return run
 
 
+def after_of(outcome: SubtaskOutcome, result: RunResult) -> np.ndarray:
+    """The picture after a subtask: the next subtask's start, or the run's picture (the
+    run carries its picture on from step to step), where that is there and the same
+    size; else its start with its step layers over it."""
+    start = outcome.start_image
+    assert start is not None
+    index = next(i for i, o in enumerate(result.outcomes) if o is outcome)
+    later = result.outcomes[index + 1 :]
+    after = later[0].start_image if later else result.image
+    if after is not None and after.shape == start.shape:
+        return after
+    steps = [s for s in outcome.steps if s.kind == LayerKind.PIXELS and s.visible]
+    return picture_beneath(start, steps)
+
+
 def cube_of(result: RunResult, registry: Registry) -> Cube:
     """The run's whole-picture colour steps chained into one table, each put to the test
     on the photo first (see the module's words)."""
@@ -116,9 +131,7 @@ def cube_of(result: RunResult, registry: Registry) -> Cube:
                 continue
             start = outcome.start_image
             assert start is not None
-            own = picture_beneath(
-                start, [s for s in outcome.steps if s.kind == LayerKind.PIXELS and s.visible]
-            )
+            own = after_of(outcome, result)
             diff = np.abs(applied(table, start).astype(int) - own[..., :3].astype(int))
             if diff.mean() > CLOSE or np.percentile(diff, 99) > NEAR:
                 why = "its change depends on where a pixel lies or on the picture itself"

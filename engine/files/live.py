@@ -24,9 +24,8 @@ import cv2
 import numpy as np
 
 from layerpath.engine.files.blends import CLOSE, NEAR, Change, change_layer, misses, own_change
-from layerpath.engine.files.cube import colour_step, lattice, through
+from layerpath.engine.files.cube import after_of, colour_step, lattice, through
 from layerpath.engine.files.curves import PSD_POINTS, Curves, fitted
-from layerpath.engine.files.io import picture_beneath
 from layerpath.engine.types import LayerKind, RunResult, SubtaskOutcome
 from layerpath.tools.registry import Registry
 
@@ -43,21 +42,6 @@ SAMPLE = 1_000_000
 def _every(picture: np.ndarray) -> int:
     """The stride, each way, that leaves about SAMPLE of the picture's pixels."""
     return max(1, int(np.sqrt(picture.shape[0] * picture.shape[1] / SAMPLE)))
-
-
-def _after(outcome: SubtaskOutcome, result: RunResult) -> np.ndarray:
-    """The picture after a subtask: the next subtask's start, or the run's picture (the
-    run carries its picture on from step to step), where that is there and the same
-    size; else its start with its step layers over it."""
-    start = outcome.start_image
-    assert start is not None
-    index = next(i for i, o in enumerate(result.outcomes) if o is outcome)
-    later = result.outcomes[index + 1 :]
-    after = later[0].start_image if later else result.image
-    if after is not None and after.shape == start.shape:
-        return after
-    steps = [s for s in outcome.steps if s.kind == LayerKind.PIXELS and s.visible]
-    return picture_beneath(start, steps)
 
 
 def _off(made: np.ndarray, wanted: np.ndarray, alpha: np.ndarray) -> bool:
@@ -84,7 +68,7 @@ def curves_of(outcome: SubtaskOutcome, result: RunResult, registry: Registry) ->
         start = outcome.start_image
         assert start is not None
         every = _every(start)  # (a million of the photo's pixels tell as well as all)
-        start, own = start[::every, ::every], _after(outcome, result)[::every, ::every]
+        start, own = start[::every, ::every], after_of(outcome, result)[::every, ::every]
 
         def passes(curves: Curves) -> bool:
             # (on every colour: a step that mixes the channels or changes the
@@ -133,7 +117,7 @@ def change_of(outcome: SubtaskOutcome, result: RunResult, registry: Registry) ->
         return None
     if first is None or first.shape != start.shape:  # (a crop before it: no remaking)
         return None
-    change = own_change(start, _after(outcome, result))
+    change = own_change(start, after_of(outcome, result))
     if change is None:
         return None
     run = through(registry, outcome, result)
