@@ -590,8 +590,8 @@ class Panel(QtWidgets.QWidget):
         self._changed_steps.clear()
         for group, report, _ in document.reopened:
             try:
-                steps = document.reopened_steps(group)
-                self.session.adopt(group, report, steps, document.beneath(group))
+                steps, start = document.reopened_run(group)
+                self.session.adopt(group, report, steps, start)
             except (LayerpathError, ValueError, TypeError, KeyError, IndexError) as exc:
                 # (a record another program changed: its layers stay as they are)
                 self._log(f"the run '{report.get('prompt')}' could not be read back: {exc}")

@@ -78,12 +78,9 @@ class Reopened(Protocol):
 
     reopened: list[tuple[str, Mapping[str, Any], list[tuple[str, dict[str, Any]]]]]
 
-    def reopened_steps(self, group_id: str) -> list[tuple[str, StepLayer]]:
-        """A reopened run's step layers as the steps they are, bottom first."""
-        ...
-
-    def beneath(self, group_id: str) -> Snapshot:
-        """What the layers below a run's group make."""
+    def reopened_run(self, group_id: str) -> tuple[list[tuple[str, StepLayer]], Snapshot]:
+        """A reopened run's step layers as the steps they are, bottom first, and what
+        the layers below its group make."""
         ...
 
 
@@ -283,6 +280,9 @@ class LayeredDocument:
                 continue
             found.append((layer_id, step))
         return found
+
+    def reopened_run(self, group_id: str) -> tuple[list[tuple[str, StepLayer]], Snapshot]:
+        return self.reopened_steps(group_id), self.beneath(group_id)
 
     def beneath(self, group_id: str) -> Snapshot:
         """What the layers below a run's group make (the picture the run started from,

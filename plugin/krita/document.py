@@ -191,7 +191,7 @@ class KritaDocument:
         self._meta: dict[str, dict[str, Any]] = {}
         self._runs: list[tuple[dict[str, Any], str | None]] = []
         # the runs a reopened .kra keeps (each group's id, report and step layers, bottom
-        # first), for the panel to list again and make again (reopened_steps, beneath)
+        # first), for the panel to list again and make again (reopened_run)
         self.reopened: list[tuple[str, Mapping[str, Any], list[tuple[str, dict[str, Any]]]]] = []
         self._take_record()
 
@@ -520,10 +520,11 @@ class KritaDocument:
             if layers and all(meta.get("kind", "pixels") in READ_BACK for _, meta in layers):
                 self.reopened.append((group_id, report, layers))
 
-    def reopened_steps(self, group_id: str) -> list[tuple[str, StepLayer]]:
-        """A reopened run's step layers as the steps they are, bottom first: a paint
-        layer's pixels as Krita holds them (a change's in its blend mode), a curves
-        layer's as its curves make the picture beneath it."""
+    def reopened_run(self, group_id: str) -> tuple[list[tuple[str, StepLayer]], Snapshot]:
+        """A reopened run's step layers as the steps they are, bottom first (a paint
+        layer's pixels as Krita holds them, a change's in its blend mode, a curves
+        layer's as its curves make the picture beneath it), and what the layers below
+        its group make (read from Krita once)."""
         layers = next((found for g, _, found in self.reopened if g == group_id), [])
         start = self.beneath(group_id)
         picture, deep = start.image, start.deep
@@ -593,7 +594,7 @@ class KritaDocument:
                 if deep is not None:
                     deep = picture_beneath(picture, [step], deep)
                 picture = picture_beneath(picture, [step])
-        return made
+        return made, start
 
     def beneath(self, group_id: str) -> Snapshot:
         """What the layers below a run's group make (Krita's projection with the group
