@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any, TypeAlias
 
 from layerpath.engine.files.io import GroupLayer, LayeredImage, PixelLayer
-from layerpath.gui.qt import Qt, QtWidgets, QUndoCommand, QUndoStack
+from layerpath.gui.qt import Qt, QtCore, QtWidgets, QUndoCommand, QUndoStack
 
 Layer: TypeAlias = PixelLayer | GroupLayer
 Siblings: TypeAlias = list[Any]  # a document's layers or a group's children
@@ -172,9 +172,15 @@ class LayersDock(QtWidgets.QWidget):
         return item
 
     def _item_changed(self, item: QtWidgets.QTreeWidgetItem, column: int) -> None:
+        """A tick or a name edited in the tree. The change is made once Qt has finished
+        with the item: making it rebuilds the tree, and an item deleted inside its own
+        itemChanged signal is read by Qt after the signal returns (a crash, now and then)."""
         layer: Layer = item.data(0, LAYER)
         visible = item.checkState(0) == Qt.CheckState.Checked
         if visible != layer.visible:
-            self.undo.push(SetVisible(layer, visible, self.changed))
+            command: QUndoCommand = SetVisible(layer, visible, self.changed)
         elif item.text(0) != layer.name and item.text(0).strip():
-            self.undo.push(Rename(layer, item.text(0).strip(), self.changed))
+            command = Rename(layer, item.text(0).strip(), self.changed)
+        else:
+            return
+        QtCore.QTimer.singleShot(0, lambda: self.undo.push(command))

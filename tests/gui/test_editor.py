@@ -76,6 +76,10 @@ def test_layer_operations_undo_and_redo(qtbot, window: EditorWindow, scene: Scen
     # hide the step from the layers dock: the picture goes back, the step list follows
     item = next(i for i in window.layers.items() if i.data(0, Qt.ItemDataRole.UserRole) is recolour)
     item.setCheckState(0, Qt.CheckState.Unchecked)
+    # the tree is rebuilt after Qt is done with the ticked item, never inside its own
+    # signal (Qt reads the item after the signal: a crash, now and then, in CI)
+    assert not _sip().isdeleted(item)
+    qtbot.waitUntil(lambda: not recolour.visible)
     wall = scene.masks["wall"]
     assert np.array_equal(window.picture()[wall], scene.image[wall])
     step_item = window.panel.steps.item_for(layer)
@@ -99,9 +103,19 @@ def test_layer_operations_undo_and_redo(qtbot, window: EditorWindow, scene: Scen
     assert window.document.image.layers[-1] is group
     item = next(i for i in window.layers.items() if i.data(0, Qt.ItemDataRole.UserRole) is group)
     item.setText(0, "my run")
-    assert group.name == "my run"
+    assert not _sip().isdeleted(item)
+    qtbot.waitUntil(lambda: group.name == "my run")
     window.undo.undo()
     assert group.name == "recolor the wall to navy"
+
+
+def _sip():  # type: ignore[no-untyped-def]
+    """The sip module of the Qt binding in use (it tells whether Qt deleted an item)."""
+    import importlib
+
+    from layerpath.gui.qt import QtCore
+
+    return importlib.import_module(QtCore.__name__.rsplit(".", 1)[0] + ".sip")
 
 
 def test_rectangle_selection_is_this(qtbot, window: EditorWindow, scene: Scene) -> None:  # type: ignore[no-untyped-def]
