@@ -355,7 +355,8 @@ SEPARABLE = {"exposure", "temperature", "tint", "white_balance", "contrast", "cu
 
 def _per_channel(op: str, amount: float, part: np.ndarray, extra: dict[str, Any]) -> np.ndarray:
     """A separable adjustment of the RGBA pixels' colour channels through one table per
-    channel (the same arithmetic as `apply`, on every level once)."""
+    channel (the same arithmetic as `apply`, on every level once): the RGBA pixels, their
+    alpha as it was."""
     top = 65535 if part.dtype == np.uint16 else 255
     if op == "white_balance":  # the cast is measured on the picture, then a curve
         sample = part[:: max(1, part.shape[0] // 512), :: max(1, part.shape[1] // 512), :3]
@@ -363,7 +364,15 @@ def _per_channel(op: str, amount: float, part: np.ndarray, extra: dict[str, Any]
     ramp = np.repeat(np.linspace(0.0, 1.0, top + 1, dtype=np.float32)[:, None, None], 3, axis=2)
     tables = np.clip(np.rint(apply(op, amount, ramp, extra)[:, 0, :] * top), 0, top)
     tables = tables.astype(part.dtype)
-    return np.stack([np.take(tables[:, c], part[..., c]) for c in range(3)], axis=-1)
+    if part.dtype == np.uint8:  # OpenCV's table lookup: every channel in one pass
+        lut = np.empty((1, 256, 4), np.uint8)
+        lut[0, :, :3], lut[0, :, 3] = tables, np.arange(256)
+        return cv2.LUT(np.ascontiguousarray(part), lut)
+    out = np.empty_like(part)
+    for c in range(3):
+        np.take(tables[:, c], part[..., c], out=out[..., c])
+    out[..., 3] = part[..., 3]
+    return out
 
 
 class SceneryLook(AnyDepth):
@@ -492,7 +501,10 @@ def adjusted(
         extra["source_stats"] = _lab_stats(part, weight)
         extra.update(_sky_parts(part, weight, asked["ref_stats"]))
     if op in SEPARABLE:
-        values = _per_channel(op, amount, part, extra)
+        changed = _per_channel(op, amount, part, extra)
+        if weight is None and window == full_box(image.shape):
+            return changed, None  # (a new picture already: no copy to fill)
+        values = changed[..., :3]
         if weight is not None:
             mixed = part[..., :3] + (values - part[..., :3].astype(np.float32)) * weight[..., None]
             values = np.clip(np.rint(mixed), 0, top).astype(image.dtype)

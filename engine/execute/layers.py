@@ -20,7 +20,7 @@ from layerpath.engine.types import (
     SubtaskKind,
     TextBox,
 )
-from layerpath.kit.imaging import mask_box
+from layerpath.kit.imaging import differs, mask_box
 from layerpath.kit.regions import crop, full_box
 from layerpath.tools.base import Tool
 
@@ -54,7 +54,7 @@ def changed_pixels(
     crop are transparent, so the layer over `before` composites to exactly `after`.
     `window`: where they may differ (only it is compared). None when nothing changed."""
     area = window if window is not None else full_box(after.shape)
-    changed = np.any(crop(before, area) != crop(after, area), axis=2)
+    changed = differs(crop(before, area), crop(after, area))
     box = mask_box(changed)
     if box is None:
         return None

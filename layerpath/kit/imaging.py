@@ -22,6 +22,15 @@ def with_rgb(image: np.ndarray, new_rgb: np.ndarray) -> np.ndarray:
     return out
 
 
+def differs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Where two RGBA pictures (8 or 16 bits, one shape) differ in any channel: each
+    pixel's four channels compared as one integer (a quarter of the work)."""
+    if a.shape[-1] == 4 and a.strides[-1] == a.itemsize and b.strides[-1] == b.itemsize:
+        whole = np.uint32 if a.dtype == np.uint8 else np.uint64
+        return a.view(whole)[..., 0] != b.view(whole)[..., 0]
+    return np.any(a != b, axis=-1)
+
+
 def paint_region(mask: np.ndarray, grow: int) -> np.ndarray:
     """The mask a painting tool works in: the given one grown by `grow` pixels; a clear
     error when it is empty."""

@@ -19,7 +19,7 @@ from layerpath.engine.judge.checks.verdict import Verdict
 from layerpath.kit.adjustments import ADJUSTMENTS
 from layerpath.kit.colours import hue_direction, lab_exact
 from layerpath.kit.imaging import dilate, erode, mask_box, noise_sigma, rgb
-from layerpath.kit.regions import analysis_copies
+from layerpath.kit.regions import analysis_copies, analysis_copy
 
 #: pixels a statistic is measured on (a scaled copy); fine detail at native size
 ANALYSIS_PIXELS = 1_000_000
@@ -88,10 +88,17 @@ def check_adjustment(
         return Verdict(0.0, f"'{op}' is not an adjustment")
     amount = float(params["amount"]) if params.get("amount") is not None else spec.default
     untouched = 1.0
-    if region is not None and region.any():
+    whole = region is None or not region.any() or bool(region.all())
+    if region is not None and not whole:
         # a blur or a feathered edge reads a little past the region, never far
         untouched = untouched_outside(before, after, dilate(region, 2))
-    if region is None or not region.any():
+    if whole and op not in ("sharpen", "blur", "denoise"):
+        if not params.get("graduated"):
+            # the whole picture: no edge to measure inside of, and its statistics are
+            # read on a scaled copy (a camera file's every pixel is not needed)
+            before, after = (analysis_copy(p, ANALYSIS_PIXELS)[0] for p in (before, after))
+        region = None
+    if region is None:
         region = np.ones(before.shape[:2], dtype=bool)
     if params.get("graduated"):  # measured where the filter is whole: its first quarter
         region = region & _side_band(region.shape, str(params["graduated"]), 0.25)
