@@ -50,7 +50,7 @@ EDITS: dict[str, list[str] | None] = {
 SIZE = (6000, 4000)
 PHOTO_PACKAGE, PHOTO_FILE = (
     "plasma-workspace-wallpapers",
-    "SafeLanding/contents/images/5120x2880.jpg",
+    "FallenLeaf/contents/images/2560x1600.jpg",
 )
 ROUNDS = 3
 JPEG = ["-quality", "95", "-sampling-factor", "1x1"]
@@ -104,9 +104,10 @@ def imagemagick() -> tuple[str, str] | None:
 
 
 def camera_photo(folder: Path, cache: Path, given: Path | None = None) -> tuple[Path, str]:
-    """The JPEG timed and where it comes from: the user's own, else a KDE wallpaper
-    (Debian's plasma-workspace-wallpapers, fetched once) brought to 24 MP, else
-    scikit-image's astronaut enlarged (smoother than a photo: faster to code)."""
+    """The JPEG timed and where it comes from: the user's own, else a photograph of KDE's
+    wallpapers (Debian's plasma-workspace-wallpapers, fetched once; the package's 5K
+    pictures are drawings) enlarged to 24 MP, else scikit-image's astronaut enlarged.
+    (An enlarged photo is smoother than a camera's: a little faster to decode and code.)"""
     from PIL import Image
 
     if given is not None:
@@ -120,7 +121,7 @@ def camera_photo(folder: Path, cache: Path, given: Path | None = None) -> tuple[
     if source is not None and source.is_file():
         picture, name = (
             Image.open(source).convert("RGB"),
-            f"KDE wallpaper {PHOTO_FILE.split('/')[0]}",
+            f"KDE's photo {PHOTO_FILE.split('/')[0]}",
         )
     else:
         from skimage import data

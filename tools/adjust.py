@@ -14,7 +14,9 @@ region nothing changes: the region's edge is feathered inwards only.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
@@ -25,7 +27,15 @@ from layerpath.errors import BadInput, ToolFailed
 from layerpath.kit.adjustments import ADJUSTMENTS, TONES
 from layerpath.kit.colours import hue_direction
 from layerpath.kit.imaging import luma, mask_box, noise_sigma, smoothstep, wide_blur
-from layerpath.kit.looks import Look, adjustment_problem, find_look, halo, look_named, look_names
+from layerpath.kit.looks import (
+    REACH,
+    Look,
+    adjustment_problem,
+    find_look,
+    halo,
+    look_named,
+    look_names,
+)
 from layerpath.kit.names import ALONG_EDGES, finder_for, user_region
 from layerpath.kit.regions import crop, full_box, grow_box, paste
 from layerpath.kit.sky import picture_sky
@@ -508,6 +518,8 @@ def adjusted(
         if weight is not None:
             mixed = part[..., :3] + (values - part[..., :3].astype(np.float32)) * weight[..., None]
             values = np.clip(np.rint(mixed), 0, top).astype(image.dtype)
+    elif op == "black_and_white" and image.dtype == np.uint8 and not extra.get("tone"):
+        values = _grey_8bit(part, weight, amount)
     elif op in BANDED or look is not None and look.banded:
         # a look that blurs (glow, clarity) reads a margin of rows around each band
         margin = halo(look, (image.shape[0], image.shape[1])) if look is not None else 0
@@ -574,6 +586,8 @@ BANDED = {
     "match",
 }
 BAND_ROWS = 512
+#: the most bands made at once (each a few float copies of 512 rows)
+BAND_THREADS = 4
 
 
 def _in_bands(
@@ -596,19 +610,53 @@ def _in_bands(
             grey[y : y + BAND_ROWS] = luma(part[y : y + BAND_ROWS, :, :3].astype(np.float32) / top)
         local = tonal_ranges(op, grey)
         del grey
-    for y in range(0, h, BAND_ROWS):
+
+    def band(y: int) -> None:
         low, high = max(0, y - margin), min(h, y + BAND_ROWS + margin)
         read = part[low:high, :, :3].astype(np.float32) / top
         here = {**extra, "rows": (low, h, w)}
+        if op == "look":  # after its last blur, a look works on the band's own rows
+            here["inner"] = (y - low, y - low + min(BAND_ROWS, h - y))
         if local is not None:
             here["local"] = (local[0][y : y + BAND_ROWS], local[1])
         if extra.get("sky_weight") is not None:  # (a colour match's sky, the band's rows)
             here["sky_weight"] = extra["sky_weight"][low:high]
-        new = apply(op, amount, read, here)[y - low : y - low + BAND_ROWS]
+        new = apply(op, amount, read, here)
+        if new.shape[0] == read.shape[0]:  # (a look gives the band's own rows already)
+            new = new[y - low : y - low + BAND_ROWS]
         v = read[y - low : y - low + BAND_ROWS]
         if weight is not None:
             new = v + (new - v) * weight[y : y + BAND_ROWS, :, None]
         values[y : y + BAND_ROWS] = np.clip(np.rint(new * top), 0, top)
+
+    # bands on every core: numpy lets go of the interpreter while it works on a band
+    with ThreadPoolExecutor(max_workers=min(BAND_THREADS, os.cpu_count() or 1)) as pool:
+        list(pool.map(band, range(0, h, BAND_ROWS)))
+    return values
+
+
+def _grey_8bit(part: np.ndarray, weight: np.ndarray | None, amount: float) -> np.ndarray:
+    """An 8-bit picture's black and white, as `apply` makes it within a level, with
+    OpenCV a band of rows at a time: each level's linear light from a table, the luma of
+    a pixel's three in one pass, then the display curve on that one channel."""
+    levels = np.arange(256, dtype=np.float32) / np.float32(255)
+    lut = np.zeros((1, 256, 4), np.float32)
+    lut[0, :, :3] = to_linear(levels)[:, None]
+    weights = np.array([[0.2126, 0.7152, 0.0722, 0.0]], np.float32)
+    h, w = part.shape[:2]
+    values = np.empty((h, w, 3), np.uint8)
+    for y in range(0, h, BAND_ROWS):
+        band = np.ascontiguousarray(part[y : y + BAND_ROWS])
+        grey = to_display(cv2.transform(cv2.LUT(band, lut), weights))
+        grey8 = np.clip(np.rint(grey * 255.0), 0, 255).astype(np.uint8)
+        toned = cv2.merge([grey8, grey8, grey8])
+        share = amount if weight is None else amount * weight[y : y + BAND_ROWS]
+        if weight is None and amount == 1.0:
+            values[y : y + BAND_ROWS] = toned
+            continue
+        old = band[..., :3].astype(np.float32)
+        mixed = old + (toned.astype(np.float32) - old) * np.asarray(share, np.float32)[..., None]
+        values[y : y + BAND_ROWS] = np.clip(np.rint(mixed), 0, 255).astype(np.uint8)
     return values
 
 
@@ -674,17 +722,38 @@ def _through_tables(v: np.ndarray, tables: np.ndarray) -> np.ndarray:
     return np.stack([np.take(tables[:, c], index[..., c]) for c in range(3)], axis=-1)
 
 
+def _inner(
+    v: np.ndarray, rows: tuple[int, int, int] | None, inner: tuple[int, int]
+) -> tuple[np.ndarray, tuple[int, int, int] | None]:
+    """A band's own rows of a block read with a margin, and where they lie in the frame."""
+    start, stop = inner
+    if rows is not None:
+        rows = (rows[0] + start, rows[1], rows[2])
+    return v[start:stop], rows
+
+
 def render(look: Look, strength: float, v: np.ndarray, extra: Mapping[str, Any]) -> np.ndarray:
     """The look at `strength` (0..1: the look laid over the picture at that opacity) on
-    float RGB `v` (0..1); `extra` carries where a band of rows lies in the frame."""
+    float RGB `v` (0..1); `extra` carries where a band of rows lies in the frame
+    ("rows") and, for a band read with a margin for the blurs, which of its rows are the
+    band's own ("inner"): only those are made after the last blur, and returned."""
+    runs = _runs(look.recipe)
+    inner = extra.get("inner")
+    # after the last step that reads around a pixel, the margin rows are not needed
+    last_blur = max((i for i, run in enumerate(runs) if run[0]["op"] in REACH), default=-1)
+    rows = extra.get("rows")
+    if inner is not None and last_blur < 0:
+        v, rows = _inner(v, rows, inner)
     styled = v
-    for steps in _runs(look.recipe):
+    for index, steps in enumerate(runs):
+        if index - 1 == last_blur and inner is not None and last_blur >= 0:
+            (styled, rows), (v, _) = _inner(styled, rows, inner), _inner(v, rows, inner)
         if steps[0]["op"] in PER_CHANNEL:  # one table per channel for the whole run
             styled = _through_tables(styled, _tables(tuple(_key(step) for step in steps)))
             continue
         step = steps[0]
         op, amount = str(step["op"]), float(step.get("amount", 1.0))
-        here = {**step, **{k: extra[k] for k in ("rows",) if k in extra}}
+        here = {**step, **({"rows": rows} if rows is not None else {})}
         if op == "split_tone":
             styled = split_tone(styled, amount, step)
         elif op == "hue_shift":
@@ -703,4 +772,6 @@ def render(look: Look, strength: float, v: np.ndarray, extra: Mapping[str, Any])
             styled = apply(op, amount, styled, here)
         else:
             raise BadInput(f"look {look.name}: '{op}' is not a step layerpath knows.")
+    if inner is not None and last_blur == len(runs) - 1:
+        (styled, _), (v, _) = _inner(styled, rows, inner), _inner(v, rows, inner)
     return np.clip(v + strength * (styled - v), 0.0, 1.0).astype(np.float32)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import cv2
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
@@ -1105,6 +1106,8 @@ def on_white(rgba: np.ndarray) -> np.ndarray:
     """8-bit RGBA as RGB on white paper (for a format without transparency). An opaque
     picture's colour channels as they are, with no blend; else a band of rows at a time
     in integers (round(c*a/255 + 255 - a))."""
+    if int(rgba[..., 3].min()) == 255:
+        return cv2.cvtColor(np.ascontiguousarray(rgba), cv2.COLOR_RGBA2RGB)
     out = np.empty(rgba.shape[:2] + (3,), np.uint8)
     for row in range(0, rgba.shape[0], BAND):
         band = rgba[row : row + BAND]

@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 
 from layerpath.errors import BadInput
+from layerpath.kit.imaging import differs
 from layerpath.kit.types import Box
 
 #: rows compared at a time when looking for what changed (bounds the temporary memory)
@@ -72,9 +73,11 @@ def changed_window(before: np.ndarray, after: np.ndarray) -> Box | None:
     rows: list[int] = []
     columns = np.zeros(before.shape[1], dtype=bool)
     for y in range(0, before.shape[0], BAND_ROWS):
-        band = before[y : y + BAND_ROWS] != after[y : y + BAND_ROWS]
-        if band.ndim == 3:
-            band = band.any(axis=2)
+        if before.ndim == 3 and before.shape[2] == 4:
+            band = differs(before[y : y + BAND_ROWS], after[y : y + BAND_ROWS])
+        else:
+            band = before[y : y + BAND_ROWS] != after[y : y + BAND_ROWS]
+            band = band.any(axis=2) if band.ndim == 3 else band
         hit = band.any(axis=1)
         if hit.any():
             found = np.flatnonzero(hit)

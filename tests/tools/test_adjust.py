@@ -197,3 +197,45 @@ def test_protect_keeps_tones_out_of_the_clip_and_the_effect_in(op: str, amount: 
     assert check_adjustment(asked, photo, protected, None).score >= 0.5
     if op == "exposure":
         assert np.array_equal(adjusted(photo, None, asked, {})[0], protected)
+
+
+@pytest.mark.parametrize("amount,region", [(1.0, False), (0.6, False), (1.0, True)])
+def test_black_and_white_at_8_bits_is_the_float_paths_within_a_level(
+    amount: float, region: bool
+) -> None:
+    """The fast black and white of an 8-bit picture (OpenCV tables and one luma pass)
+    makes the picture the float path makes, within one level; with a region's soft
+    weight too."""
+    from layerpath.tools.adjust import _grey_8bit, _in_bands
+
+    rng = np.random.default_rng(7)
+    part = rng.integers(0, 256, (700, 300, 4)).astype(np.uint8)
+    part[..., 3] = 255
+    part[:40] = rng.integers(0, 12, (40, 300, 4))  # deep shadows, where the curve is steep
+    weight = None
+    if region:
+        weight = np.clip(rng.random((700, 300)) * 1.5, 0, 1).astype(np.float32)
+    fast = _grey_8bit(part, weight, amount).astype(int)
+    full = _in_bands("black_and_white", amount, part, weight, {}).astype(int)
+    assert np.abs(fast - full).max() <= 1
+    if amount == 1.0 and not region:
+        assert (fast[..., 0] == fast[..., 2]).all()
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+@pytest.mark.parametrize("op", ["temperature", "contrast", "exposure"])
+def test_a_per_channel_adjustments_table_is_the_arithmetic_within_a_level(
+    op: str, dtype: type
+) -> None:
+    """Warmer, contrast and exposure go through one table per channel (OpenCV's at 8 bits,
+    numpy's at 16): the picture the arithmetic on every pixel makes, within one level at
+    either depth, its alpha as it was."""
+    from layerpath.tools.adjust import _per_channel, apply
+
+    top = np.iinfo(dtype).max
+    rng = np.random.default_rng(11)
+    part = rng.integers(0, top + 1, (400, 500, 4)).astype(dtype)
+    made = _per_channel(op, 0.4, part, {})
+    want = np.clip(np.rint(apply(op, 0.4, part[..., :3] / np.float32(top), {}) * top), 0, top)
+    assert np.abs(made[..., :3].astype(int) - want.astype(int)).max() <= 1
+    assert np.array_equal(made[..., 3], part[..., 3])
