@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from layerpath.choices import Mode as Mode  # (re-exported: the engine's own)
 from layerpath.engine.judge.checks.verdict import Expert, Opinion
 from layerpath.errors import BadInput, shown
 from layerpath.kit.types import (
@@ -53,16 +54,6 @@ __all__ = [
     "ToolResult",
     "ToolSpec",
 ]
-
-
-class Mode(str, Enum):
-    """How subtasks are solved: rules first then A* (FaSTA*), A* only lazy (CoSTA*),
-    A* running every neighbour on expansion (CoSTA* Algorithm 1), or rules only."""
-
-    FAST_SLOW = "fast-slow"
-    SLOW = "slow"
-    SLOW_EAGER = "slow-eager"
-    FAST = "fast"
 
 
 class CostBasis(str, Enum):

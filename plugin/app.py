@@ -15,8 +15,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from layerpath.engine.plan.references import parse_refs
-from layerpath.plugin import cli
+from layerpath.plugin import cli_args
 
 log = logging.getLogger("layerpath")
 
@@ -26,7 +25,7 @@ def _gui_parser() -> argparse.ArgumentParser:
     parser.add_argument("image", type=Path, nargs="?")
     parser.add_argument("--mask", action="append", default=[], metavar="NAME=PNG")
     parser.add_argument(
-        "--ref", action="append", default=[], metavar="NAME=FILE", help=cli.REF_HELP
+        "--ref", action="append", default=[], metavar="NAME=FILE", help=cli_args.REF_HELP
     )
     parser.add_argument("--run", metavar="INSTRUCTION", help="type this and press Run")
     parser.add_argument("--alpha", type=float, default=None, help="slider position 0..2")
@@ -42,6 +41,9 @@ def _gui_parser() -> argparse.ArgumentParser:
 
 def run_gui(argv: Sequence[str]) -> int:
     args = _gui_parser().parse_args(argv)
+    from layerpath.engine.plan.references import parse_refs
+    from layerpath.plugin import cli
+
     try:
         from layerpath.gui.qt import QtCore, QtWidgets
     except ImportError:
@@ -107,4 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:1] == ["gui"]:
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
         return run_gui(argv[1:])
+    if argv[:1] != ["krita"]:  # (the installer reads its own options)
+        cli_args.parser().parse_args(argv)  # --help, --version and mistakes: no engine yet
+    from layerpath.plugin import cli
+
     return cli.main(argv)

@@ -11,7 +11,6 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from layerpath import __version__
 from layerpath.engine import events
 from layerpath.engine.execute.executor import Engine
 from layerpath.engine.factory import transcriber_for
@@ -34,192 +33,13 @@ from layerpath.engine.types import (
     SubtaskKind,
 )
 from layerpath.errors import BadInput, LayerpathError, printable, shown
-from layerpath.plugin import cli_actions, cli_batch, cli_models, cli_traces
+from layerpath.plugin import cli_actions, cli_args, cli_batch, cli_models, cli_traces
 from layerpath.plugin.interrupts import Interrupts
 from layerpath.settings import load_settings
 from layerpath.settings.secrets import redact
 from layerpath.tools.registry import Registry
 
 log = logging.getLogger("layerpath")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="layerpath",
-        description="Multi-step image edits, one layer per tool step.",
-        epilog="layerpath gui [IMAGE] opens the editor (pip install 'layerpath[gui]').",
-    )
-    parser.add_argument("--version", action="version", version=f"layerpath {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    plan = sub.add_parser("plan", help="show the subtask chain an instruction becomes")
-    plan.add_argument("instruction")
-    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
-    plan.add_argument("--planner", choices=["offline", "llm"], default=None)
-    plan.add_argument("--image", type=Path, help="image shown to the LLM planner")
-    plan.add_argument("--ref", action="append", default=[], metavar="NAME=FILE", help=REF_HELP)
-
-    edit = sub.add_parser("edit", help="run an instruction on an image, write a layered file")
-    edit.add_argument("image", type=Path)
-    edit.add_argument("instruction")
-    edit.add_argument(
-        "--mask", action="append", default=[], metavar="NAME=PNG", help="a named mask (repeatable)"
-    )
-    edit.add_argument("--ref", action="append", default=[], metavar="NAME=FILE", help=REF_HELP)
-    edit.add_argument(
-        "-o",
-        "--output",
-        type=Path,
-        required=True,
-        help="OUT.ora, OUT.psd, OUT.kra (layers) or OUT.png, OUT.jpg, OUT.tif (flat)",
-    )
-    edit.add_argument("--report", type=Path, help="write the run report (JSON) here")
-    edit.add_argument(
-        "--cube",
-        type=Path,
-        metavar="LOOK.cube",
-        help="also write the run's whole-picture colour steps as a 3D LUT (.cube) for "
-        "Krita, Photoshop, Resolve or darktable; a step that depends on where a pixel lies "
-        "(a vignette, clarity, a region) is left out, said by name",
-    )
-    edit.add_argument(
-        "--adjustment-layers",
-        action="store_true",
-        help="in a PSD, the steps that are tone curves as Curves adjustment layers, live in "
-        "Photoshop (Krita and GIMP show those as empty layers; a .kra is always live in Krita)",
-    )
-    edit.add_argument(
-        "--alpha", type=float, default=1.0, help="0 = best quality ... 2 = cheapest (default 1)"
-    )
-    edit.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FAST_SLOW.value)
-    edit.add_argument("--planner", choices=["offline", "llm"], default=None)
-    edit.add_argument("--threshold", type=float, default=None, help="quality threshold 0..1")
-    edit.add_argument("--no-traces", action="store_true", help="do not record traces")
-    edit.add_argument(
-        "--no-reflection",
-        action="store_true",
-        help="retry a tool along its fixed schedule instead of answering what the checks found",
-    )
-    edit.add_argument(
-        "--rules",
-        choices=["all", "shipped"],
-        default=None,
-        help="the rules the fast path may use: all enabled ones (default), or the shipped "
-        "ones alone (no rule learnt from your runs: the run is as anyone's would be)",
-    )
-
-    tools = sub.add_parser("tools", help="list the tools (the Model Description Table)")
-    tools.add_argument("action", nargs="?", choices=["list"], default="list")
-    tools.add_argument("--json", action="store_true", help="every field, as JSON")
-    cli_models.add_parser(sub)
-    cli_actions.add_parsers(sub)
-    cli_batch.add_parser(sub)
-    cli_traces.add_parser(sub)
-    sub.add_parser(  # (main hands its arguments to the installer)
-        "krita",
-        help="install the Krita plugin, build its zip, or install layerpath for Krita's Python",
-    )
-
-    bench = sub.add_parser(
-        "bench",
-        help="measure cost and quality of the modes on a scene suite with ground truth",
-    )
-    bench.add_argument(
-        "suite",
-        nargs="?",
-        default=None,
-        help="scenes (default: modes x alpha on generated tasks), sizes (the demo edit "
-        "at camera sizes: wall, tool seconds, peak memory), checks (the quality checks "
-        "on labelled good and bad results in real photos: ROC AUC, false passes), photos "
-        "(edits on real photos at native size, scored against the truth), reflection "
-        "(those and everyday adjustments with no retries, fixed retries and reflection: "
-        "first-try pass rate, pass within 3, accuracy) or words (the "
-        "offline planner on the public instruction set: share planned exactly) or batch "
-        "(photos per minute and the cost of batching per photo, 1 and 2 jobs, locally and "
-        "on a local Ray) or removal (things put on real photos removed by layerpath, "
-        "OpenCV's Telea and, with --peer gimp, GIMP's Heal selection, scored against the "
-        "truth; --tasks placements, default 24) or speed (warmer, black and white, golden "
-        "hour, contrast and a vignette on a 24 MP JPEG through the real command, side by "
-        "side with ImageMagick and a Pillow 3D LUT on the same file: wall, peak memory)",
-    )
-    bench.add_argument("--suite", dest="suite_option", metavar="SUITE", help="the same")
-    bench.add_argument(
-        "--photos",
-        choices=["all", "skimage"],
-        default="all",
-        help="checks and photos suites: scikit-image's photos and Debian's mate-backgrounds "
-        "(fetched with apt-get into --out), or scikit-image's only",
-    )
-    bench.add_argument(
-        "--held-out",
-        action="store_true",
-        help="photos, checks and removal suites: the held-out photos, skies and things (never "
-        "tuned on: KDE's plasma-workspace-wallpapers and Tux Paint's food, flowers and "
-        "mammals) instead of the tuning ones",
-    )
-    bench.add_argument(
-        "--rounds",
-        type=int,
-        default=None,
-        help="checks suite: placements per photo (default 2); speed suite: runs of each "
-        "command, the fastest kept (default 3)",
-    )
-    bench.add_argument(
-        "--image", type=Path, help="speed suite: your own photo (a JPEG) instead of a 24 MP one"
-    )
-    bench.add_argument(
-        "--sizes",
-        default="1,6,12,24,48",
-        help="sizes suite: megapixels, comma separated (default 1,6,12,24,48)",
-    )
-    bench.add_argument(
-        "--megapixels",
-        type=float,
-        help="removal suite: the photos' size (default 2; above it every photo is brought to "
-        "it, enlarged where smaller: 24 for camera size)",
-    )
-    bench.add_argument(
-        "--instruction",
-        help="sizes, batch and speed suites: the edit to time instead of the default (sizes: "
-        "the demo photo's saucer and spoon masks are given), e.g. 'make it warmer'",
-    )
-    bench.add_argument(
-        "--modes",
-        default=",".join(m.value for m in Mode),
-        help="comma separated (default: fast-slow,slow,slow-eager,fast)",
-    )
-    bench.add_argument(
-        "--alpha",
-        default="0,1,2",
-        help="comma separated, each 0..2 (default 0,1,2; 0 = best quality, 2 = cheapest)",
-    )
-    bench.add_argument("--seed", type=int, default=0, help="the suite's seed (default 0)")
-    bench.add_argument(
-        "--peer",
-        choices=["gimp"],
-        help="removal suite: also GIMP's Heal selection (../shared/peers/gimp-heal/heal; "
-        "installs Debian's gimp on first use)",
-    )
-    bench.add_argument("--tasks", type=int, default=120, help="how many tasks (default 120)")
-    bench.add_argument(
-        "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: cores)"
-    )
-    bench.add_argument(
-        "--out", type=Path, default=Path("bench-out"), help="folder for the JSON and the plot"
-    )
-    bench.add_argument(
-        "--warm-up",
-        action="store_true",
-        help="also the warm-up curve: fast path and cost after 0, 40, ... 200 tasks",
-    )
-    bench.add_argument(
-        "--learn",
-        action="store_true",
-        help="with --warm-up: only the warm-up curves with rule learning, from the shipped "
-        "rules and from none (writes warm-up.json and learning.json)",
-    )
-    return parser
 
 
 def _parse_masks(items: Sequence[str], references: Sequence[str] = ()) -> dict[str, Path]:
@@ -297,13 +117,6 @@ def _print_plan(plan: Plan, as_json: bool) -> None:
         print(f"warning: {warning}", file=sys.stderr)
     for s in plan.subtasks:
         print(f"{s.id}  {s.describe()}")
-
-
-REF_HELP = (
-    "a reference picture, note (.txt) or voice memo the instruction names (repeatable): "
-    "'recolor the wall to the colour of swatch', 'replace the sign text with the name in "
-    "note', 'match the colours of ref', 'replace the sky with the one in ref'"
-)
 
 
 def _ref_files(given: list[str] | None) -> list[Path]:
@@ -681,7 +494,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from layerpath.plugin.krita import installer
 
         return installer.main(given[1:])
-    args = _parser().parse_args(given)
+    args = cli_args.parser().parse_args(given)
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

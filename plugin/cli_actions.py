@@ -14,79 +14,12 @@ from layerpath.engine.learn.actions import MAX_FILE_BYTES, action_from_report
 from layerpath.engine.learn.induction import Decision
 from layerpath.engine.learn.learning import learning_lock
 from layerpath.engine.learn.rulebook import Entry, RuleBook
-from layerpath.engine.types import Mode, SubtaskKind
+from layerpath.engine.types import SubtaskKind
 from layerpath.errors import BadInput
 from layerpath.files import read_bytes, read_json
 from layerpath.settings import load_settings
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
-
-
-def add_parsers(sub: Any) -> None:
-    rules = sub.add_parser("rules", help="the subroutine rules: shipped, mined and your actions")
-    command = rules.add_subparsers(dest="rules_command", required=True)
-    listing = command.add_parser("list", help="every rule, where it comes from, on or off")
-    listing.add_argument("--json", action="store_true")
-    show = command.add_parser("show", help="one rule whole")
-    show.add_argument("id")
-    show.add_argument("--json", action="store_true")
-    for name, text in (
-        ("disable", "stop the fast path using a rule"),
-        ("enable", "use it again"),
-        ("pin", "let this rule serve its kind whatever rule is learnt later"),
-        ("unpin", "let the cheapest rule serve its kind again"),
-        ("undo", "turn off a rule learnt from your runs: its kind goes back to what it had"),
-    ):
-        command.add_parser(name, help=text).add_argument("id")
-
-    learn = sub.add_parser(
-        "learn", help="learn rules from your runs' traces, each verified before it is used"
-    )
-    learn.add_argument("--json", action="store_true", help="every proposal and decision as JSON")
-    learn.add_argument(
-        "--replay-tasks", type=int, default=6, help="replay tasks per kind of subtask (default 6)"
-    )
-    learn.add_argument(
-        "--inducer",
-        choices=["offline", "llm", "both"],
-        default=None,
-        help="who proposes rules (default: both when the LLM planner is set, else offline)",
-    )
-
-    actions = sub.add_parser("actions", help="your saved actions: save, run, share")
-    command = actions.add_subparsers(dest="actions_command", required=True)
-    save = command.add_parser("save", help="save what a run did (its report) as an action")
-    save.add_argument("name")
-    save.add_argument("--from", dest="source", type=Path, required=True, metavar="RUN.json")
-    save.add_argument("--subtask", metavar="ID", help="only this subtask (e.g. s2)")
-    listing = command.add_parser("list", help="every saved action")
-    listing.add_argument("--json", action="store_true")
-    show = command.add_parser("show", help="one action whole")
-    show.add_argument("name")
-    show.add_argument("--json", action="store_true")
-    run = command.add_parser("run", help="replay an action on an image, without planning")
-    run.add_argument("name")
-    run.add_argument("image", type=Path)
-    run.add_argument(
-        "--mask", action="append", default=[], metavar="NAME=PNG", help="a named mask (repeatable)"
-    )
-    run.add_argument("-o", "--output", type=Path, required=True, help="OUT.ora, .psd, .png, ...")
-    run.add_argument("--report", type=Path, help="write the run report (JSON) here")
-    run.add_argument("--threshold", type=float, default=None, help="quality threshold 0..1")
-    run.add_argument("--no-traces", action="store_true", help="do not record traces")
-    run.set_defaults(alpha=1.0, mode=Mode.FAST_SLOW.value, planner=None)
-    export = command.add_parser("export", help="write an action to a file to share")
-    export.add_argument("name")
-    export.add_argument("-o", "--output", type=Path, required=True, metavar="FILE.json")
-    export.add_argument("--force", action="store_true", help="replace FILE.json if it exists")
-    imported = command.add_parser("import", help="add an action from a file")
-    imported.add_argument("file", type=Path)
-    imported.add_argument("--as", dest="rename", metavar="NAME", help="save it under this name")
-    imported.add_argument("--replace", action="store_true", help="replace an action of that name")
-    command.add_parser("delete", help="delete an action").add_argument("name")
-    rename = command.add_parser("rename", help="rename an action")
-    rename.add_argument("name")
-    rename.add_argument("new_name")
 
 
 def rule_book() -> RuleBook:

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from layerpath.engine.hosts.batch import (
-    FORMATS,
     SHEET,
     SUMMARY,
     BatchSpec,
@@ -21,62 +20,6 @@ from layerpath.engine.types import Mode
 from layerpath.errors import BadInput, printable, shown
 from layerpath.plugin.interrupts import Interrupts
 from layerpath.settings import load_settings
-
-
-def add_parser(sub: Any) -> None:
-    batch = sub.add_parser(
-        "batch",
-        help="run one instruction or saved action on many photos",
-        description=(
-            "Run one instruction (or a saved action) on every photo: files, folders or "
-            "globs. Each result is OUT_DIR/<photo name>.<format>; run the same command "
-            "again after a stop and it goes on where it stopped. OUT_DIR also gets "
-            f"{SUMMARY} and {SHEET} (before and after, side by side)."
-        ),
-    )
-    batch.add_argument("sources", nargs="+", metavar="SRC", help="photos, folders or globs")
-    what = batch.add_mutually_exclusive_group(required=True)
-    what.add_argument("--instruction", "-i", help="what to do to every photo")
-    what.add_argument(
-        "--action", "-a", metavar="NAME", help="a saved action (layerpath actions list)"
-    )
-    batch.add_argument("-o", "--out", type=Path, required=True, metavar="OUT_DIR")
-    batch.add_argument(
-        "--masks",
-        type=Path,
-        metavar="DIR",
-        help="masks named <photo name>.<mask name>.png (IMG_0001.cat.png)",
-    )
-    batch.add_argument("--format", choices=list(FORMATS), default="ora")
-    batch.add_argument(
-        "--ref",
-        action="append",
-        default=[],
-        metavar="NAME=FILE",
-        help="a reference the instruction names, for every photo ('match the colours of ref')",
-    )
-    batch.add_argument(
-        "--jobs",
-        "-j",
-        type=int,
-        default=None,
-        help="photos at once, each in a process of its own (default 1; with --ray, as many "
-        "as the cluster has CPUs)",
-    )
-    batch.add_argument(
-        "--ray",
-        metavar="ADDRESS|auto",
-        help="spread the photos over a Ray cluster (pip install 'layerpath[cluster]')",
-    )
-    batch.add_argument("--alpha", type=float, default=1.0, help="0 = best quality .. 2 = fastest")
-    batch.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FAST_SLOW.value)
-    batch.add_argument(
-        "--rules",
-        choices=["all", "shipped"],
-        default=None,
-        help="the rules the fast path may use: all enabled ones (default), or the shipped "
-        "ones alone (every photo edited as anyone's would be)",
-    )
 
 
 def _bar(total: int) -> Any:

@@ -11,27 +11,6 @@ from layerpath.settings import load_settings
 from layerpath.tools.models import ModelManager, ModelStatus, human_size
 
 
-def add_parser(sub: Any) -> None:
-    models = sub.add_parser("models", help="list, download, verify or remove model weights")
-    action = models.add_subparsers(dest="models_command", required=True)
-    listing = action.add_parser("list", help="every model: size, licence, state, tools")
-    listing.add_argument("--json", action="store_true")
-    for name, text in (
-        ("download", "download (resuming) and sha256-check models"),
-        ("verify", "re-hash a downloaded model's files"),
-        ("remove", "delete a model's files"),
-    ):
-        command = action.add_parser(name, help=text)
-        command.add_argument("names", nargs="*", metavar="NAME")
-        command.add_argument("--all", action="store_true", help="every model in the catalogue")
-        if name == "download":
-            command.add_argument(
-                "--offline",
-                action="store_true",
-                help="never touch the network: only reuse files from the Hugging Face cache",
-            )
-
-
 class TqdmProgress:
     """A tqdm bar per file of one model's download."""
 

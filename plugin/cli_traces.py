@@ -3,42 +3,13 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from typing import Any
 
 from layerpath.engine.learn.traces import user_traces
-from layerpath.engine.learn.trajectories import FORMATS, as_lines, export
+from layerpath.engine.learn.trajectories import as_lines, export
 from layerpath.errors import BadInput
 from layerpath.files import check_output, write_atomically
 from layerpath.plugin.cli_actions import rule_book
-
-
-def add_parser(sub: Any) -> None:
-    traces = sub.add_parser("traces", help="export what runs recorded as training data")
-    action = traces.add_subparsers(dest="traces_command", required=True)
-    export = action.add_parser("export", help="trajectories, chat examples or preference pairs")
-    export.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="jsonl",
-        help="jsonl: a trajectory step per line; sft: chat examples of accepted paths; "
-        "dpo: accepted over turned-down paths of one subtask",
-    )
-    export.add_argument("-o", "--out", required=True, type=Path, metavar="FILE")
-    export.add_argument("--force", action="store_true", help="replace FILE if it exists")
-    export.add_argument(
-        "--min-reward", type=float, default=0.5, help="sft: the reward an example needs"
-    )
-    export.add_argument(
-        "--weighted", action="store_true", help="sft: every accepted path, weighted by reward"
-    )
-    tune = action.add_parser("finetune", help="fine-tune a local model on an sft export")
-    tune.add_argument("--data", required=True, type=Path, metavar="FILE")
-    tune.add_argument("--model", required=True, type=Path, metavar="DIR")
-    tune.add_argument("-o", "--out", required=True, type=Path, metavar="DIR")
-    tune.add_argument("--force", action="store_true", help="write into DIR though it is not empty")
-    tune.add_argument("--epochs", type=int, default=3, help="passes over the data, 1 to 100")
-    tune.add_argument("--learning-rate", type=float, default=5e-4)
 
 
 def cmd_traces(args: Any) -> int:

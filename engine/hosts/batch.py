@@ -43,6 +43,7 @@ import numpy as np
 from filelock import FileLock, Timeout
 from PIL import Image
 
+from layerpath.choices import BATCH_FORMATS, SHEET, SUMMARY
 from layerpath.engine.files.io import (
     HEIF_SUFFIXES,
     IMAGE_SUFFIXES,
@@ -60,12 +61,10 @@ from layerpath.settings import Settings
 log = logging.getLogger(__name__)
 
 PHOTO_SUFFIXES = IMAGE_SUFFIXES | RAW_SUFFIXES | HEIF_SUFFIXES | LAYERED_SUFFIXES
-FORMATS = {"ora": ".ora", "psd": ".psd", "tiff": ".tif", "jpg": ".jpg", "png": ".png"}
+FORMATS = BATCH_FORMATS
 JOURNAL = "layerpath-batch.sqlite"
 LOCK = "layerpath-batch.lock"  # held while a batch runs in the folder
-SHEET = "contact-sheet.html"
 THUMBS = "contact-sheet"  # the thumbnails' folder, beside the sheet
-SUMMARY = "batch.csv"
 THUMB_SIDE = 360  # the thumbnails' files (sharp on a high-density screen)
 SHOWN_SIDE = 220  # as the sheet shows them: a few photos to a row
 

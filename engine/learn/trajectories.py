@@ -27,6 +27,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from layerpath.choices import TRACE_FORMATS
 from layerpath.engine.execute.subroutines import RuleTable
 from layerpath.engine.learn.induction import judged
 
@@ -142,7 +143,7 @@ def dpo_pairs(steps: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 #: the export formats: a trajectory step, a chat example, a preference pair per line
-FORMATS = ("jsonl", "sft", "dpo")
+FORMATS = TRACE_FORMATS
 
 
 def export(

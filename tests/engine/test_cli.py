@@ -287,3 +287,29 @@ def test_a_runs_colour_steps_export_as_a_cube_lut_another_program_applies(
     assert main(["edit", str(image), "make it warmer", "-o", str(tmp_path / "w.ora"),
                  "--cube", str(tmp_path / "warm.png")]) == 2  # fmt: skip
     assert "--cube writes a .cube file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("asked", [["--version"], ["--help"], ["edit", "--help"], ["batch"]])
+def test_help_version_and_a_mistake_answer_before_the_engine_is_imported(asked: list[str]) -> None:
+    """`layerpath --version`, `--help`, a command's help and a command missing its
+    arguments are answered from the arguments alone: in a fresh interpreter, neither the
+    engine nor numpy is imported when the answer comes (they took a second to load)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from layerpath.plugin.app import main\n"
+        "try:\n"
+        f"    main({asked!r})\n"
+        "except SystemExit as exc:\n"
+        "    code = exc.code\n"
+        "heavy = sorted(m for m in sys.modules if m.startswith(('layerpath.engine', 'numpy')))\n"
+        "print('LOADED', heavy, code, file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert "LOADED [] " in done.stderr, done.stderr[-800:]
+    code = done.stderr.rsplit(" ", 1)[-1].strip()
+    assert code == ("2" if asked == ["batch"] else "0")
+    shown = done.stdout + done.stderr
+    assert ("layerpath 0." in shown) if asked == ["--version"] else ("usage: layerpath" in shown)
