@@ -84,11 +84,17 @@ def write_photos(folder: Path, megapixels: float, names: Sequence[str] = PHOTOS)
 
 
 def run_one(
-    photos: Path, out: Path, jobs: int, ray: bool, instruction: str, env: dict[str, str]
+    photos: Path,
+    out: Path,
+    jobs: int,
+    ray: bool,
+    instruction: str,
+    env: dict[str, str],
+    fmt: str = "ora",
 ) -> BatchRun:
     command = [
         sys.executable, "-m", "layerpath", "batch", str(photos), "-i", instruction,
-        "-o", str(out), "--jobs", str(jobs),
+        "-o", str(out), "--jobs", str(jobs), "--format", fmt,
     ]  # fmt: skip
     if ray:
         command += ["--ray", "auto"]
@@ -133,10 +139,57 @@ def run_one(
     )
 
 
-def markdown(runs: Sequence[BatchRun], machine: str, instruction: str, mp: float) -> str:
+@dataclass
+class PeerRun:
+    peer: str
+    photos: int
+    wall: float
+
+    @property
+    def per_minute(self) -> float:
+        return 60.0 * self.photos / self.wall if self.wall > 0 else 0.0
+
+
+def peer_runs(photos: Sequence[Path], instruction: str, folder: Path) -> list[PeerRun]:
+    """The same photos, the same edit, by the tools a photographer batches with (see
+    benchmarks.speed): ImageMagick's mogrify on copies of the photos, and one Python
+    process applying the edit's 3D LUT with Pillow to each; JPEG quality 95 at 4:4:4.
+    Those that cannot make the edit (a LUT of a vignette) are left out."""
+    import shutil
+
+    from layerpath.benchmarks.speed import EDITS, JPEG, PILLOW, imagemagick, lut_of, timed
+
+    runs = []
+    magick, args = imagemagick(), EDITS.get(instruction)
+    mogrify = None if magick is None else shutil.which("mogrify")
+    if mogrify and args is not None and not any("{" in a for a in args):
+        copies = folder / "mogrify"
+        copies.mkdir()
+        for photo in photos:
+            shutil.copy(photo, copies / photo.name)
+        wall, _, ok, _ = timed([mogrify, *args, *JPEG, *map(str, sorted(copies.iterdir()))])
+        if ok:
+            runs.append(PeerRun("ImageMagick mogrify", len(photos), wall))
+    cube = lut_of(photos[0], instruction, folder)
+    if cube is not None:
+        pairs = [str(p) for photo in photos for p in (photo, folder / f"lut-{photo.name}")]
+        wall, _, ok, _ = timed([sys.executable, "-c", PILLOW, str(cube), *pairs])
+        if ok:
+            runs.append(PeerRun("Pillow 3D LUT", len(photos), wall))
+    return runs
+
+
+def markdown(
+    runs: Sequence[BatchRun],
+    machine: str,
+    instruction: str,
+    mp: float,
+    peers: Sequence[PeerRun] = (),
+    fmt: str = "ora",
+) -> str:
     lines = [
-        f'`layerpath batch -i "{instruction}"` on {runs[0].photos if runs else 0} photos '
-        f"of {mp:g} MP, {machine}",
+        f'`layerpath batch -i "{instruction}" --format {fmt}` on '
+        f"{runs[0].photos if runs else 0} photos of {mp:g} MP, {machine}",
         "",
         "| runner | jobs | photos / min | start-up s | engine build s | tools s / photo "
         "| edit other s | file work s | batch s | batch / tools | all but tools / tools |",
@@ -148,11 +201,19 @@ def markdown(runs: Sequence[BatchRun], machine: str, instruction: str, mp: float
             f"{r.engine_build:.2f} | {r.tools:.2f} | {r.edit_other:.2f} | {r.file_work:.2f} | "
             f"{r.batch_work:.2f} | {r.batch_share:.0%} | {r.all_share:.0%} |"
         )
+    if peers:
+        lines += ["", "The same photos and edit by the peers, to JPEG:", ""]
+        lines += ["| peer | photos / min | wall s |", "| --- | --- | --- |"]
+        lines += [f"| {p.peer} | {p.per_minute:.1f} | {p.wall:.1f} |" for p in peers]
     return "\n".join(lines)
 
 
 def bench_batch(
-    out: Path, instruction: str = INSTRUCTION, megapixels: float = MEGAPIXELS, count: int = 6
+    out: Path,
+    instruction: str = INSTRUCTION,
+    megapixels: float = MEGAPIXELS,
+    count: int = 6,
+    fmt: str = "ora",
 ) -> list[BatchRun]:
     out.mkdir(parents=True, exist_ok=True)
     import importlib.util
@@ -173,19 +234,28 @@ def bench_batch(
             print(f"{name} ...", file=sys.stderr, flush=True)
             runs.append(
                 run_one(
-                    Path(folder) / "photos", Path(folder) / name, jobs, on_ray, instruction, env
+                    Path(folder) / "photos",
+                    Path(folder) / name,
+                    jobs,
+                    on_ray,
+                    instruction,
+                    env,
+                    fmt,
                 )
             )
+        peers = peer_runs(photos, instruction, Path(folder))
     machine = f"{os.cpu_count()} cores, Python {sys.version.split()[0]}"
     data = {
         "date": date.today().isoformat(),
         "machine": machine,
         "instruction": instruction,
         "megapixels": megapixels,
+        "format": fmt,
         "runs": [asdict(r) | {"per_minute": r.per_minute} for r in runs],
+        "peers": [asdict(p) | {"per_minute": p.per_minute} for p in peers],
     }
     (out / "batch.json").write_text(json.dumps(data, indent=2))
     if not with_ray:
         print("(Ray is not installed: pip install 'layerpath[cluster]')", file=sys.stderr)
-    print(markdown(runs, machine, instruction, megapixels))
+    print(markdown(runs, machine, instruction, megapixels, peers, fmt))
     return runs

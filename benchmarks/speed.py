@@ -134,8 +134,10 @@ def camera_photo(folder: Path, cache: Path, given: Path | None = None) -> tuple[
 
 def timed(command: Sequence[str]) -> tuple[float, float, bool, str]:
     """Wall seconds, peak resident MB, whether it succeeded, and its errors."""
+    # as installed: Python's compiled modules kept (a checkout's environment may say not)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     started = time.perf_counter()
-    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
     assert child.stderr is not None
     errors = child.stderr.read()  # drained while it runs: a full pipe would stall it
     _, status, usage = os.wait4(child.pid, 0)
@@ -190,7 +192,8 @@ def look_cube(instruction: str, path: Path) -> Path | None:
     return write_cube(path, Cube(table, (look.label,), ()), f"{look.label}, its colours")
 
 
-#: the Pillow peer: read the JPEG, apply the .cube as a 3D LUT, write the JPEG
+#: the Pillow peer: read each JPEG, apply the .cube as a 3D LUT, write the JPEG
+#: (arguments: the .cube, then pairs of photo and result)
 PILLOW = """
 import sys
 from PIL import Image, ImageFilter
@@ -205,7 +208,8 @@ for line in open(sys.argv[1]):
         except ValueError:
             pass
 lut = ImageFilter.Color3DLUT(size, table)
-Image.open(sys.argv[2]).convert("RGB").filter(lut).save(sys.argv[3], quality=95, subsampling=0)
+for source, target in zip(sys.argv[2::2], sys.argv[3::2]):
+    Image.open(source).convert("RGB").filter(lut).save(target, quality=95, subsampling=0)
 """
 
 

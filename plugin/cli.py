@@ -421,7 +421,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         batch.bench_batch(
             args.out,
             args.instruction or batch.INSTRUCTION,
+            args.megapixels or batch.MEGAPIXELS,
             count=args.tasks if args.tasks != 120 else len(batch.PHOTOS),
+            fmt=args.format,
         )
         return 0
     if suite == "words":

@@ -146,6 +146,12 @@ def parser() -> argparse.ArgumentParser:
         "--image", type=Path, help="speed suite: your own photo (a JPEG) instead of a 24 MP one"
     )
     bench.add_argument(
+        "--format",
+        choices=list(BATCH_FORMATS),
+        default="ora",
+        help="batch suite: the results' format (default ora; jpg to compare with the peers')",
+    )
+    bench.add_argument(
         "--sizes",
         default="1,6,12,24,48",
         help="sizes suite: megapixels, comma separated (default 1,6,12,24,48)",
@@ -154,7 +160,8 @@ def parser() -> argparse.ArgumentParser:
         "--megapixels",
         type=float,
         help="removal suite: the photos' size (default 2; above it every photo is brought to "
-        "it, enlarged where smaller: 24 for camera size)",
+        "it, enlarged where smaller: 24 for camera size); batch suite: the photos' size "
+        "(default 6)",
     )
     bench.add_argument(
         "--instruction",
