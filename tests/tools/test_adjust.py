@@ -239,3 +239,33 @@ def test_a_per_channel_adjustments_table_is_the_arithmetic_within_a_level(
     want = np.clip(np.rint(apply(op, 0.4, part[..., :3] / np.float32(top), {}) * top), 0, top)
     assert np.abs(made[..., :3].astype(int) - want.astype(int)).max() <= 1
     assert np.array_equal(made[..., 3], part[..., 3])
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_a_regions_wide_blur_is_the_full_size_arithmetic_within_a_level(dtype: type) -> None:
+    """A wide blur of a region (the background) is worked out where it is 8 pixels wide
+    and laid in a band of rows at a time: the picture the float arithmetic at full size
+    makes (the region's pixels blurred among themselves, through its soft weight), within
+    one level at 8 bits and 16 bits alike; a narrow blur is left to that arithmetic."""
+    from layerpath.tools.adjust import _region_blur, apply, feathered
+
+    top = np.iinfo(dtype).max
+    photo = data.astronaut().astype(np.float32) / 255.0
+    part = np.dstack([np.rint(photo * top), np.full(photo.shape[:2], top)]).astype(dtype)
+    h, w = part.shape[:2]
+    yy, xx = np.mgrid[:h, :w]
+    region = ((xx - 260) ** 2 / 150**2 + (yy - 250) ** 2 / 200**2) > 1  # all but the middle
+    weight = feathered(region, 6.0)
+    extra = {"radius": 50}  # sigma 25
+    made = _region_blur(part, weight, 25.0, top)
+    assert made is not None
+    v = part[..., :3].astype(np.float32) / top
+    inside = (weight > 0).astype(np.float32)
+    spread = apply("blur", 1.0, v * inside[..., None], extra)
+    share = apply("blur", 1.0, np.repeat(inside[..., None], 3, axis=2), extra)
+    new = np.where(share > 1e-3, spread / np.maximum(share, 1e-3), v)
+    want = np.clip(np.rint((v + (new - v) * weight[..., None]) * top), 0, top)
+    levels = np.abs(made.astype(float) - want) / (top / 255.0)
+    assert levels.max() <= 1.0 and levels.mean() < 0.1
+    assert np.array_equal(made[~region & (weight == 0)], part[..., :3][~region & (weight == 0)])
+    assert _region_blur(part, weight, 6.0, top) is None
