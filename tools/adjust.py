@@ -581,8 +581,18 @@ BANDED = {
     "match",
 }
 BAND_ROWS = 512
+#: the pixels of a band with no margin (its float copies a few tens of MB, whatever the
+#: photo's width)
+BAND_PIXELS = 1 << 20
 #: the most bands made at once (each a few float copies of 512 rows)
 BAND_THREADS = 4
+
+
+def band_rows(width: int, margin: int) -> int:
+    """The rows of a band: BAND_ROWS where a margin is read around each band (a look's
+    blur: fewer rows would make the margin over again more often), else as many as
+    BAND_PIXELS hold."""
+    return BAND_ROWS if margin else max(16, BAND_PIXELS // max(1, width))
 
 
 def _in_bands(
@@ -593,7 +603,7 @@ def _in_bands(
     extra: dict[str, Any],
     margin: int = 0,
 ) -> np.ndarray:
-    """The adjustment made BAND_ROWS rows at a time, each band read with `margin` rows
+    """The adjustment made a band of rows at a time (band_rows), each read with `margin` rows
     above and below it for the steps that look around a pixel (a look's glow)."""
     top = 65535 if part.dtype == np.uint16 else 255
     h, w = part.shape[:2]
@@ -606,27 +616,29 @@ def _in_bands(
         local = tonal_ranges(op, grey)
         del grey
 
+    rows = band_rows(w, margin)
+
     def band(y: int) -> None:
-        low, high = max(0, y - margin), min(h, y + BAND_ROWS + margin)
+        low, high = max(0, y - margin), min(h, y + rows + margin)
         read = part[low:high, :, :3].astype(np.float32) / top
         here = {**extra, "rows": (low, h, w)}
         if op == "look":  # after its last blur, a look works on the band's own rows
-            here["inner"] = (y - low, y - low + min(BAND_ROWS, h - y))
+            here["inner"] = (y - low, y - low + min(rows, h - y))
         if local is not None:
-            here["local"] = (local[0][y : y + BAND_ROWS], local[1])
+            here["local"] = (local[0][y : y + rows], local[1])
         if extra.get("sky_weight") is not None:  # (a colour match's sky, the band's rows)
             here["sky_weight"] = extra["sky_weight"][low:high]
         new = apply(op, amount, read, here)
         if new.shape[0] == read.shape[0]:  # (a look gives the band's own rows already)
-            new = new[y - low : y - low + BAND_ROWS]
-        v = read[y - low : y - low + BAND_ROWS]
+            new = new[y - low : y - low + rows]
+        v = read[y - low : y - low + rows]
         if weight is not None:
-            new = v + (new - v) * weight[y : y + BAND_ROWS, :, None]
-        values[y : y + BAND_ROWS] = np.clip(np.rint(new * top), 0, top)
+            new = v + (new - v) * weight[y : y + rows, :, None]
+        values[y : y + rows] = np.clip(np.rint(new * top), 0, top)
 
     # bands on every core: numpy lets go of the interpreter while it works on a band
     with ThreadPoolExecutor(max_workers=min(BAND_THREADS, os.cpu_count() or 1)) as pool:
-        list(pool.map(band, range(0, h, BAND_ROWS)))
+        list(pool.map(band, range(0, h, rows)))
     return values
 
 
