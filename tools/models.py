@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import errno
 import hashlib
-import http.client
 import json
 import os
 import re
 import shutil
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -339,6 +336,10 @@ class ModelManager:
                 f"{human_size(file.size - done)} more, {target.parent} has {human_size(free)} "
                 f"free. Free some space or choose another model folder in Settings."
             )
+        import http.client  # (only a download needs the network's modules: an edit
+        import urllib.error  # starts without them)
+        import urllib.request
+
         request = urllib.request.Request(url, headers={"User-Agent": "layerpath"})
         if done:
             request.add_header("Range", f"bytes={done}-")
