@@ -234,6 +234,24 @@ def lab_exact(rgb01: np.ndarray) -> np.ndarray:
     """sRGB in 0..1 (float) to Lab (L 0..100, a/b centred) in float64, exactly: OpenCV's
     float conversion goes through 10-bit tables, too coarse for a 16-bit gradient."""
     linear = np.where(rgb01 <= 0.04045, rgb01 / 12.92, ((rgb01 + 0.055) / 1.055) ** 2.4)
+    return _lab_of_linear(linear)
+
+
+def lab_exact_8bit(rgb8: np.ndarray) -> np.ndarray:
+    """lab_exact of 8-bit RGB (levels 0..255), the same values: each level's linear light
+    from a table (the power of every pixel's every channel was most of the work)."""
+    if rgb8.dtype != np.uint8:
+        return lab_exact(np.asarray(rgb8, np.float64) / 255.0)
+    return _lab_of_linear(_linear_levels()[rgb8])
+
+
+@lru_cache(maxsize=1)
+def _linear_levels() -> np.ndarray:
+    levels = np.arange(256, dtype=np.float64) / 255.0
+    return np.where(levels <= 0.04045, levels / 12.92, ((levels + 0.055) / 1.055) ** 2.4)
+
+
+def _lab_of_linear(linear: np.ndarray) -> np.ndarray:
     xyz = linear @ _RGB_TO_XYZ.T / _WHITE
     f = np.where(xyz > 0.008856, np.cbrt(xyz), 7.787 * xyz + 16.0 / 116.0)
     lightness = np.where(xyz[..., 1] > 0.008856, 116.0 * f[..., 1] - 16.0, 903.3 * xyz[..., 1])

@@ -269,3 +269,17 @@ def test_a_regions_wide_blur_is_the_full_size_arithmetic_within_a_level(dtype: t
     assert levels.max() <= 1.0 and levels.mean() < 0.1
     assert np.array_equal(made[~region & (weight == 0)], part[..., :3][~region & (weight == 0)])
     assert _region_blur(part, weight, 6.0, top) is None
+
+
+def test_the_8bit_lab_table_gives_exactly_the_lab_of_every_colour() -> None:
+    """The checks read an 8-bit picture's CIELAB through a table of each level's linear
+    light: the very values the exact conversion gives, for colours covering every level
+    of every channel (and a 16-bit picture goes the exact way)."""
+    from layerpath.kit.colours import lab_exact_8bit
+
+    rng = np.random.default_rng(2)
+    colours = rng.integers(0, 256, (300, 300, 3)).astype(np.uint8)
+    colours[0, :256] = np.arange(256)[:, None]
+    assert np.array_equal(lab_exact_8bit(colours), lab_exact(colours / 255.0))
+    deep = colours.astype(np.uint16)
+    assert np.array_equal(lab_exact_8bit(deep), lab_exact(deep / 255.0))

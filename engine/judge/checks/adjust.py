@@ -17,7 +17,7 @@ from layerpath.engine.judge.checks.removal import untouched_outside
 from layerpath.engine.judge.checks.sky import sky_distance
 from layerpath.engine.judge.checks.verdict import Verdict
 from layerpath.kit.adjustments import ADJUSTMENTS
-from layerpath.kit.colours import hue_direction, lab_exact
+from layerpath.kit.colours import hue_direction, lab_exact, lab_exact_8bit
 from layerpath.kit.imaging import dilate, erode, mask_box, noise_sigma, rgb
 from layerpath.kit.regions import analysis_copies, analysis_copy
 
@@ -27,6 +27,8 @@ DETAIL_SIDE = 1024
 
 
 def _lab(pixels: np.ndarray) -> np.ndarray:
+    if pixels.dtype == np.uint8:
+        return lab_exact_8bit(rgb(pixels))
     top = 65535.0 if pixels.dtype == np.uint16 else 255.0
     return lab_exact(rgb(pixels).astype(np.float64) / top)
 

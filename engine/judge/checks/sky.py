@@ -11,7 +11,7 @@ import numpy as np
 
 from layerpath.engine.judge.checks.removal import untouched_outside
 from layerpath.engine.judge.checks.verdict import Verdict, verdict
-from layerpath.kit.colours import lab_exact
+from layerpath.kit.colours import lab_exact_8bit
 from layerpath.kit.imaging import dilate, erode, mean_near, rgb
 from layerpath.kit.regions import analysis_copy
 from layerpath.kit.sky_edge import REACH, fine_detail, things_in
@@ -73,8 +73,8 @@ def old_sky_left(before: np.ndarray, after: np.ndarray, mask: np.ndarray) -> flo
     if inside.sum() < 64:
         return 0.0
     band = dilate(sky, reach) & ~sky  # (where a fringe the mask left out lies)
-    lab0 = lab_exact(small0.astype(np.float64) / 255.0).astype(np.float32)
-    lab1 = lab_exact(small1.astype(np.float64) / 255.0).astype(np.float32)
+    lab0 = lab_exact_8bit(small0).astype(np.float32)
+    lab1 = lab_exact_8bit(small1).astype(np.float32)
     old = mean_near(lab0, inside, reach)
     new = mean_near(lab1, inside, reach)
     differs = np.linalg.norm(new - old, axis=2) > 2 * LIKE
@@ -111,7 +111,7 @@ def check_sky_replaced(
     step = max(1, int(np.sqrt(inner.sum() / 200_000)))
     pick = np.zeros_like(inner)
     pick[::step, ::step] = True
-    lab = lambda picture: lab_exact(rgb(picture)[inner & pick].astype(np.float64) / 255.0)  # noqa: E731
+    lab = lambda picture: lab_exact_8bit(rgb(picture)[inner & pick])  # noqa: E731
     shown = laid_in(reference, mask)
     now, was = sky_distance(lab(after), shown), sky_distance(lab(before), shown)
     defects = {"not the reference's sky": max(0.0, now - 1.0)}
