@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
@@ -41,7 +41,20 @@ from layerpath.kit.regions import crop, full_box, grow_box, paste
 from layerpath.kit.sky import picture_sky
 from layerpath.kit.types import ArtifactKind, Box, ToolContext, ToolResult
 from layerpath.tools.base import AnyDepth
-from layerpath.tools.looks import clarity, fade, glow, haze, hue_shift, medium, split_tone
+from layerpath.tools.looks import (
+    FIELD_STEPS,
+    block_means,
+    blurred,
+    clarity,
+    fade,
+    field_blur,
+    field_source,
+    glow,
+    haze,
+    hue_shift,
+    medium,
+    split_tone,
+)
 
 #: the transition around a region an adjustment keeps off, as a share of its size
 OUTSIDE_FEATHER = 0.2
@@ -616,6 +629,8 @@ def _in_bands(
         local = tonal_ranges(op, grey)
         del grey
 
+    if op == "look":  # its glow's or clarity's field, from the whole picture
+        extra = {**extra, "fields": _look_fields(look_named(str(extra["look"])), amount, part)}
     rows = band_rows(w, margin)
 
     def band(y: int) -> None:
@@ -636,10 +651,47 @@ def _in_bands(
             new = v + (new - v) * weight[y : y + rows, :, None]
         values[y : y + rows] = np.clip(np.rint(new * top), 0, top)
 
-    # bands on every core: numpy lets go of the interpreter while it works on a band
-    with ThreadPoolExecutor(max_workers=min(BAND_THREADS, os.cpu_count() or 1)) as pool:
-        list(pool.map(band, range(0, h, rows)))
+    _on_every_core(band, range(0, h, rows))
     return values
+
+
+def _on_every_core(work: Callable[[int], None], bands: Iterable[int]) -> None:
+    """`work` for each band, on every core: numpy lets go of the interpreter while it
+    works on a band."""
+    with ThreadPoolExecutor(max_workers=min(BAND_THREADS, os.cpu_count() or 1)) as pool:
+        list(pool.map(work, bands))
+
+
+def _look_fields(look: Look, strength: float, part: np.ndarray) -> dict[int, np.ndarray]:
+    """The fields of a look's glow or clarity (tools/looks.py), each from the picture as
+    the look's steps before it leave it, made in bands a whole number of the field's
+    blocks tall (the whole picture's blocks): by the index of the step in _runs."""
+    fields: dict[int, np.ndarray] = {}
+    for index, run in enumerate(_runs(look.recipe)):
+        if run[0]["op"] in FIELD_STEPS:
+            fields[index] = _look_field(look, strength, part, index, dict(fields))
+    return fields
+
+
+def _look_field(
+    look: Look, strength: float, part: np.ndarray, index: int, known: dict[int, np.ndarray]
+) -> np.ndarray:
+    """One field of _look_fields: the step at `index`, after the `known` fields' steps."""
+    top = 65535 if part.dtype == np.uint16 else 255
+    h, w = part.shape[:2]
+    op = str(_runs(look.recipe)[index][0]["op"])
+    sigma, block = field_blur(op, (h, w))
+    rows = max(1, band_rows(w, 0) // block) * block
+    small = np.empty((-(-h // block), -(-w // block), 3 if op == "glow" else 1), np.float32)
+
+    def source(y: int) -> None:
+        read = part[y : y + rows, :, :3].astype(np.float32) / top
+        state = render(look, strength, read, {"rows": (y, h, w), "fields": known}, index)
+        means = block_means(field_source(op, state), block)
+        small[y // block : y // block + means.shape[0]] = means
+
+    _on_every_core(source, range(0, h, rows))
+    return blurred(small, sigma, block)
 
 
 def _grey_8bit(part: np.ndarray, weight: np.ndarray | None, amount: float) -> np.ndarray:
@@ -777,12 +829,21 @@ def _inner(
     return v[start:stop], rows
 
 
-def render(look: Look, strength: float, v: np.ndarray, extra: Mapping[str, Any]) -> np.ndarray:
+def render(
+    look: Look,
+    strength: float,
+    v: np.ndarray,
+    extra: Mapping[str, Any],
+    until: int | None = None,
+) -> np.ndarray:
     """The look at `strength` (0..1: the look laid over the picture at that opacity) on
     float RGB `v` (0..1); `extra` carries where a band of rows lies in the frame
-    ("rows") and, for a band read with a margin for the blurs, which of its rows are the
-    band's own ("inner"): only those are made after the last blur, and returned."""
+    ("rows"), the whole picture's fields of its glow or clarity ("fields", by the index
+    of its step in _runs) and, for a band read with a margin for the blurs, which of its
+    rows are the band's own ("inner"): only those are made after the last blur, and
+    returned. `until`: the picture as the steps before that index leave it."""
     runs = _runs(look.recipe)
+    fields = extra.get("fields") or {}
     inner = extra.get("inner")
     # after the last step that reads around a pixel, the margin rows are not needed
     last_blur = max((i for i, run in enumerate(runs) if run[0]["op"] in REACH), default=-1)
@@ -791,6 +852,8 @@ def render(look: Look, strength: float, v: np.ndarray, extra: Mapping[str, Any])
         v, rows = _inner(v, rows, inner)
     styled = v
     for index, steps in enumerate(runs):
+        if index == until:
+            return styled
         if index - 1 == last_blur and inner is not None and last_blur >= 0:
             (styled, rows), (v, _) = _inner(styled, rows, inner), _inner(v, rows, inner)
         if steps[0]["op"] in PER_CHANNEL:  # one table per channel for the whole run
@@ -799,6 +862,8 @@ def render(look: Look, strength: float, v: np.ndarray, extra: Mapping[str, Any])
         step = steps[0]
         op, amount = str(step["op"]), float(step.get("amount", 1.0))
         here = {**step, **({"rows": rows} if rows is not None else {})}
+        if index in fields:
+            here["field"] = fields[index]
         if op == "split_tone":
             styled = split_tone(styled, amount, step)
         elif op == "hue_shift":

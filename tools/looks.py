@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 
 from layerpath.errors import BadInput
-from layerpath.kit.imaging import luma, smoothstep, wide_blur
+from layerpath.kit.imaging import luma, smoothstep
 from layerpath.kit.looks import CLARITY_SHARE, GLOW_SHARE, HUE_SOFTENING
 
 #: the side of a working copy an artistic medium is painted on (then scaled back):
@@ -76,12 +76,82 @@ def _frame_side(v: np.ndarray, step: Mapping[str, Any]) -> float:
     return float(min(h, w))
 
 
+# --- glow and clarity: a wide blur of the picture, as a field -----------------------------
+#
+# Their blur is wide (a fiftieth of the frame): it is worked out on the picture scaled down
+# by whole blocks of pixels (a band of rows whose height is a multiple of the block gives
+# the whole picture's blocks), blurred there, and read back a band of rows at a time. So a
+# camera file's look is made in small bands with no margin, and the picture made whole is
+# the picture made in bands.
+
+#: the steps read through a field, and the width of their blur (a share of the shorter side)
+FIELD_STEPS = {"glow": GLOW_SHARE, "clarity": CLARITY_SHARE}
+
+
+def field_blur(op: str, frame: tuple[int, int]) -> tuple[float, int]:
+    """The step's blur sigma for a frame (h, w) and the block its field is scaled down by
+    (the blur is 8 blocks wide or more there)."""
+    sigma = max(2.0, FIELD_STEPS[op] * min(frame))
+    return sigma, max(1, int(sigma // 8))
+
+
+def field_source(op: str, v: np.ndarray) -> np.ndarray:
+    """What the step blurs: a glow the picture's bright parts, clarity its luma."""
+    y = luma(v)[..., None]
+    return v * smoothstep(0.45, 0.95, y) if op == "glow" else y
+
+
+def block_means(a: np.ndarray, block: int) -> np.ndarray:
+    """Each `block` x `block` square's mean (the bottom and right edges' partial squares
+    filled out with their edge pixels): a picture scaled down by whole blocks."""
+    h, w = a.shape[:2]
+    tall, wide = -(-h // block) * block, -(-w // block) * block
+    if (tall, wide) != (h, w):
+        a = np.pad(a, ((0, tall - h), (0, wide - w), (0, 0)), mode="edge")
+    shape = (tall // block, block, wide // block, block, a.shape[2])
+    return a.reshape(shape).mean(axis=(1, 3), dtype=np.float32)
+
+
+def blurred(small: np.ndarray, sigma: float, block: int) -> np.ndarray:
+    """The scaled-down source blurred (its sigma in blocks): the field."""
+    out = cv2.GaussianBlur(np.ascontiguousarray(small, np.float32), (0, 0), sigma / block)
+    return out.reshape(small.shape)
+
+
+def field_rows(field: np.ndarray, block: int, top: int, rows: int, width: int) -> np.ndarray:
+    """The field at full size for `rows` rows from `top` (bilinear between the blocks'
+    centres, the edges held): what scaling it back up gives there."""
+    hs, ws = field.shape[:2]
+
+    def taps(count: int, start: int, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        at = np.clip((np.arange(start, start + count) + 0.5) / block - 0.5, 0.0, size - 1)
+        low = np.floor(at).astype(np.intp)
+        high = np.minimum(low + 1, size - 1)
+        return low, high, (at - low).astype(np.float32)
+
+    y0, y1, wy = taps(rows, top, hs)
+    x0, x1, wx = taps(width, 0, ws)
+    across = field[y0] + (field[y1] - field[y0]) * wy[:, None, None]
+    return across[:, x0] + (across[:, x1] - across[:, x0]) * wx[None, :, None]
+
+
+def field_of(op: str, v: np.ndarray, step: Mapping[str, Any]) -> np.ndarray:
+    """The step's blurred field at full size for `v`: read from the field the step was
+    given (a band's: "field", its rows from "rows"), else worked out from `v` whole."""
+    _, h, w = step.get("rows", (0, v.shape[0], v.shape[1]))
+    sigma, block = field_blur(op, (h, w))
+    field = step.get("field")
+    if field is None:
+        field, top = blurred(block_means(field_source(op, v), block), sigma, block), 0
+    else:
+        top = int(step["rows"][0])
+    return field_rows(field, block, top, v.shape[0], v.shape[1])
+
+
 def glow(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
     """A soft bloom: the bright parts spread wide and laid over the picture as light
     (screen), as diffusion filters on a lens do."""
-    y = luma(v)[..., None]
-    bright = v * smoothstep(0.45, 0.95, y)
-    spread = wide_blur(np.ascontiguousarray(bright), max(2.0, GLOW_SHARE * _frame_side(v, step)))
+    spread = field_of("glow", v, step)
     return 1.0 - (1.0 - v) * (1.0 - np.clip(amount * spread, 0.0, 1.0))
 
 
@@ -89,7 +159,7 @@ def clarity(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray
     """Local contrast in the mid-tones (a raw developer's clarity): the difference from a
     wide blur added back, least in the deepest shadows and brightest highlights."""
     y = luma(v)
-    local = y - wide_blur(y, max(2.0, CLARITY_SHARE * _frame_side(v, step)))
+    local = y - field_of("clarity", v, step)[..., 0]
     mid = 4.0 * y * (1.0 - y)
     return np.clip(v + (amount * 1.2 * local * mid)[..., None], 0.0, 1.0)
 

@@ -146,8 +146,10 @@ GLOW_SHARE, CLARITY_SHARE = 0.02, 0.015
 HUE_SOFTENING = 0.0015
 
 
-#: how far each step that reads around a pixel reaches, as a share of the shorter side
-REACH = {"glow": GLOW_SHARE, "clarity": CLARITY_SHARE, "hue_shift": HUE_SOFTENING}
+#: how far each step that reads around a pixel reaches, as a share of the shorter side,
+#: where a band needs a margin of rows for it (glow and clarity read a field of the whole
+#: picture instead: tools/looks.py)
+REACH = {"hue_shift": HUE_SOFTENING}
 
 
 def halo(look: Look, frame: tuple[int, int]) -> int:

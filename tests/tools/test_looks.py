@@ -94,12 +94,13 @@ def test_a_picture_left_as_it_was_or_given_another_look_is_turned_down() -> None
     [("sunset", data.coffee()), ("autumn", np.asarray(data.colorwheel())[..., :3])],
 )
 def test_a_look_made_band_by_band_is_the_look_made_whole(look: str, photo: np.ndarray) -> None:
-    """A look whose steps read around each pixel (sunset's glow; autumn's hue turn, read
-    on a softened copy) is made in bands of rows with a margin of its own reach: no seam
-    where the bands meet (the picture stacked to more than three bands' height)."""
+    """A look whose steps read around each pixel is made in bands of rows: sunset's glow
+    through a field of the whole picture scaled down by whole blocks (bands with no
+    margin), autumn's hue turn (read on a softened copy) with a margin of its own reach.
+    No seam where the bands meet (the picture stacked to more than three bands' height)."""
     tall = rgba(np.vstack([photo] * 5))
     assert tall.shape[0] > 3 * BAND_ROWS and look_named(look).banded
-    assert halo(look_named(look), tall.shape[:2]) > 0
+    assert (halo(look_named(look), tall.shape[:2]) > 0) == (look == "autumn")
     banded, _ = styled(tall, look, amount=1.0)
     whole = render(look_named(look), 1.0, tall[..., :3].astype(np.float32) / 255, {})
     whole8 = np.clip(np.rint(whole * 255), 0, 255).astype(np.uint8)
@@ -182,3 +183,20 @@ def test_a_medium_is_painted_on_a_working_copy_of_a_large_photo(tmp_path: Path) 
     out, asked = styled(large, "oil_painting")
     assert out.shape == large.shape
     assert check_adjustment(asked, large, out, None).score >= 0.5
+
+
+def test_a_camera_sized_glow_made_in_small_bands_is_the_glow_made_whole() -> None:
+    """At camera size a glow's field is scaled down by blocks of several pixels and the
+    look is made in bands of a million pixels, on every core: the picture is the one
+    the look makes on the whole picture at once, within a level, with no seam at the
+    bands' edges."""
+    from layerpath.tools.adjust import band_rows
+    from layerpath.tools.looks import field_blur
+
+    tall = rgba(np.tile(data.astronaut(), (5, 6, 1)))  # 2560 x 3072
+    h, w = tall.shape[:2]
+    assert field_blur("glow", (h, w))[1] > 1 and h > 4 * band_rows(w, 0)
+    banded, _ = styled(tall, "sunset", amount=1.0)
+    whole = render(look_named("sunset"), 1.0, tall[..., :3].astype(np.float32) / 255, {})
+    whole8 = np.clip(np.rint(whole * 255), 0, 255).astype(np.uint8)
+    assert np.abs(banded[..., :3].astype(int) - whole8.astype(int)).max() <= 1
