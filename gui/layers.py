@@ -177,10 +177,22 @@ class LayersDock(QtWidgets.QWidget):
         itemChanged signal is read by Qt after the signal returns (a crash, now and then)."""
         layer: Layer = item.data(0, LAYER)
         visible = item.checkState(0) == Qt.CheckState.Checked
+        name = item.text(0).strip()
         if visible != layer.visible:
             command: QUndoCommand = SetVisible(layer, visible, self.changed)
-        elif item.text(0) != layer.name and item.text(0).strip():
-            command = Rename(layer, item.text(0).strip(), self.changed)
+            needed: Callable[[], bool] = lambda: layer.visible != visible  # noqa: E731
+        elif item.text(0) != layer.name and name:
+            command = Rename(layer, name, self.changed)
+            needed = lambda: layer.name != name  # noqa: E731
         else:
             return
-        QtCore.QTimer.singleShot(0, lambda: self.undo.push(command))
+
+        def apply() -> None:  # (unless the layer is so already: a second signal's change)
+            if needed():
+                self.undo.push(command)
+
+        timer = QtCore.QTimer(self)  # (goes with the dock: no push after it is closed)
+        timer.setSingleShot(True)
+        timer.timeout.connect(apply)
+        timer.timeout.connect(timer.deleteLater)
+        timer.start(0)

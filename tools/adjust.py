@@ -14,7 +14,6 @@ region nothing changes: the region's edge is feathered inwards only.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -656,9 +655,10 @@ def _in_bands(
 
 
 def _on_every_core(work: Callable[[int], None], bands: Iterable[int]) -> None:
-    """`work` for each band, on every core: numpy lets go of the interpreter while it
-    works on a band."""
-    with ThreadPoolExecutor(max_workers=min(BAND_THREADS, os.cpu_count() or 1)) as pool:
+    """`work` for each band, on every core this process may use (OpenCV's threads: a
+    batch's worker shares the cores with the others): numpy lets go of the interpreter
+    while it works on a band."""
+    with ThreadPoolExecutor(max_workers=max(1, min(BAND_THREADS, cv2.getNumThreads()))) as pool:
         list(pool.map(work, bands))
 
 
@@ -739,9 +739,15 @@ def _region_blur(part: np.ndarray, weight: np.ndarray, sigma: float, top: int) -
     h, w = part.shape[:2]
     scale = 8.0 / sigma
     size = (max(1, round(w * scale)), max(1, round(h * scale)))
-    inside = cv2.resize((weight > 0).astype(np.float32), size, interpolation=cv2.INTER_AREA)
+    region = weight > 0
+    inside = cv2.resize(region.astype(np.float32), size, interpolation=cv2.INTER_AREA)
+    # the pixels outside the region are left out before scaling down (a scaled-down
+    # pixel on the region's edge would carry the subject's colour into the blur)
+    own = np.where(region[..., None], part[..., :3], 0).astype(part.dtype)
+    own_small = cv2.resize(own, size, interpolation=cv2.INTER_AREA).astype(np.float32)
+    del own
     small = cv2.resize(part[..., :3], size, interpolation=cv2.INTER_AREA).astype(np.float32)
-    spread = cv2.GaussianBlur(small * inside[..., None], (0, 0), 8.0)
+    spread = cv2.GaussianBlur(own_small, (0, 0), 8.0)
     share = cv2.GaussianBlur(inside, (0, 0), 8.0)[..., None]
     blurred = np.where(share > 1e-3, spread / np.maximum(share, 1e-3), small)
     blurred = cv2.resize(blurred, (w, h), interpolation=cv2.INTER_LINEAR)

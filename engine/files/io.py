@@ -205,9 +205,10 @@ def _composite_onto(
 
 
 def _over_into(src: np.ndarray, dst: np.ndarray, top: int) -> None:
-    """`src` over `dst` in place, a band of rows at a time: an opaque band copied, a
-    clear one skipped, opaque pixels copied whole (a step layer is opaque where it
-    changed the picture), soft edges and cut-outs blended pixel by pixel."""
+    """`src` over `dst` (RGBA of one depth, 8 or 16 bits, as composite gives them) in
+    place, a band of rows at a time: an opaque band copied, a clear one skipped, opaque
+    pixels copied whole (a step layer is opaque where it changed the picture), soft
+    edges and cut-outs blended pixel by pixel."""
     whole = np.uint32 if src.dtype == np.uint8 else np.uint64  # a pixel's four channels
     for row in range(0, src.shape[0], BAND):
         s, d = src[row : row + BAND], dst[row : row + BAND]
@@ -220,10 +221,9 @@ def _over_into(src: np.ndarray, dst: np.ndarray, top: int) -> None:
             continue
         opaque = alpha == top
         np.copyto(d.view(whole)[..., 0], s.view(whole)[..., 0], where=opaque)
-        if low == 0 and not ((alpha > 0) & (alpha < top)).any():
-            continue
         partial = (alpha > 0) & ~opaque
-        d[partial] = over(s[partial], d[partial])
+        if partial.any():
+            d[partial] = over(s[partial], d[partial])
 
 
 def _blend_into(mode: str, src: np.ndarray, dst: np.ndarray, top: int) -> None:

@@ -624,12 +624,18 @@ for folder in {folders!r}:
     if not foreign(folder):
         site.addsitedir(folder)
 from layerpath.engine.hosts.batch import _worker_start
-_worker_start()
+_worker_start({threads})
 """
 
 
-def _worker_start() -> None:
-    """A pool worker: Ctrl-C is the driver's to handle, and the worker dies with it."""
+def _worker_start(threads: int = 0) -> None:
+    """A pool worker: Ctrl-C is the driver's to handle, and the worker dies with it. It
+    works on `threads` threads (OpenCV's, and the bands a tool makes at once: the
+    machine's cores shared among the workers, so side by side they do not crowd them)."""
+    if threads:
+        import cv2
+
+        cv2.setNumThreads(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         import ctypes
@@ -821,7 +827,7 @@ def _pool_run(
     # builtin).
     folders = [p for p in sys.path if p and Path(p).is_dir()]
     boot: tuple[str, dict[str, Any]] = (
-        WORKER_BOOT.format(folders=folders),
+        WORKER_BOOT.format(folders=folders, threads=max(1, (os.cpu_count() or 1) // jobs)),
         {},
     )  # (exec with globals of its own)
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=exec, initargs=boot) as pool:

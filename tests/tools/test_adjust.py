@@ -242,20 +242,28 @@ def test_a_per_channel_adjustments_table_is_the_arithmetic_within_a_level(
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
-def test_a_regions_wide_blur_is_the_full_size_arithmetic_within_a_level(dtype: type) -> None:
+@pytest.mark.parametrize("edge", ["soft", "hard"])
+def test_a_regions_wide_blur_is_the_full_size_arithmetic_within_a_level(
+    dtype: type, edge: str
+) -> None:
     """A wide blur of a region (the background) is worked out where it is 8 pixels wide
     and laid in a band of rows at a time: the picture the float arithmetic at full size
     makes (the region's pixels blurred among themselves, through its soft weight), within
-    one level at 8 bits and 16 bits alike; a narrow blur is left to that arithmetic."""
+    one level at 8 bits and 16 bits alike, also beside a bright subject's hard edge off
+    the scaled-down grid (none of its light carried into the blur); a narrow blur is left
+    to that arithmetic."""
     from layerpath.tools.adjust import _region_blur, apply, feathered
 
     top = np.iinfo(dtype).max
     photo = data.astronaut().astype(np.float32) / 255.0
-    part = np.dstack([np.rint(photo * top), np.full(photo.shape[:2], top)]).astype(dtype)
-    h, w = part.shape[:2]
+    h, w = photo.shape[:2]
     yy, xx = np.mgrid[:h, :w]
     region = ((xx - 260) ** 2 / 150**2 + (yy - 250) ** 2 / 200**2) > 1  # all but the middle
-    weight = feathered(region, 6.0)
+    if edge == "hard":  # a bright subject on a dark ground, its edge between grid cells
+        region = xx >= 201
+        photo = np.repeat(np.where(region[..., None], 0.08, 0.9), 3, axis=2).astype(np.float32)
+    part = np.dstack([np.rint(photo * top), np.full(photo.shape[:2], top)]).astype(dtype)
+    weight = feathered(region, 6.0 if edge == "soft" else 1.0)
     extra = {"radius": 50}  # sigma 25
     made = _region_blur(part, weight, 25.0, top)
     assert made is not None
