@@ -323,3 +323,29 @@ def test_a_piece_of_the_object_left_in_a_right_fill_is_not_called_done() -> None
     assert check_removal(case.before, case.after, hole).score >= 0.5
     found = check_removal(case.before, left, hole)
     assert found.score < 0.5 and "colour found nowhere around it" in found.reason, found
+
+
+def test_untouched_outside_counts_pixels_changed_beyond_two_levels_at_either_depth() -> None:
+    """The share of pixels outside the region changed by more than two levels in a
+    colour channel (alpha aside) sets how untouched the outside is, one pass with
+    OpenCV: at 8 bits as counting them one by one gives, and at 16 bits too (the int16
+    difference it replaced overflowed: a change from 100 to 32868 went unseen)."""
+    from layerpath.engine.judge.checks.removal import untouched_outside
+
+    rng = np.random.default_rng(4)
+    before = rng.integers(0, 256, (300, 400, 4)).astype(np.uint8)
+    after = before.copy()
+    after[:1] = np.clip(after[:1].astype(int) + 3, 0, 255)  # a row changed by 3 levels
+    after[10:20, :, :3] = np.clip(after[10:20, :, :3].astype(int) + 2, 0, 255)  # by 2: kept
+    after[20:30, :, 3] = 0  # alpha alone: not a change of colour
+    region = np.zeros((300, 400), bool)
+    region[150:] = True
+    moved = (np.abs(before[..., :3].astype(int) - after[..., :3].astype(int)) > 2).any(axis=2)
+    want = 1.0 - 20.0 * moved[~region].mean()
+    assert untouched_outside(before, after, region) == pytest.approx(want)
+    assert 0.8 < want < 0.9  # (one row in 150 outside the region)
+    assert untouched_outside(before, before.copy(), region) == 1.0
+    deep_before = np.full((50, 50, 4), 100, np.uint16)
+    deep_after = deep_before.copy()
+    deep_after[:5, :, 0] = 32868
+    assert untouched_outside(deep_before, deep_after, np.zeros((50, 50), bool)) == 0.0
