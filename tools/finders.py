@@ -12,14 +12,17 @@ to the photo, so a camera file costs what a small picture does.
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from typing import Any
 
 import cv2
 import numpy as np
 
-from layerpath.errors import TargetNotFound, shown
+from layerpath.errors import TargetNotFound, ToolFailed, shown
 from layerpath.kit.imaging import component_boxes, guided_mask, main_pieces, rgb, small_copy
 from layerpath.kit.names import finder_for, position_of
 from layerpath.kit.regions import full_size_mask, overlap
@@ -238,6 +241,33 @@ def not_found(target: str | None, what: str | None = None) -> TargetNotFound:
     )
 
 
+def _people_or_subject(
+    small: np.ndarray, params: Mapping[str, Any], ctx: ToolContext
+) -> tuple[list[Box], np.ndarray | None]:
+    """The people in a small copy and, found meanwhile on another core, its salient
+    subject (GrabCut, the longer of the two): the subject is let go when there are
+    people (it stops at its next round), else it is the background's complement."""
+    stop = threading.Event()
+    quiet = dataclasses.replace(ctx, cancelled=lambda: ctx.cancelled() or stop.is_set())
+    quiet = dataclasses.replace(quiet, progress=lambda share: None)
+    pool = ThreadPoolExecutor(max_workers=1)
+    subject = pool.submit(salient_subject, small, params, quiet)
+    try:
+        people = find_people(small)
+    except BaseException:
+        stop.set()
+        raise
+    finally:
+        pool.shutdown(wait=False)
+    if people:
+        stop.set()
+        return people, None
+    try:
+        return [], subject.result()
+    except ToolFailed:  # (no subject stands out: said as before, by the finder)
+        return [], None
+
+
 class OfflineFinder(Tool):
     """Faces, people, the subject, the background and the sky, found without a model
     download; a position picks one of several."""
@@ -269,23 +299,27 @@ class OfflineFinder(Tool):
             mask = find_sky(small)
             if mask.mean() < 0.02:
                 raise not_found(ctx.target, "sky")
-        elif what == "background" and (people := find_people(small)):
-            # a portrait's or a street's background: all but the people in it
-            subject = np.zeros(small.shape[:2], bool)
-            for box in people:
-                subject |= person_mask(small, box)
-            mask = ~subject
         else:
-            subject = salient_subject(small, params, ctx) > 0.5
-            if position:  # 'the object on the left': one piece of the subject
-                keep = pick(list(component_boxes(subject, "subject")), position, small.shape)
-                inside = np.zeros_like(subject)
-                for box in keep:
-                    inside[box.y0 : box.y1, box.x0 : box.x1] = True
-                subject &= inside
-            mask = ~subject if what == "background" else subject
-            if not mask.any() or mask.all():
-                raise not_found(ctx.target, "subject")
+            people: list[Box] = []
+            made = None
+            if what == "background":
+                people, made = _people_or_subject(small, params, ctx)
+            if people:  # a portrait's or a street's background: all but the people in it
+                subject = np.zeros(small.shape[:2], bool)
+                for box in people:
+                    subject |= person_mask(small, box)
+                mask = ~subject
+            else:
+                subject = (made if made is not None else salient_subject(small, params, ctx)) > 0.5
+                if position:  # 'the object on the left': one piece of the subject
+                    keep = pick(list(component_boxes(subject, "subject")), position, small.shape)
+                    inside = np.zeros_like(subject)
+                    for box in keep:
+                        inside[box.y0 : box.y1, box.x0 : box.x1] = True
+                    subject &= inside
+                mask = ~subject if what == "background" else subject
+                if not mask.any() or mask.all():
+                    raise not_found(ctx.target, "subject")
         # a face's ellipse is drawn to be feathered; a found outline is moved onto the
         # photo's own edges at its size
         full = full_size_mask(mask, image.shape) if what == "face" else guided_mask(mask, image)

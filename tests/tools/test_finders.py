@@ -107,3 +107,17 @@ def test_a_rough_box_around_a_named_object_is_refined_to_it() -> None:
     ctx = ToolContext(SubtaskKind.OBJECT_RECOLORATION, target="cup", selection=round_shape)
     kept = source.run(ctx, {ArtifactKind.IMAGE: image}, {}).outputs[ArtifactKind.MASK]
     assert np.array_equal(kept, round_shape)
+
+
+def test_a_background_with_no_people_is_all_but_the_subject_found_meanwhile() -> None:
+    """'the background' looks for people and, on another core meanwhile, for the salient
+    subject: on a photo with no people it is exactly all but the subject the finder finds
+    for 'the subject' (GrabCut seeded alike), not a second, different cut."""
+    from layerpath.tools.finders import find_people
+
+    image = rgba(data.coffee())
+    small = image[..., :3]
+    assert not find_people(small)
+    background, subject = find(image, "background"), find(image, "the subject")
+    assert subject.any() and background.any()
+    assert np.array_equal(background, ~subject)
