@@ -528,7 +528,8 @@ def adjusted(
     elif op == "black_and_white" and image.dtype == np.uint8 and not extra.get("tone"):
         values = _grey_8bit(part, weight, amount)
     elif op in BANDED or look is not None and look.banded:
-        # a look that blurs (glow, clarity) reads a margin of rows around each band
+        # a look that turns a band of hues reads a margin of rows around each band (its
+        # glow and clarity read fields of the whole picture instead)
         margin = halo(look, (image.shape[0], image.shape[1])) if look is not None else 0
         values = _in_bands(op, amount, part, weight, extra, margin)
     else:

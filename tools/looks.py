@@ -89,8 +89,8 @@ FIELD_STEPS = {"glow": GLOW_SHARE, "clarity": CLARITY_SHARE}
 
 
 def field_blur(op: str, frame: tuple[int, int]) -> tuple[float, int]:
-    """The step's blur sigma for a frame (h, w) and the block its field is scaled down by
-    (the blur is 8 blocks wide or more there)."""
+    """The step's blur sigma for a frame (h, w) and the block its field is scaled down by:
+    a pixel per 8 of the sigma, so a wide blur is still 8 blocks wide there."""
     sigma = max(2.0, FIELD_STEPS[op] * min(frame))
     return sigma, max(1, int(sigma // 8))
 
