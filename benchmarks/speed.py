@@ -1,5 +1,6 @@
 """`layerpath bench speed`: everyday edits on one camera-sized photo, side by side with
-the tools a photographer already batches with, in one run.
+the tools a photographer already batches with, in one run (and a region edit, blurring
+the background, which none of them makes by itself).
 
 Each edit runs through the real command, `layerpath edit IN.jpg "..." -o OUT.jpg`, in a
 fresh process (start-up, reading, planning, the tool, the checks and writing are all in
@@ -45,6 +46,8 @@ EDITS: dict[str, list[str] | None] = {
     # sigma of the frame's size: minutes at 24 MP)
     "add a vignette": ["(", "-size", "{size}", "radial-gradient:white-gray45", ")",
                        "-compose", "multiply", "-composite"],
+    # a region edit: the background found, then blurred (no peer finds a background)
+    "blur the background": None,
 }  # fmt: skip
 #: the photo's size: a 24 MP camera file
 SIZE = (6000, 4000)

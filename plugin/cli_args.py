@@ -117,8 +117,9 @@ def parser() -> argparse.ArgumentParser:
         "on a local Ray) or removal (things put on real photos removed by layerpath, "
         "OpenCV's Telea and, with --peer gimp, GIMP's Heal selection, scored against the "
         "truth; --tasks placements, default 24) or speed (warmer, black and white, golden "
-        "hour, contrast and a vignette on a 24 MP JPEG through the real command, side by "
-        "side with ImageMagick and a Pillow 3D LUT on the same file: wall, peak memory)",
+        "hour, contrast, a vignette and a blurred background on a 24 MP JPEG through the real "
+        "command, side by side with ImageMagick and a Pillow 3D LUT on the same file: wall, "
+        "peak memory)",
     )
     bench.add_argument("--suite", dest="suite_option", metavar="SUITE", help="the same")
     bench.add_argument(
