@@ -239,10 +239,22 @@ def lab_exact(rgb01: np.ndarray) -> np.ndarray:
 
 def lab_exact_8bit(rgb8: np.ndarray) -> np.ndarray:
     """lab_exact of 8-bit RGB (levels 0..255), the same values: each level's linear light
-    from a table (the power of every pixel's every channel was most of the work)."""
+    from a table (the power of every pixel's every channel was most of the work), a
+    block of rows at a time (small temporaries, reused: a megapixel's whole ones cost
+    more in fresh memory than in arithmetic)."""
     if rgb8.dtype != np.uint8:
         return lab_exact(np.asarray(rgb8, np.float64) / 255.0)
-    return _lab_of_linear(_linear_levels()[rgb8])
+    if rgb8.ndim < 3 or rgb8.shape[0] * rgb8.shape[1] <= LAB_BLOCK:
+        return _lab_of_linear(_linear_levels()[rgb8])
+    out = np.empty(rgb8.shape, np.float64)
+    rows = max(1, LAB_BLOCK // rgb8.shape[1])
+    for y in range(0, rgb8.shape[0], rows):
+        out[y : y + rows] = _lab_of_linear(_linear_levels()[rgb8[y : y + rows]])
+    return out
+
+
+#: the pixels lab_exact_8bit converts at once
+LAB_BLOCK = 1 << 16
 
 
 @lru_cache(maxsize=1)
