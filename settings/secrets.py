@@ -1,9 +1,7 @@
-"""API keys live in the OS keyring (via `keyring`), never in files, logs or traces."""
+"""API keys live in the OS keyring (via `keyring`), never in files, logs or traces.
+`keyring` is imported when a key is read or stored (an edit with no LLM never loads it)."""
 
 from __future__ import annotations
-
-import keyring
-import keyring.errors
 
 SERVICE = "layerpath"
 #: the keys this process has read, so no message, report or log line shows them (a
@@ -17,6 +15,9 @@ def _user(base_url: str) -> str:
 
 def get_api_key(base_url: str) -> str | None:
     """The key stored for this endpoint, or None (also when no keyring backend works)."""
+    import keyring
+    import keyring.errors
+
     try:
         key = keyring.get_password(SERVICE, _user(base_url))
     except keyring.errors.KeyringError:
@@ -29,6 +30,9 @@ def get_api_key(base_url: str) -> str | None:
 def missing_key(base_url: str) -> str | None:
     """Why no API key can be given to this endpoint, in words a user can act on (None
     when one is stored): no keyring backend works on this machine, or none is stored."""
+    import keyring
+    import keyring.errors
+
     try:
         key = keyring.get_password(SERVICE, _user(base_url))
     except keyring.errors.KeyringError:
@@ -57,11 +61,16 @@ def redact(text: str) -> str:
 
 def set_api_key(base_url: str, key: str) -> None:
     """Store the key for this endpoint in the OS keyring."""
+    import keyring
+
     remember_secret(key)
     keyring.set_password(SERVICE, _user(base_url), key)
 
 
 def delete_api_key(base_url: str) -> None:
+    import keyring
+    import keyring.errors
+
     try:
         keyring.delete_password(SERVICE, _user(base_url))
     except keyring.errors.PasswordDeleteError:
