@@ -28,6 +28,7 @@ def test_bench_speed_times_layerpath_beside_its_peers(
     (row,) = json.loads((out / "bench-speed.json").read_text())["rows"]
     assert row["instruction"] == "make it warmer" and row["layerpath"]["ok"]
     assert 0 < row["layerpath"]["seconds"] < 120 and row["layerpath"]["peak_mb"] > 10
+    assert 0 < row["tools"] < row["layerpath"]["seconds"]  # (from the run's report)
     # the peer applied the .cube layerpath wrote for the edit
     assert row["pillow_lut"]["ok"] and row["pillow_lut"]["seconds"] > 0
     assert (row["imagemagick"] is not None) == (imagemagick() is not None)
