@@ -705,18 +705,22 @@ def _grey_8bit(part: np.ndarray, weight: np.ndarray | None, amount: float) -> np
     weights = np.array([[0.2126, 0.7152, 0.0722, 0.0]], np.float32)
     h, w = part.shape[:2]
     values = np.empty((h, w, 3), np.uint8)
-    for y in range(0, h, BAND_ROWS):
-        band = np.ascontiguousarray(part[y : y + BAND_ROWS])
+    rows = band_rows(w, 0)
+
+    def grey_band(y: int) -> None:
+        band = np.ascontiguousarray(part[y : y + rows])
         grey = to_display(cv2.transform(cv2.LUT(band, lut), weights))
         grey8 = np.clip(np.rint(grey * 255.0), 0, 255).astype(np.uint8)
         toned = cv2.merge([grey8, grey8, grey8])
-        share = amount if weight is None else amount * weight[y : y + BAND_ROWS]
         if weight is None and amount == 1.0:
-            values[y : y + BAND_ROWS] = toned
-            continue
+            values[y : y + rows] = toned
+            return
+        share = amount if weight is None else amount * weight[y : y + rows]
         old = band[..., :3].astype(np.float32)
         mixed = old + (toned.astype(np.float32) - old) * np.asarray(share, np.float32)[..., None]
-        values[y : y + BAND_ROWS] = np.clip(np.rint(mixed), 0, 255).astype(np.uint8)
+        values[y : y + rows] = np.clip(np.rint(mixed), 0, 255).astype(np.uint8)
+
+    _on_every_core(grey_band, range(0, h, rows))
     return values
 
 

@@ -209,12 +209,12 @@ def test_black_and_white_at_8_bits_is_the_float_paths_within_a_level(
     from layerpath.tools.adjust import _grey_8bit, _in_bands
 
     rng = np.random.default_rng(7)
-    part = rng.integers(0, 256, (700, 300, 4)).astype(np.uint8)
+    part = rng.integers(0, 256, (2400, 600, 4)).astype(np.uint8)  # (two bands, on two cores)
     part[..., 3] = 255
-    part[:40] = rng.integers(0, 12, (40, 300, 4))  # deep shadows, where the curve is steep
+    part[:40] = rng.integers(0, 12, (40, 600, 4))  # deep shadows, where the curve is steep
     weight = None
     if region:
-        weight = np.clip(rng.random((700, 300)) * 1.5, 0, 1).astype(np.float32)
+        weight = np.clip(rng.random((2400, 600)) * 1.5, 0, 1).astype(np.float32)
     fast = _grey_8bit(part, weight, amount).astype(int)
     full = _in_bands("black_and_white", amount, part, weight, {}).astype(int)
     assert np.abs(fast - full).max() <= 1
