@@ -670,17 +670,23 @@ def _look_fields(look: Look, strength: float, part: np.ndarray) -> dict[int, np.
     fields: dict[int, np.ndarray] = {}
     for index, run in enumerate(_runs(look.recipe)):
         if run[0]["op"] in FIELD_STEPS:
-            fields[index] = _look_field(look, strength, part, index, dict(fields))
+            op = str(run[0]["op"])
+            fields[index] = _look_field(look, strength, part, index, op, dict(fields))
     return fields
 
 
 def _look_field(
-    look: Look, strength: float, part: np.ndarray, index: int, known: dict[int, np.ndarray]
+    look: Look,
+    strength: float,
+    part: np.ndarray,
+    index: int,
+    op: str,
+    known: dict[int, np.ndarray],
 ) -> np.ndarray:
-    """One field of _look_fields: the step at `index`, after the `known` fields' steps."""
+    """One field of _look_fields: the step `op` at `index`, after the `known` fields'
+    steps."""
     top = 65535 if part.dtype == np.uint16 else 255
     h, w = part.shape[:2]
-    op = str(_runs(look.recipe)[index][0]["op"])
     sigma, block = field_blur(op, (h, w))
     rows = max(1, band_rows(w, 0) // block) * block
     small = np.empty((-(-h // block), -(-w // block), 3 if op == "glow" else 1), np.float32)

@@ -248,8 +248,9 @@ def _people_or_subject(
     subject (GrabCut, the longer of the two): the subject is let go when there are
     people (it stops at its next round), else it is the background's complement."""
     stop = threading.Event()
-    quiet = dataclasses.replace(ctx, cancelled=lambda: ctx.cancelled() or stop.is_set())
-    quiet = dataclasses.replace(quiet, progress=lambda share: None)
+    quiet = dataclasses.replace(
+        ctx, cancelled=lambda: ctx.cancelled() or stop.is_set(), progress=lambda share: None
+    )
     pool = ThreadPoolExecutor(max_workers=1)
     subject = pool.submit(salient_subject, small, params, quiet)
     try:

@@ -233,8 +233,7 @@ _WHITE = np.array([0.950456, 1.0, 1.088754])
 def lab_exact(rgb01: np.ndarray) -> np.ndarray:
     """sRGB in 0..1 (float) to Lab (L 0..100, a/b centred) in float64, exactly: OpenCV's
     float conversion goes through 10-bit tables, too coarse for a 16-bit gradient."""
-    linear = np.where(rgb01 <= 0.04045, rgb01 / 12.92, ((rgb01 + 0.055) / 1.055) ** 2.4)
-    return _lab_of_linear(linear)
+    return _lab_of_linear(srgb_decoded(rgb01))
 
 
 def lab_exact_8bit(rgb8: np.ndarray) -> np.ndarray:
@@ -259,8 +258,7 @@ LAB_BLOCK = 1 << 16
 
 @lru_cache(maxsize=1)
 def _linear_levels() -> np.ndarray:
-    levels = np.arange(256, dtype=np.float64) / 255.0
-    return np.where(levels <= 0.04045, levels / 12.92, ((levels + 0.055) / 1.055) ** 2.4)
+    return srgb_decoded(np.arange(256, dtype=np.float64) / 255.0)
 
 
 def _lab_of_linear(linear: np.ndarray) -> np.ndarray:
