@@ -33,6 +33,7 @@ from layerpath.engine.types import (
     SubtaskKind,
 )
 from layerpath.errors import BadInput, LayerpathError, printable, shown
+from layerpath.memory import reuse_freed_memory
 from layerpath.plugin import cli_actions, cli_args, cli_batch, cli_models, cli_traces
 from layerpath.plugin.interrupts import Interrupts
 from layerpath.settings import load_settings
@@ -497,6 +498,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return installer.main(given[1:])
     args = cli_args.parser().parse_args(given)
+    reuse_freed_memory()  # a process of our own: camera-sized pictures' blocks reused
     logging.basicConfig(
         level=logging.INFO if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

@@ -632,6 +632,9 @@ def _worker_start(threads: int = 0) -> None:
     """A pool worker: Ctrl-C is the driver's to handle, and the worker dies with it. It
     works on `threads` threads (OpenCV's, and the bands a tool makes at once: the
     machine's cores shared among the workers, so side by side they do not crowd them)."""
+    from layerpath.memory import reuse_freed_memory
+
+    reuse_freed_memory()
     if threads:
         import cv2
 
