@@ -85,6 +85,8 @@ class Judged:
         if self.selection is not None and self.selection.any():
             return crop(self.selection, self.region).copy()
         w, r = self.window, self.region
+        if w.x0 <= r.x0 and w.y0 <= r.y0 and w.x1 >= r.x1 and w.y1 >= r.y1:
+            return None  # (the window holds all of it)
         inside = np.zeros(self.after.shape[:2], dtype=bool)
         inside[w.y0 - r.y0 : w.y1 - r.y0, w.x0 - r.x0 : w.x1 - r.x0] = True
         return inside

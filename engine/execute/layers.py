@@ -58,9 +58,17 @@ def changed_pixels(
     box = mask_box(changed)
     if box is None:
         return None
-    pixels = crop(after, area)[box.y0 : box.y1, box.x0 : box.x1].copy()
-    pixels[..., 3] = np.where(changed[box.y0 : box.y1, box.x0 : box.x1], pixels[..., 3], 0)
-    return pixels, (area.x0 + box.x0, area.y0 + box.y0)
+    part = crop(after, area)[box.y0 : box.y1, box.x0 : box.x1]
+    kept = changed[box.y0 : box.y1, box.x0 : box.x1]
+    offset = (area.x0 + box.x0, area.y0 + box.y0)
+    if kept.all():  # every pixel changed: the step's own picture, shared (read only)
+        shared = part.view()
+        shared.flags.writeable = False
+        return shared, offset
+    pixels = part.copy()
+    alpha = pixels[..., 3]
+    np.multiply(alpha, kept, out=alpha, casting="unsafe")  # unchanged: transparent
+    return pixels, offset
 
 
 def cutout(before: np.ndarray, after: np.ndarray, window: Box | None = None) -> np.ndarray | None:

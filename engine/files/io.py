@@ -139,6 +139,8 @@ def rgba8(image: Image.Image) -> np.ndarray:
         sixteen = image.mode.startswith("I;16") or (image.mode == "I" and array.max() > 255)
         top = 65535.0 if sixteen else 255.0
         image = Image.fromarray(np.clip(array / top * 255.0, 0, 255).astype(np.uint8))
+    if image.mode == "RGB":  # (a photo: one copy out of Pillow, its alpha added by OpenCV)
+        return cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2RGBA)
     return np.array(image.convert("RGBA"), dtype=np.uint8)
 
 

@@ -24,6 +24,7 @@ from fnmatch import fnmatch
 from functools import lru_cache
 from importlib import resources
 
+import cv2
 import numpy as np
 
 from layerpath.engine.judge.checks.verdict import Expert, Opinion, Verdict
@@ -143,26 +144,40 @@ def clipped_shares(before: np.ndarray, after: np.ndarray, spared: np.ndarray) ->
     (`spared`: per channel, low end and high end), does not count. Sampled on every n-th
     row and column of a large picture."""
     step = max(1, int(np.ceil(np.sqrt(before.shape[0] * before.shape[1] / SAMPLED_PIXELS))))
-    b = rgb(before[::step, ::step]).astype(np.int16)
-    a = rgb(after[::step, ::step]).astype(np.int16)
-    changed = np.abs(a - b).max(axis=2) > 2
-    count = int(changed.sum())
+    b, a = _sampled(before, step), _sampled(after, step)
+    changed = _any3(cv2.absdiff(a, b) > 2)
+    count = int(np.count_nonzero(changed))
     if count < 64:
         return {}
     low, high = spared
     # pushed from a tone with room to spare (twenty levels) into the clip: a tone near
     # white already may end there when eased in, without a visible loss
-    top = (a >= 254) & (b <= 235) & ~high
-    bottom = (a <= 1) & (b >= 20) & ~low
-    white = top.any(axis=2) & (a >= 254).all(axis=2)
-    black = bottom.any(axis=2) & (a <= 1).all(axis=2)
-    brightest = a == a.max(axis=2, keepdims=True)
-    colour = (top & brightest).any(axis=2) & ~white
+    at_top, at_bottom = a >= 254, a <= 1
+    top = at_top & (b <= 235) & ~high
+    bottom = at_bottom & (b >= 20) & ~low
+    white = _any3(top) & _all3(at_top)
+    black = _any3(bottom) & _all3(at_bottom)
+    brightest = a == np.maximum(np.maximum(a[..., 0], a[..., 1]), a[..., 2])[..., None]
+    colour = _any3(top & brightest) & ~white
     return {
         "highlight detail blown to white": float((white & changed).sum()) / count,
         "shadow detail crushed to black": float((black & changed).sum()) / count,
         "colours clipped, their detail lost": float((colour & changed).sum()) / count,
     }
+
+
+def _sampled(picture: np.ndarray, step: int) -> np.ndarray:
+    """Every `step`-th row and column's colours, as 8-bit levels in one block."""
+    colours = np.ascontiguousarray(rgb(picture[::step, ::step]))
+    return colours if colours.dtype == np.uint8 else (colours >> 8).astype(np.uint8)
+
+
+def _any3(channels: np.ndarray) -> np.ndarray:
+    return channels[..., 0] | channels[..., 1] | channels[..., 2]
+
+
+def _all3(channels: np.ndarray) -> np.ndarray:
+    return channels[..., 0] & channels[..., 1] & channels[..., 2]
 
 
 def aesthetics(
