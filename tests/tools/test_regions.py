@@ -12,6 +12,7 @@ import pytest
 from layerpath.kit.regions import (
     BAND_ROWS,
     analysis_copy,
+    block_copy,
     changed_window,
     grow_box,
     paste,
@@ -57,6 +58,18 @@ def test_analysis_copy_scales_to_its_budget_and_keeps_a_masks_share() -> None:
     assert small.mean() == pytest.approx(mask.mean(), abs=0.01)
     same, unscaled = analysis_copy(mask[:100, :100], budget=60_000)
     assert unscaled == 1.0 and same.shape == (100, 100)
+
+
+def test_block_copy_averages_whole_blocks_within_its_budget() -> None:
+    rng = np.random.default_rng(3)
+    picture = rng.integers(0, 256, (1003, 1502, 4), dtype=np.uint8)  # not whole blocks
+    small = block_copy(picture, budget=60_000)
+    f = 6  # the smallest whole block that brings 1.5 MP within 60,000 pixels (5 would not)
+    assert small.shape == (1003 // f, 1502 // f, 4) and small.shape[0] * small.shape[1] <= 60_000
+    means = picture[: 1003 // f * f, : 1502 // f * f].astype(np.float64)
+    means = means.reshape(1003 // f, f, 1502 // f, f, 4).mean(axis=(1, 3))
+    assert np.abs(small.astype(np.float64) - means).max() <= 0.5 + 1e-9
+    assert block_copy(picture[:100, :100], budget=60_000).shape == (100, 100, 4)
 
 
 def tool_inputs(scene: Scene, kind: SubtaskKind) -> tuple[ToolContext, dict[ArtifactKind, Any]]:

@@ -19,7 +19,7 @@ from layerpath.engine.judge.checks.verdict import Verdict
 from layerpath.kit.adjustments import ADJUSTMENTS
 from layerpath.kit.colours import hue_direction, lab_exact, lab_exact_8bit
 from layerpath.kit.imaging import dilate, erode, mask_box, noise_sigma, rgb
-from layerpath.kit.regions import analysis_copies, analysis_copy
+from layerpath.kit.regions import analysis_copies, block_copy
 
 #: pixels a statistic is measured on (a scaled copy); fine detail at native size
 ANALYSIS_PIXELS = 1_000_000
@@ -98,7 +98,7 @@ def check_adjustment(
         if not params.get("graduated"):
             # the whole picture: no edge to measure inside of, and its statistics are
             # read on a scaled copy (a camera file's every pixel is not needed)
-            before, after = (analysis_copy(p, ANALYSIS_PIXELS)[0] for p in (before, after))
+            before, after = (block_copy(p, ANALYSIS_PIXELS) for p in (before, after))
         region = None
     if region is None:
         region = np.ones(before.shape[:2], dtype=bool)
