@@ -16,8 +16,9 @@ import shutil
 import struct
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -287,26 +288,40 @@ def check_size(
 
 
 def _open_pil(
-    path: Path, data: bytes | None = None, max_pixels: int = MAX_PIXELS, smallest: int = MIN_SIDE
+    path: Path,
+    data: bytes | None = None,
+    max_pixels: int = MAX_PIXELS,
+    smallest: int = MIN_SIDE,
+    load: bool = True,
 ) -> tuple[Image.Image, np.ndarray | None]:
     """The picture in the file (or in `data`, the file's bytes), its size checked from
     its header before it is decoded; a clear error when it is not one layerpath reads.
     With `data`, a 16-bit PNG or TIFF is decoded at its depth instead (engine/execute/deep.py):
-    (the picture, undecoded, and its RGBA uint16 pixels); else (the decoded picture,
-    None)."""
+    (the picture, undecoded, and its RGBA uint16 pixels); else (the decoded picture, or
+    with `load` False the picture as its header says, None)."""
     if data is None and not path.exists():
         raise BadInput(f"{path} does not exist.")
     pillows = Image.MAX_IMAGE_PIXELS
+    with _readable(path, data):
+        try:
+            # the size is checked here, from the header, against layerpath's own limit
+            # (Pillow's would refuse a 180 MP photo and name no setting)
+            Image.MAX_IMAGE_PIXELS = None
+            image = Image.open(io.BytesIO(data) if data is not None else path)
+            check_size(path, image.width, image.height, max_pixels, smallest)
+            deep = read_deep(data, image) if data is not None else None
+            if deep is None and load:
+                image.load()
+            return image, deep
+        finally:
+            Image.MAX_IMAGE_PIXELS = pillows
+
+
+@contextmanager
+def _readable(path: Path, data: bytes | None) -> Iterator[None]:
+    """A picture Pillow cannot read, as a clear error naming the file."""
     try:
-        # the size is checked here, from the header, against layerpath's own limit
-        # (Pillow's would refuse a 180 MP photo and name no setting)
-        Image.MAX_IMAGE_PIXELS = None
-        image = Image.open(io.BytesIO(data) if data is not None else path)
-        check_size(path, image.width, image.height, max_pixels, smallest)
-        deep = read_deep(data, image) if data is not None else None
-        if deep is None:
-            image.load()
-        return image, deep
+        yield
     except UnidentifiedImageError as exc:  # (its message names a BytesIO, not the file)
         empty = data is not None and not data
         raise BadInput(
@@ -321,8 +336,23 @@ def _open_pil(
             f"{path} is not an image layerpath can read ({shown(str(exc), 160)}). "
             "Use PNG, JPEG, TIFF, ORA or PSD."
         ) from exc
-    finally:
-        Image.MAX_IMAGE_PIXELS = pillows
+
+
+def _jpeg_rgba(data: bytes, picture: Image.Image) -> np.ndarray | None:
+    """An RGB JPEG's pixels as RGBA, decoded by OpenCV straight into its own array (the
+    same libjpeg-turbo decode as Pillow's, tested level for level, without Pillow's
+    copy of it and the copy out of that: two camera-sized buffers fewer); None for any
+    other picture, or one OpenCV cannot decode (Pillow then reads it, or says why not)."""
+    if picture.format != "JPEG" or picture.mode != "RGB" or not data.endswith(b"\xff\xd9"):
+        return None  # (a file cut short, too: OpenCV would fill it in grey, Pillow says so)
+    flags = cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION  # (turned upright below)
+    try:
+        bgr = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
+    except cv2.error:
+        return None
+    if bgr is None or bgr.shape[:2] != (picture.height, picture.width):
+        return None
+    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGBA)
 
 
 #: the largest stack.xml read (a real one is a few kB; a zip bomb's is gigabytes)
@@ -607,10 +637,14 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         data = path.read_bytes()
     except OSError as exc:
         raise BadInput(f"Cannot read the picture {path}: {exc.strerror or exc}.") from exc
-    picture, deep = _open_pil(path, data, max_pixels)
+    picture, deep = _open_pil(path, data, max_pixels, load=False)
+    jpeg = _jpeg_rgba(data, picture) if deep is None else None
+    if deep is None and jpeg is None:
+        with _readable(path, data):
+            picture.load()
     icc, exif = _metadata(picture)
     picture, icc = _in_rgb(picture, icc)
-    pixels = rgba8(picture) if deep is None else eight_bit(deep)
+    pixels = jpeg if jpeg is not None else rgba8(picture) if deep is None else eight_bit(deep)
     turn = _orientation(exif)
     encoded = None
     if turn != 1:  # as every viewer shows it: the layers, the masks and the output agree
@@ -1097,11 +1131,19 @@ def _flat(doc: LayeredImage, suffix: str) -> Callable[[BinaryIO], None]:
                 file, format="TIFF", compression="tiff_adobe_deflate", **given
             )
         else:
-            Image.fromarray(on_white(merged), "RGB").save(
-                file, format="JPEG", quality=95, subsampling=0, **given
-            )
+            _for_jpeg(merged).save(file, format="JPEG", quality=95, subsampling=0, **given)
 
     return write
+
+
+def _for_jpeg(rgba: np.ndarray) -> Image.Image:
+    """8-bit RGBA as the RGB picture a JPEG holds: an opaque one read where it lies (as
+    Pillow's RGBX, the fourth byte unread: no copy of a camera-sized picture), else on
+    white paper (on_white)."""
+    h, w = rgba.shape[:2]
+    if rgba.flags.c_contiguous and int(rgba[..., 3].min()) == 255:
+        return Image.frombuffer("RGBX", (w, h), rgba, "raw", "RGBX", 0, 1)
+    return Image.fromarray(on_white(rgba), "RGB")
 
 
 def on_white(rgba: np.ndarray) -> np.ndarray:
