@@ -215,14 +215,8 @@ def apply(op: str, amount: float, v: np.ndarray, extra: Mapping[str, Any]) -> np
         lifted = 0.08 * -amount  # a matte look: blacks lifted, whites eased
         return lifted + v * (1 - 1.6 * lifted)
     if op == "vignette":  # (a band of rows knows where it lies in the frame: "rows")
-        top, h, w = extra.get("rows", (0, v.shape[0], v.shape[1]))
-        yy = np.arange(top, top + v.shape[0], dtype=np.float32)[:, None]
-        xx = np.arange(0, w, dtype=np.float32)[None, :]
-        r = np.hypot((xx - (w - 1) / 2) / (w / 2), (yy - (h - 1) / 2) / (h / 2)) / np.sqrt(2)
-        falloff = smoothstep(0.35, 1.0, r)
-        # amount 0.5: the corners a stop darker (a negative amount lightens them)
-        gain = (2.0 ** (-2.0 * amount * falloff))[..., None]
-        return to_display(_gained(to_linear(v), gain, protect))
+        gain = vignette_gain(amount, extra.get("rows", (0, v.shape[0], v.shape[1])), len(v))
+        return to_display(_gained(to_linear(v), gain[..., None], protect))
     if op == "sharpen":
         y = luma(v)
         detail = 1.5 * amount * (y - cv2.GaussianBlur(y, (0, 0), _sigma(v.shape, 0.0008) + 0.6))
@@ -525,18 +519,27 @@ def adjusted(
         if weight is not None:
             mixed = part[..., :3] + (values - part[..., :3].astype(np.float32)) * weight[..., None]
             values = np.clip(np.rint(mixed), 0, top).astype(image.dtype)
-    elif op == "black_and_white" and image.dtype == np.uint8 and not extra.get("tone"):
-        values = _grey_8bit(part, weight, amount)
+    whole = window == full_box(image.shape)
+    out = None
+    if whole:  # the new picture's colours are made where they will lie
+        out = np.empty_like(image)
+        out[..., 3] = image[..., 3]
+    into = out[..., :3] if out is not None else None
+    if op == "black_and_white" and image.dtype == np.uint8 and not extra.get("tone"):
+        values = _grey_8bit(part, weight, amount, into)
+    elif op == "vignette" and image.dtype == np.uint8 and weight is None and amount >= 0:
+        values = into if into is not None else np.empty(part.shape[:2] + (3,), np.uint8)
+        _vignette_8bit(part, amount, values)
     elif op in BANDED or look is not None and look.banded:
         # a look that turns a band of hues reads a margin of rows around each band (its
         # glow and clarity read fields of the whole picture instead)
         margin = halo(look, (image.shape[0], image.shape[1])) if look is not None else 0
-        values = _in_bands(op, amount, part, weight, extra, margin)
+        values = _in_bands(op, amount, part, weight, extra, margin, into)
     else:
         values = _whole(op, amount, part, weight, extra)
-    if window == full_box(image.shape):
-        out = image.copy()
-        out[..., :3] = values
+    if out is not None:
+        if values is not into:
+            out[..., :3] = values
         return out, None
     patch = part.copy()
     patch[..., :3] = values
@@ -615,12 +618,14 @@ def _in_bands(
     weight: np.ndarray | None,
     extra: dict[str, Any],
     margin: int = 0,
+    into: np.ndarray | None = None,
 ) -> np.ndarray:
     """The adjustment made a band of rows at a time (band_rows), each read with `margin` rows
-    above and below it for the steps that look around a pixel (a look's glow)."""
+    above and below it for the steps that look around a pixel (a look's glow); the
+    colours made `into` the given array (the new picture's), else a new one."""
     top = 65535 if part.dtype == np.uint16 else 255
     h, w = part.shape[:2]
-    values = np.empty((h, w, 3), part.dtype)
+    values = into if into is not None else np.empty((h, w, 3), part.dtype)
     local = None
     if op in ("highlights", "shadows"):
         grey = np.empty((h, w), np.float32)
@@ -701,16 +706,19 @@ def _look_field(
     return blurred(small, sigma, block)
 
 
-def _grey_8bit(part: np.ndarray, weight: np.ndarray | None, amount: float) -> np.ndarray:
+def _grey_8bit(
+    part: np.ndarray, weight: np.ndarray | None, amount: float, into: np.ndarray | None = None
+) -> np.ndarray:
     """An 8-bit picture's black and white, as `apply` makes it within a level, with
     OpenCV a band of rows at a time: each level's linear light from a table, the luma of
-    a pixel's three in one pass, then the display curve on that one channel."""
+    a pixel's three in one pass, then the display curve on that one channel (`into` the
+    given array, else a new one)."""
     levels = np.arange(256, dtype=np.float32) / np.float32(255)
     lut = np.zeros((1, 256, 4), np.float32)
     lut[0, :, :3] = to_linear(levels)[:, None]
     weights = np.array([[0.2126, 0.7152, 0.0722, 0.0]], np.float32)
     h, w = part.shape[:2]
-    values = np.empty((h, w, 3), np.uint8)
+    values = into if into is not None else np.empty((h, w, 3), np.uint8)
     rows = band_rows(w, 0)
 
     def grey_band(y: int) -> None:
@@ -728,6 +736,50 @@ def _grey_8bit(part: np.ndarray, weight: np.ndarray | None, amount: float) -> np
 
     _on_every_core(grey_band, range(0, h, rows))
     return values
+
+
+def vignette_gain(amount: float, rows: tuple[int, int, int], count: int) -> np.ndarray:
+    """A vignette's gain on linear light for `count` rows of the frame from `rows`' (top,
+    frame height, frame width): 1 in the middle, falling towards the corners (amount
+    0.5: the corners a stop darker; a negative amount lightens them)."""
+    top, h, w = rows
+    yy = np.arange(top, top + count, dtype=np.float32)[:, None]
+    xx = np.arange(0, w, dtype=np.float32)[None, :]
+    r = np.hypot((xx - (w - 1) / 2) / (w / 2), (yy - (h - 1) / 2) / (h / 2)) / np.sqrt(2)
+    return (2.0 ** (-2.0 * amount * smoothstep(0.35, 1.0, r))).astype(np.float32)
+
+
+#: the steps of linear light the 8-bit vignette's display table holds (a level's
+#: twentieth in the deepest shadows, where the display curve is steepest)
+LINEAR_STEPS = 65535
+
+
+@lru_cache(maxsize=1)
+def _display_levels() -> np.ndarray:
+    """Each step of linear light's 8-bit display level (LINEAR_STEPS + 1 of them)."""
+    linear = np.linspace(0.0, 1.0, LINEAR_STEPS + 1, dtype=np.float32)
+    return np.clip(np.rint(to_display(linear) * 255.0), 0, 255).astype(np.uint8)
+
+
+def _vignette_8bit(part: np.ndarray, amount: float, into: np.ndarray) -> None:
+    """An 8-bit picture's darkening vignette (amount >= 0: no gain above 1, so nothing
+    to protect), as `apply` makes it within a level, into `into` a band of rows at a
+    time: each level's linear light from a table (OpenCV), times the band's gain, and
+    each step of linear light's display level from a table."""
+    levels = np.arange(256, dtype=np.float32) / np.float32(255)
+    lut = to_linear(levels).reshape(1, 256).astype(np.float32)
+    display = _display_levels()
+    h, w = part.shape[:2]
+    rows = band_rows(w, 0)
+
+    def band(y: int) -> None:
+        count = min(rows, h - y)
+        linear = cv2.LUT(np.ascontiguousarray(part[y : y + count, :, :3]), lut)
+        linear *= vignette_gain(amount, (y, h, w), count)[..., None] * np.float32(LINEAR_STEPS)
+        linear += np.float32(0.5)
+        into[y : y + count] = display[linear.astype(np.int32)]
+
+    _on_every_core(band, range(0, h, rows))
 
 
 def blur_sigma(amount: float, extra: Mapping[str, Any], shape: tuple[int, ...]) -> float:

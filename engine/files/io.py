@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import struct
+import sys
 import tempfile
 import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -152,6 +153,19 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
     opaque; outside the layer's bounds nothing stays). Each layer is blended only over
     its own bounds; an opaque layer is copied, not blended. A user's isolated group
     that holds a layer in a blend mode is worked out on its own first."""
+    alone = doc.layers[0] if len(doc.layers) == 1 else None
+    if (
+        isinstance(alone, PixelLayer)
+        and alone.visible
+        and alone.blend == "normal"
+        and alone.offset == (0, 0)
+        and alone.pixels.shape == (doc.height, doc.width, 4)
+        and alone.pixels.dtype == np.uint8
+        and not deep
+    ):  # a photo just opened: its one layer, shared (read only), not copied
+        shared = alone.pixels.view()
+        shared.flags.writeable = False
+        return shared
     out = np.zeros((doc.height, doc.width, 4), dtype=np.uint16 if deep else np.uint8)
     for entry in doc.layers:
         if isinstance(entry, GroupLayer) and entry.isolated and entry.visible:
@@ -213,14 +227,23 @@ def _over_into(src: np.ndarray, dst: np.ndarray, top: int) -> None:
     pixels copied whole (a step layer is opaque where it changed the picture), soft
     edges and cut-outs blended pixel by pixel."""
     whole = np.uint32 if src.dtype == np.uint8 else np.uint64  # a pixel's four channels
+    # (alpha is a pixel's top byte or word as one little-endian integer)
+    opaque_from = top << (8 if src.dtype == np.uint8 else 16) * 3
+    clear_below = 1 << (8 if src.dtype == np.uint8 else 16) * 3
+    fused = src.strides[-1] == src.itemsize and sys.byteorder == "little"
     for row in range(0, src.shape[0], BAND):
         s, d = src[row : row + BAND], dst[row : row + BAND]
         alpha = s[..., 3]
-        low, high = int(alpha.min()), int(alpha.max())
-        if low == top:
+        pixels = s.view(whole)[..., 0] if fused else None
+        if pixels is not None:  # one pass over whole pixels, not a strided channel
+            low, high = int(pixels.min()), int(pixels.max())
+            all_opaque, all_clear = low >= opaque_from, high < clear_below
+        else:
+            all_opaque, all_clear = int(alpha.min()) == top, int(alpha.max()) == 0
+        if all_opaque:
             d[...] = s
             continue
-        if high == 0:
+        if all_clear:
             continue
         opaque = alpha == top
         np.copyto(d.view(whole)[..., 0], s.view(whole)[..., 0], where=opaque)

@@ -222,6 +222,26 @@ def test_black_and_white_at_8_bits_is_the_float_paths_within_a_level(
         assert (fast[..., 0] == fast[..., 2]).all()
 
 
+@pytest.mark.parametrize("amount", [0.35, 1.0])
+def test_a_vignette_at_8_bits_is_the_float_paths_within_a_level(amount: float) -> None:
+    """The fast vignette of an 8-bit picture (tables of linear light and of display
+    levels) makes the picture the float path makes, within one level, across bands, in
+    the deep shadows too; through the tool, into the new picture's own array."""
+    from layerpath.tools.adjust import _in_bands, _vignette_8bit, adjusted
+
+    rng = np.random.default_rng(11)
+    part = rng.integers(0, 256, (2300, 700, 4)).astype(np.uint8)  # (three bands)
+    part[..., 3] = 255
+    part[:, :40] = rng.integers(0, 12, (2300, 40, 4))  # deep shadows, in the corners too
+    fast = np.zeros((2300, 700, 3), np.uint8)
+    _vignette_8bit(part, amount, fast)
+    full = _in_bands("vignette", amount, part, None, {}).astype(int)
+    assert np.abs(fast.astype(int) - full).max() <= 1
+    assert fast[0, 0].max() < part[0, 0, :3].max() or part[0, 0, :3].max() < 3  # darker
+    made, _ = adjusted(part, None, {"op": "vignette", "amount": amount}, {})
+    assert np.array_equal(made[..., :3], fast) and np.array_equal(made[..., 3], part[..., 3])
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
 @pytest.mark.parametrize("op", ["temperature", "contrast", "exposure"])
 def test_a_per_channel_adjustments_table_is_the_arithmetic_within_a_level(
