@@ -110,7 +110,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
         return run_gui(argv[1:])
     if argv[:1] != ["krita"]:  # (the installer reads its own options)
-        cli_args.parser().parse_args(argv)  # --help, --version and mistakes: no engine yet
+        args = cli_args.parser().parse_args(argv)  # --help, --version, mistakes: no engine yet
+        if args.command == "edit":  # its photo decoded while the engine is imported
+            from layerpath import prefetch
+
+            prefetch.start(args.image)
     from layerpath.plugin import cli
 
     return cli.main(argv)

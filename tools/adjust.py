@@ -775,9 +775,9 @@ def _vignette_8bit(part: np.ndarray, amount: float, into: np.ndarray) -> None:
     def band(y: int) -> None:
         count = min(rows, h - y)
         linear = cv2.LUT(np.ascontiguousarray(part[y : y + count, :, :3]), lut)
-        linear *= vignette_gain(amount, (y, h, w), count)[..., None] * np.float32(LINEAR_STEPS)
-        linear += np.float32(0.5)
-        into[y : y + count] = display[linear.astype(np.int32)]
+        steps = vignette_gain(amount, (y, h, w), count)[..., None] * np.float32(LINEAR_STEPS)
+        index = linear * steps + np.float32(0.5)
+        into[y : y + count] = display[index.astype(np.int32)]
 
     _on_every_core(band, range(0, h, rows))
 

@@ -28,6 +28,7 @@ import cv2
 import numpy as np
 from PIL import Image, ImageOps, UnidentifiedImageError
 
+from layerpath import prefetch
 from layerpath.engine.execute.deep import (
     eight_bit,
     encode_png16,
@@ -43,6 +44,7 @@ from layerpath.engine.files.curves import Curves
 from layerpath.engine.types import Snapshot, StepLayer
 from layerpath.errors import BadInput, shown
 from layerpath.files import output_refusal, regular_file, write_atomically
+from layerpath.prefetch import decode_jpeg
 
 log = logging.getLogger(__name__)
 
@@ -153,17 +155,17 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
     opaque; outside the layer's bounds nothing stays). Each layer is blended only over
     its own bounds; an opaque layer is copied, not blended. A user's isolated group
     that holds a layer in a blend mode is worked out on its own first."""
-    alone = doc.layers[0] if len(doc.layers) == 1 else None
+    only = doc.layers[0] if len(doc.layers) == 1 else None
     if (
-        isinstance(alone, PixelLayer)
-        and alone.visible
-        and alone.blend == "normal"
-        and alone.offset == (0, 0)
-        and alone.pixels.shape == (doc.height, doc.width, 4)
-        and alone.pixels.dtype == np.uint8
+        isinstance(only, PixelLayer)
+        and only.visible
+        and only.blend == "normal"
+        and only.offset == (0, 0)
+        and only.pixels.shape == (doc.height, doc.width, 4)
+        and only.pixels.dtype == np.uint8
         and not deep
     ):  # a photo just opened: its one layer, shared (read only), not copied
-        shared = alone.pixels.view()
+        shared = only.pixels.view()
         shared.flags.writeable = False
         return shared
     out = np.zeros((doc.height, doc.width, 4), dtype=np.uint16 if deep else np.uint8)
@@ -361,19 +363,16 @@ def _readable(path: Path, data: bytes | None) -> Iterator[None]:
         ) from exc
 
 
-def _jpeg_rgba(data: bytes, picture: Image.Image) -> np.ndarray | None:
+def _jpeg_rgba(data: bytes, picture: Image.Image, decoded: np.ndarray | None) -> np.ndarray | None:
     """An RGB JPEG's pixels as RGBA, decoded by OpenCV straight into its own array (the
     same libjpeg-turbo decode as Pillow's, tested level for level, without Pillow's
-    copy of it and the copy out of that: two camera-sized buffers fewer); None for any
-    other picture, or one OpenCV cannot decode (Pillow then reads it, or says why not)."""
-    if picture.format != "JPEG" or picture.mode != "RGB" or not data.endswith(b"\xff\xd9"):
-        return None  # (a file cut short, too: OpenCV would fill it in grey, Pillow says so)
-    flags = cv2.IMREAD_COLOR | cv2.IMREAD_IGNORE_ORIENTATION  # (turned upright below)
-    try:
-        bgr = cv2.imdecode(np.frombuffer(data, np.uint8), flags)
-    except cv2.error:
+    copy of it and the copy out of that: two camera-sized buffers fewer), or as
+    `decoded` already (layerpath/prefetch.py); None for any other picture, or one
+    OpenCV cannot decode (Pillow then reads it, or says why not)."""
+    if picture.format != "JPEG" or picture.mode != "RGB":
         return None
-    if bgr is None or bgr.shape[:2] != (picture.height, picture.width):
+    bgr = decoded if decoded is not None else decode_jpeg(data)
+    if bgr is None or bgr.shape != (picture.height, picture.width, 3):
         return None
     return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGBA)
 
@@ -656,12 +655,14 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         )
     if suffix in HEIF_SUFFIXES:
         _photo_extra("pillow_heif", path).register_heif_opener()
+    early = prefetch.taken(path)  # (decoded while the program started)
     try:  # decoded from these bytes: a later change to the file cannot differ
-        data = path.read_bytes()
+        data = early[0] if early is not None else path.read_bytes()
     except OSError as exc:
         raise BadInput(f"Cannot read the picture {path}: {exc.strerror or exc}.") from exc
     picture, deep = _open_pil(path, data, max_pixels, load=False)
-    jpeg = _jpeg_rgba(data, picture) if deep is None else None
+    decoded = early[1] if early is not None else None
+    jpeg = _jpeg_rgba(data, picture, decoded) if deep is None else None
     if deep is None and jpeg is None:
         with _readable(path, data):
             picture.load()
