@@ -634,8 +634,18 @@ def _in_bands(
         local = tonal_ranges(op, grey)
         del grey
 
-    if op == "look":  # its glow's or clarity's field, from the whole picture
-        extra = {**extra, "fields": _look_fields(look_named(str(extra["look"])), amount, part)}
+    ahead = None
+    if op == "look":
+        look = look_named(str(extra["look"]))
+        lut = _look_lut(look.name, amount) if part.dtype == np.uint8 else None
+        whole = lut is not None and lut[0] == len(_runs(look.recipe))
+        if lut is not None and lut[2] and whole and weight is None:
+            _through_lut(lut[1], part, values)  # the whole look: one LUT
+            return values
+        # its glow's or clarity's field, from the whole picture
+        ahead = (lut[0], lut[1]) if lut is not None and not whole else None
+        extra = {**extra, "fields": _look_fields(look, amount, part, ahead)}
+        ahead = ahead if lut is not None and lut[2] else None  # (the picture: within it)
     rows = band_rows(w, margin)
 
     def band(y: int) -> None:
@@ -644,6 +654,8 @@ def _in_bands(
         here = {**extra, "rows": (low, h, w)}
         if op == "look":  # after its last blur, a look works on the band's own rows
             here["inner"] = (y - low, y - low + min(rows, h - y))
+        if ahead is not None:
+            here["begun"] = (ahead[0], _lut_band(ahead[1], part[low:high]))
         if local is not None:
             here["local"] = (local[0][y : y + rows], local[1])
         if extra.get("sky_weight") is not None:  # (a colour match's sky, the band's rows)
@@ -668,7 +680,12 @@ def _on_every_core(work: Callable[[int], None], bands: Iterable[int]) -> None:
         list(pool.map(work, bands))
 
 
-def _look_fields(look: Look, strength: float, part: np.ndarray) -> dict[int, np.ndarray]:
+def _look_fields(
+    look: Look,
+    strength: float,
+    part: np.ndarray,
+    ahead: tuple[int, Any] | None = None,
+) -> dict[int, np.ndarray]:
     """The fields of a look's glow or clarity (tools/looks.py), each from the picture as
     the look's steps before it leave it, made in bands a whole number of the field's
     blocks tall (the whole picture's blocks): by the index of the step in _runs."""
@@ -676,7 +693,7 @@ def _look_fields(look: Look, strength: float, part: np.ndarray) -> dict[int, np.
     for index, run in enumerate(_runs(look.recipe)):
         if run[0]["op"] in FIELD_STEPS:
             op = str(run[0]["op"])
-            fields[index] = _look_field(look, strength, part, index, op, dict(fields))
+            fields[index] = _look_field(look, strength, part, index, op, dict(fields), ahead)
     return fields
 
 
@@ -687,9 +704,10 @@ def _look_field(
     index: int,
     op: str,
     known: dict[int, np.ndarray],
+    ahead: tuple[int, Any] | None = None,
 ) -> np.ndarray:
     """One field of _look_fields: the step `op` at `index`, after the `known` fields'
-    steps."""
+    steps (the look's first runs through the LUT `ahead`, when it has one)."""
     top = 65535 if part.dtype == np.uint16 else 255
     h, w = part.shape[:2]
     sigma, block = field_blur(op, (h, w))
@@ -698,12 +716,83 @@ def _look_field(
 
     def source(y: int) -> None:
         read = part[y : y + rows, :, :3].astype(np.float32) / top
-        state = render(look, strength, read, {"rows": (y, h, w), "fields": known}, index)
+        here: dict[str, Any] = {"rows": (y, h, w), "fields": known}
+        if ahead is not None:
+            here["begun"] = (ahead[0], _lut_band(ahead[1], part[y : y + rows]))
+        state = render(look, strength, read, here, index)
         means = block_means(field_source(op, state), block)
         small[y // block : y // block + means.shape[0]] = means
 
     _on_every_core(source, range(0, h, rows))
     return blurred(small, sigma, block)
+
+
+#: the LUT's lattice (Pillow's finest: its trilinear reading strays least)
+LUT_SIZE = 65
+#: the most the LUT may stray from the arithmetic at its cells' centres (where a
+#: trilinear reading strays most), in levels, for it to be used: with the rounding to a
+#: level, the picture stays within a level of the arithmetic's
+LUT_TOLERANCE = 0.5
+
+
+@lru_cache(maxsize=16)
+def _look_lut(name: str, strength: float) -> tuple[int, Any, bool] | None:
+    """The run of position-free steps a look starts with, as a 3D LUT (Pillow's
+    Color3DLUT) of what they make: (how many runs it holds, the LUT, whether it is
+    within LUT_TOLERANCE of the arithmetic everywhere); the whole look at `strength`
+    when every step is position-free. None when the look starts with none. (A LUT
+    that strays further, by a level or so where a steep curve or the gamut's edge lies
+    between its points, still makes a glow's or clarity's field: blurred wide, that
+    cannot show.)"""
+    from PIL import ImageFilter
+
+    look = look_named(name)
+    runs = _runs(look.recipe)
+    count = next((i for i, run in enumerate(runs) if run[0]["op"] not in POSITION_FREE), len(runs))
+    if count == 0:
+        return None
+    until = None if count == len(runs) else count
+
+    def made(levels: np.ndarray) -> np.ndarray:
+        b, g, r = np.meshgrid(levels, levels, levels, indexing="ij")  # (red fastest)
+        grid = np.stack([r, g, b], axis=-1).reshape(-1, 1, 3)
+        shape = (len(levels),) * 3 + (3,)
+        return render(look, strength, grid, {}, until).reshape(shape).astype(np.float64)
+
+    points = np.linspace(0.0, 1.0, LUT_SIZE, dtype=np.float32)
+    table = made(points)
+    corners = [table[i : LUT_SIZE - 1 + i, j : LUT_SIZE - 1 + j, k : LUT_SIZE - 1 + k]
+               for i in (0, 1) for j in (0, 1) for k in (0, 1)]  # fmt: skip
+    centres = made((points[:-1] + points[1:]) / 2)
+    within = 255.0 * float(np.abs(sum(corners) / 8.0 - centres).max()) <= LUT_TOLERANCE
+    return count, ImageFilter.Color3DLUT(LUT_SIZE, table.reshape(-1)), within
+
+
+def _lut_band(lut: Any, rgba: np.ndarray) -> np.ndarray:
+    """8-bit RGBA rows through the LUT, as float RGB in 0..1."""
+    from PIL import Image
+
+    h, w = rgba.shape[:2]
+    rows = Image.frombuffer("RGBA", (w, h), np.ascontiguousarray(rgba), "raw", "RGBA", 0, 1)
+    made = cv2.cvtColor(np.asarray(rows.filter(lut)), cv2.COLOR_RGBA2RGB)
+    return made.astype(np.float32) * np.float32(1 / 255)
+
+
+def _through_lut(lut: Any, part: np.ndarray, into: np.ndarray) -> None:
+    """An 8-bit picture through the LUT into `into` (its colours), a band of rows at a
+    time on every core."""
+    from PIL import Image
+
+    h, w = part.shape[:2]
+    rows = band_rows(w, 0)
+
+    def band(y: int) -> None:
+        count = min(rows, h - y)
+        block = np.ascontiguousarray(part[y : y + count])
+        made = Image.frombuffer("RGBA", (w, count), block, "raw", "RGBA", 0, 1).filter(lut)
+        into[y : y + count] = np.asarray(made)[..., :3]
+
+    _on_every_core(band, range(0, h, rows))
 
 
 def _grey_8bit(
@@ -854,6 +943,9 @@ def _whole(
 
 #: steps that are one curve per colour channel: a run of them is made as one table
 PER_CHANNEL = {"exposure", "contrast", "temperature", "tint", "curve", "fade"}
+#: steps that change each colour alike wherever it lies: the run of them a look starts
+#: with is made at 8 bits as one 3D LUT
+POSITION_FREE = PER_CHANNEL | {"split_tone", "saturation", "vibrance", "black_and_white"}
 
 
 def _runs(recipe: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -910,17 +1002,22 @@ def render(
     ("rows"), the whole picture's fields of its glow or clarity ("fields", by the index
     of its step in _runs) and, for a band read with a margin for the blurs, which of its
     rows are the band's own ("inner"): only those are made after the last blur, and
-    returned. `until`: the picture as the steps before that index leave it."""
+    returned; "begun" (index, picture): the picture as the runs before that index leave
+    it, made already (_look_lut). `until`: the picture as the steps before that index
+    leave it."""
     runs = _runs(look.recipe)
     fields = extra.get("fields") or {}
     inner = extra.get("inner")
     # after the last step that reads around a pixel, the margin rows are not needed
     last_blur = max((i for i, run in enumerate(runs) if run[0]["op"] in REACH), default=-1)
     rows = extra.get("rows")
+    # ("begun": the picture as its first runs leave it, made through a 3D LUT)
+    first, styled = extra.get("begun") or (0, v)
     if inner is not None and last_blur < 0:
-        v, rows = _inner(v, rows, inner)
-    styled = v
+        (v, rows), (styled, _) = _inner(v, rows, inner), _inner(styled, rows, inner)
     for index, steps in enumerate(runs):
+        if index < first:
+            continue
         if index == until:
             return styled
         if index - 1 == last_blur and inner is not None and last_blur >= 0:

@@ -106,10 +106,27 @@ def block_means(a: np.ndarray, block: int) -> np.ndarray:
     filled out with their edge pixels): a picture scaled down by whole blocks."""
     h, w = a.shape[:2]
     tall, wide = -(-h // block) * block, -(-w // block) * block
-    if (tall, wide) != (h, w):
+    if block == 1:
+        return a.astype(np.float32)
+    if h % block or w % block:  # the edges' squares: the padding is a few rows or columns
+        kept_h, kept_w = h - h % block, w - w % block
+        if kept_h and kept_w:
+            # the whole squares by OpenCV, the edge's few by padding them alone
+            means = np.empty((tall // block, wide // block, a.shape[2]), np.float32)
+            means[: kept_h // block, : kept_w // block] = block_means(a[:kept_h, :kept_w], block)
+            if w % block:
+                means[: kept_h // block, -1:] = block_means(a[:kept_h, kept_w:], block)
+            if h % block:
+                means[-1:] = block_means(a[kept_h:], block)
+            return means
         a = np.pad(a, ((0, tall - h), (0, wide - w), (0, 0)), mode="edge")
-    shape = (tall // block, block, wide // block, block, a.shape[2])
-    return a.reshape(shape).mean(axis=(1, 3), dtype=np.float32)
+        shape = (tall // block, block, wide // block, block, a.shape[2])
+        return a.reshape(shape).mean(axis=(1, 3), dtype=np.float32)
+    # whole squares: OpenCV's whole-ratio area average (a tenth of numpy's time)
+    small = cv2.resize(
+        np.ascontiguousarray(a, np.float32), (w // block, h // block), interpolation=cv2.INTER_AREA
+    )
+    return small.reshape(h // block, w // block, a.shape[2])
 
 
 def blurred(small: np.ndarray, sigma: float, block: int) -> np.ndarray:

@@ -200,3 +200,24 @@ def test_a_camera_sized_glow_made_in_small_bands_is_the_glow_made_whole() -> Non
     whole = render(look_named("sunset"), 1.0, tall[..., :3].astype(np.float32) / 255, {})
     whole8 = np.clip(np.rint(whole * 255), 0, 255).astype(np.uint8)
     assert np.abs(banded[..., :3].astype(int) - whole8.astype(int)).max() <= 1
+
+
+@pytest.mark.parametrize("name", sorted(looks()))
+def test_a_looks_3d_lut_makes_the_picture_its_arithmetic_makes(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A look's first position-free steps (the whole look, where all of them are) go
+    through one 3D LUT at 8 bits, and its glow's or clarity's field is read from what
+    that LUT makes: the picture is the one the arithmetic makes on every pixel, within a
+    level (skimage's photos, saturated and deep colours among them). A 16-bit picture
+    takes the arithmetic."""
+    from layerpath.tools import adjust
+
+    photo = rgba(np.vstack([SKIMAGE["coffee"][:200, :512], SKIMAGE["astronaut"][:200]]))
+    deep = (photo.astype(np.uint16) * 257)[:60]
+    fast, fast_deep = styled(photo, name, amount=0.8)[0], styled(deep, name, amount=0.8)[0]
+    monkeypatch.setattr(adjust, "_look_lut", lambda *_: None)  # the arithmetic alone
+    exact, exact_deep = styled(photo, name, amount=0.8)[0], styled(deep, name, amount=0.8)[0]
+    assert np.abs(fast.astype(int) - exact.astype(int)).max() <= 1
+    assert np.abs(fast[..., :3].astype(int) - photo[..., :3]).max() > 3  # (the look shows)
+    assert np.array_equal(fast_deep, exact_deep)
