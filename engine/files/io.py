@@ -236,7 +236,7 @@ def _over_into(src: np.ndarray, dst: np.ndarray, top: int) -> None:
     for row in range(0, src.shape[0], BAND):
         s, d = src[row : row + BAND], dst[row : row + BAND]
         alpha = s[..., 3]
-        pixels = s.view(whole)[..., 0] if fused else None
+        pixels: Any = s.view(whole)[..., 0] if fused else None
         if pixels is not None:  # one pass over whole pixels, not a strided channel
             low, high = int(pixels.min()), int(pixels.max())
             all_opaque, all_clear = low >= opaque_from, high < clear_below
@@ -247,11 +247,15 @@ def _over_into(src: np.ndarray, dst: np.ndarray, top: int) -> None:
             continue
         if all_clear:
             continue
-        opaque = alpha == top
+        if pixels is not None:  # (a pixel is part-clear when c <= p < o: one unsigned pass)
+            opaque = pixels >= whole(opaque_from)
+            soft = (pixels - whole(clear_below)) < whole(opaque_from - clear_below)
+        else:
+            opaque = alpha == top
+            soft = (alpha > 0) & ~opaque
         np.copyto(d.view(whole)[..., 0], s.view(whole)[..., 0], where=opaque)
-        partial = (alpha > 0) & ~opaque
-        if partial.any():
-            d[partial] = over(s[partial], d[partial])
+        if soft.any():  # soft edges and cut-outs: blended
+            d[soft] = over(s[soft], d[soft])
 
 
 def _blend_into(mode: str, src: np.ndarray, dst: np.ndarray, top: int) -> None:
