@@ -313,3 +313,19 @@ def test_help_version_and_a_mistake_answer_before_the_engine_is_imported(asked: 
     assert code == ("2" if asked == ["batch"] else "0")
     shown = done.stdout + done.stderr
     assert ("layerpath 0." in shown) if asked == ["--version"] else ("usage: layerpath" in shown)
+
+
+def test_an_edit_does_not_import_the_batch_pool() -> None:
+    """The command line an edit runs imports no batch worker pool (multiprocessing and
+    its process pool: a fortieth of a second of every edit's start-up)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "import layerpath.plugin.cli\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('multiprocessing',"
+        " 'layerpath.engine.hosts.batch', 'concurrent.futures.process'))))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr[-800:]
