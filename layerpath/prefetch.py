@@ -5,22 +5,25 @@ and holding the interpreter; decoding a 24 MP JPEG takes 0.12 s more and lets go
 So the command line starts the decode on a thread of its own before the engine is
 imported (`start`), and the reader takes what it made (`taken`) when the file has not
 changed since: the same bytes, decoded the same way (`decode_jpeg`, the reader's own).
-Anything unusual (not an RGB JPEG, too large, unreadable) is left to the reader, which
-reads the file as always and says what is wrong with it.
+Anything unusual (not a colour JPEG, over 100 MP, unreadable) is left to the reader,
+which reads the file as always and says what is wrong with it; the reader uses the
+pixels only where Pillow, reading the header, sees an RGB JPEG of that size.
 """
 
 from __future__ import annotations
 
-import io
 import os
 import stat
 import threading
 from pathlib import Path
 from typing import Any
 
-#: pictures larger than this are not decoded ahead (the reader checks its own limit
-#: from the header before it decodes anything)
-LARGEST = 200_000_000
+#: pictures larger than this are not decoded ahead (the reader checks the user's own
+#: limit from the header before it decodes anything): a camera's largest
+LARGEST = 100_000_000
+#: JPEG's start-of-frame markers (baseline, extended, progressive, lossless; not DHT,
+#: JPG or DAC, which share the range)
+_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 
 _started: dict[Path, tuple[threading.Thread, dict[str, Any]]] = {}
 
@@ -41,8 +44,34 @@ def decode_jpeg(data: bytes) -> Any:
         return None
 
 
-def _identity(status: os.stat_result) -> tuple[int, int, int]:
-    return status.st_mtime_ns, status.st_size, status.st_ino
+def jpeg_frame(data: bytes) -> tuple[int, int, int] | None:
+    """A JPEG's (width, height, colour components) from its frame header, read without
+    Pillow (whose size check is process-wide state a thread must not touch); None for
+    anything else."""
+    if not data.startswith(b"\xff\xd8"):
+        return None
+    at = 2
+    while at + 4 <= len(data):
+        if data[at] != 0xFF:
+            return None
+        marker = data[at + 1]
+        if marker == 0xFF:  # (fill bytes before a marker)
+            at += 1
+            continue
+        length = int.from_bytes(data[at + 2 : at + 4], "big")
+        if marker in _FRAMES:
+            if at + 10 > len(data):
+                return None
+            height = int.from_bytes(data[at + 5 : at + 7], "big")
+            width = int.from_bytes(data[at + 7 : at + 9], "big")
+            return width, height, data[at + 9]
+        at += 2 + length
+    return None
+
+
+def _identity(status: os.stat_result) -> tuple[int, ...]:
+    """What tells a file from one written since: an edit changes its change time."""
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns
 
 
 def start(path: str | os.PathLike[str]) -> None:
@@ -65,13 +94,9 @@ def _decode(where: Path, made: dict[str, Any]) -> None:
     try:
         before = _identity(where.stat())
         data = where.read_bytes()
-        from PIL import Image
-
-        with Image.open(io.BytesIO(data)) as header:  # (the header only)
-            if header.format != "JPEG" or header.mode != "RGB":
-                return
-            if header.width * header.height > LARGEST:
-                return
+        frame = jpeg_frame(data)
+        if frame is None or frame[2] != 3 or frame[0] * frame[1] > LARGEST:
+            return  # (not a colour JPEG a camera makes: the reader reads it itself)
         pixels = decode_jpeg(data)
         if pixels is not None:
             made.update(identity=before, data=data, pixels=pixels)
@@ -92,6 +117,6 @@ def taken(path: str | os.PathLike[str]) -> tuple[bytes, Any] | None:
         now = _identity(where.stat())
     except OSError:
         return None
-    if "pixels" not in made or made["identity"] != now or len(made["data"]) != now[1]:
+    if "pixels" not in made or made["identity"] != now or len(made["data"]) != now[2]:
         return None
     return made["data"], made["pixels"]

@@ -4,6 +4,7 @@ the very pixels it would decode itself, and never those of a file changed since.
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import cv2
@@ -63,3 +64,33 @@ def test_only_an_rgb_jpeg_is_decoded_ahead(tmp_path: Path) -> None:
     cut.write_bytes(cut.read_bytes()[:-500])
     prefetch.start(cut)
     assert prefetch.taken(cut) is None  # (the reader refuses it, as always)
+
+
+def test_a_rewrite_that_keeps_the_size_and_the_time_is_read_again(tmp_path: Path) -> None:
+    """A file rewritten in place with its size and its modification time kept (cp -p,
+    touch -r) is another file: its change time tells it apart."""
+    path = tmp_path / "photo.jpg"
+    _photo(path, 1)
+    kept = path.stat()
+    prefetch.start(path)
+    prefetch._started[path.absolute()][0].join()
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x55  # (in the scan: the same length, other pixels)
+    time.sleep(0.05)  # (past the file system clock's tick: a person's edit comes later)
+    path.write_bytes(bytes(data))
+    os.utime(path, ns=(kept.st_atime_ns, kept.st_mtime_ns))
+    assert path.stat().st_size == kept.st_size and path.stat().st_mtime_ns == kept.st_mtime_ns
+    assert prefetch.taken(path) is None
+
+
+def test_a_jpegs_frame_is_read_from_its_header() -> None:
+    """Size and colour components from the frame header, as Pillow reads them."""
+    import io
+
+    for mode, components in (("RGB", 3), ("L", 1), ("CMYK", 4)):
+        for progressive in (False, True):
+            made = io.BytesIO()
+            Image.new(mode, (123, 45)).save(made, "JPEG", progressive=progressive)
+            assert prefetch.jpeg_frame(made.getvalue()) == (123, 45, components)
+    assert prefetch.jpeg_frame(b"\x89PNG\r\n\x1a\n" + bytes(40)) is None
+    assert prefetch.jpeg_frame(b"\xff\xd8\xff\xe0\x00") is None  # (cut short)

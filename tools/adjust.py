@@ -511,21 +511,21 @@ def adjusted(
     if op == "match":  # the region's own colours, which the transfer moves
         extra["source_stats"] = _lab_stats(part, weight)
         extra.update(_sky_parts(part, weight, asked["ref_stats"]))
+    whole = window == full_box(image.shape)
+    out = None
+    if whole and op not in SEPARABLE:  # the new picture's colours are made where they lie
+        out = np.empty_like(image)
+        out[..., 3] = image[..., 3]
+    into = out[..., :3] if out is not None else None
     if op in SEPARABLE:
         changed = _per_channel(op, amount, part, extra)
-        if weight is None and window == full_box(image.shape):
+        if weight is None and whole:
             return changed, None  # (a new picture already: no copy to fill)
         values = changed[..., :3]
         if weight is not None:
             mixed = part[..., :3] + (values - part[..., :3].astype(np.float32)) * weight[..., None]
             values = np.clip(np.rint(mixed), 0, top).astype(image.dtype)
-    whole = window == full_box(image.shape)
-    out = None
-    if whole:  # the new picture's colours are made where they will lie
-        out = np.empty_like(image)
-        out[..., 3] = image[..., 3]
-    into = out[..., :3] if out is not None else None
-    if op == "black_and_white" and image.dtype == np.uint8 and not extra.get("tone"):
+    elif op == "black_and_white" and image.dtype == np.uint8 and not extra.get("tone"):
         values = _grey_8bit(part, weight, amount, into)
     elif op == "vignette" and image.dtype == np.uint8 and weight is None and amount >= 0:
         values = into if into is not None else np.empty(part.shape[:2] + (3,), np.uint8)
@@ -537,7 +537,9 @@ def adjusted(
         values = _in_bands(op, amount, part, weight, extra, margin, into)
     else:
         values = _whole(op, amount, part, weight, extra)
-    if out is not None:
+    if whole:
+        if out is None:
+            out = image.copy()
         if values is not into:
             out[..., :3] = values
         return out, None

@@ -61,7 +61,9 @@ def changed_pixels(
     part = crop(after, area)[box.y0 : box.y1, box.x0 : box.x1]
     kept = changed[box.y0 : box.y1, box.x0 : box.x1]
     offset = (area.x0 + box.x0, area.y0 + box.y0)
-    if kept.all():  # every pixel changed: the step's own picture, shared (read only)
+    if part.shape == after.shape and kept.all():
+        # every pixel of the picture changed: the step's own picture, shared (read only;
+        # a part of it is copied, so the whole picture is not kept for it)
         shared = part.view()
         shared.flags.writeable = False
         return shared, offset

@@ -143,7 +143,9 @@ def rgba8(image: Image.Image) -> np.ndarray:
         sixteen = image.mode.startswith("I;16") or (image.mode == "I" and array.max() > 255)
         top = 65535.0 if sixteen else 255.0
         image = Image.fromarray(np.clip(array / top * 255.0, 0, 255).astype(np.uint8))
-    if image.mode == "RGB":  # (a photo: one copy out of Pillow, its alpha added by OpenCV)
+    if image.mode == "RGB" and "transparency" not in image.info:
+        # (a photo: one copy out of Pillow, its alpha added by OpenCV; a PNG's
+        # transparent colour is Pillow's to turn into alpha)
         return cv2.cvtColor(np.asarray(image), cv2.COLOR_RGB2RGBA)
     return np.array(image.convert("RGBA"), dtype=np.uint8)
 
@@ -164,6 +166,7 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
         and only.pixels.shape == (doc.height, doc.width, 4)
         and only.pixels.dtype == np.uint8
         and not deep
+        and _opaque(only.pixels)
     ):  # a photo just opened: its one layer, shared (read only), not copied
         shared = only.pixels.view()
         shared.flags.writeable = False
@@ -179,6 +182,13 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
                 continue
         _composite_onto(out, doc, entry, deep)
     return out
+
+
+def _opaque(pixels: np.ndarray) -> bool:
+    """Whether every pixel of 8-bit RGBA is opaque (read as whole pixels where it can)."""
+    if pixels.flags.c_contiguous and sys.byteorder == "little":
+        return int(pixels.view(np.uint32).min()) >= 255 << 24
+    return int(pixels[..., 3].min()) == 255
 
 
 def _composite_onto(
@@ -342,6 +352,18 @@ def _open_pil(
             if deep is None and load:
                 image.load()
             return image, deep
+        finally:
+            Image.MAX_IMAGE_PIXELS = pillows
+
+
+def _load(picture: Image.Image, path: Path, data: bytes | None) -> None:
+    """Decode a picture _open_pil left undecoded (its size checked already against
+    layerpath's own limit, so Pillow's is lifted here too: its TIFF reader checks again)."""
+    pillows = Image.MAX_IMAGE_PIXELS
+    with _readable(path, data):
+        try:
+            Image.MAX_IMAGE_PIXELS = None
+            picture.load()
         finally:
             Image.MAX_IMAGE_PIXELS = pillows
 
@@ -668,8 +690,7 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
     decoded = early[1] if early is not None else None
     jpeg = _jpeg_rgba(data, picture, decoded) if deep is None else None
     if deep is None and jpeg is None:
-        with _readable(path, data):
-            picture.load()
+        _load(picture, path, data)
     icc, exif = _metadata(picture)
     picture, icc = _in_rgb(picture, icc)
     pixels = jpeg if jpeg is not None else rgba8(picture) if deep is None else eight_bit(deep)

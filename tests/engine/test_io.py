@@ -301,3 +301,51 @@ def test_an_oras_record_of_its_runs_is_data_that_cannot_break_opening(tmp_path: 
         assert [layer.name for layer in opened.image.layers] == ["photo", "run"]
         for group_id, _, _ in opened.reopened:
             assert opened.reopened_steps(group_id) == []  # ('cost': 'x' is no number)
+
+
+def _tiff_header(width: int, height: int) -> bytes:
+    """A grey 8-bit TIFF's header and directory claiming width x height, with no pixels."""
+    import struct
+
+    entries = [(256, 4, width), (257, 4, height), (258, 3, 8), (259, 3, 1), (262, 3, 1),
+               (273, 4, 8 + 2 + 12 * 9 + 4), (277, 3, 1), (278, 4, height),
+               (279, 4, width * height)]  # fmt: skip
+    body = struct.pack("<2sHI", b"II", 42, 8) + struct.pack("<H", len(entries))
+    for tag, kind, value in entries:
+        body += struct.pack("<HHII", tag, kind, 1, value)
+    return body + struct.pack("<I", 0) + bytes(64)
+
+
+def test_a_picture_within_layerpaths_limit_is_never_refused_by_pillows(tmp_path: Path) -> None:
+    """A 196 MP TIFF is within layerpath's limit (200 MP), past Pillow's own (179 MP):
+    Pillow's check is lifted while it decodes too, so a file cut short says so plainly
+    (a BadInput naming it), not as Pillow's decompression-bomb error."""
+    path = tmp_path / "huge.tif"
+    path.write_bytes(_tiff_header(14000, 14000))
+    with pytest.raises(BadInput, match="huge.tif"):
+        read_layered(path)
+
+
+def test_a_pngs_transparent_colour_is_read_as_transparent(tmp_path: Path) -> None:
+    """An RGB PNG whose tRNS chunk names a transparent colour: that colour reads as
+    transparent (Pillow's conversion), not opaque."""
+    picture = Image.new("RGB", (20, 16), (10, 20, 30))
+    picture.paste((200, 100, 50), (0, 0, 10, 16))
+    path = tmp_path / "keyed.png"
+    picture.save(path, transparency=(10, 20, 30))
+    pixels = read_layered(path).layers[0].pixels
+    assert (pixels[:, 10:, 3] == 0).all() and (pixels[:, :10, 3] == 255).all()
+
+
+def test_a_one_layer_documents_composite_is_its_opaque_layer_or_the_blend() -> None:
+    """An opaque one-layer document composites to its layer itself (read only, no copy);
+    one with clear pixels composites as always (clear pixels are clear black)."""
+    opaque = np.full((8, 9, 4), 200, np.uint8)
+    opaque[..., 3] = 255
+    merged = composite(LayeredImage(9, 8, [PixelLayer("photo", opaque)]))
+    assert np.shares_memory(merged, opaque) and not merged.flags.writeable
+    holed = opaque.copy()
+    holed[2:4, 3:5, 3] = 0
+    merged = composite(LayeredImage(9, 8, [PixelLayer("photo", holed)]))
+    assert not np.shares_memory(merged, holed)
+    assert (merged[2:4, 3:5] == 0).all() and np.array_equal(merged[5:], holed[5:])
