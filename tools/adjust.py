@@ -77,7 +77,9 @@ def _curves() -> tuple[np.ndarray, np.ndarray]:
 
 
 def _through(table: np.ndarray, index01: np.ndarray) -> np.ndarray:
-    index = np.clip(index01, 0.0, 1.0) * np.float32(TABLE_STEPS) + np.float32(0.5)
+    index = np.clip(index01, 0.0, 1.0)  # (then in place: no more copies of a band)
+    index *= np.float32(TABLE_STEPS)
+    index += np.float32(0.5)
     return np.take(table, index.astype(np.int32))
 
 

@@ -139,17 +139,17 @@ def field_rows(field: np.ndarray, block: int, top: int, rows: int, width: int) -
     """The field at full size for `rows` rows from `top` (bilinear between the blocks'
     centres, the edges held): what scaling it back up gives there."""
     hs, ws = field.shape[:2]
-
-    def taps(count: int, start: int, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        at = np.clip((np.arange(start, start + count) + 0.5) / block - 0.5, 0.0, size - 1)
-        low = np.floor(at).astype(np.intp)
-        high = np.minimum(low + 1, size - 1)
-        return low, high, (at - low).astype(np.float32)
-
-    y0, y1, wy = taps(rows, top, hs)
-    x0, x1, wx = taps(width, 0, ws)
+    at = np.clip((np.arange(top, top + rows) + 0.5) / block - 0.5, 0.0, hs - 1)
+    y0 = np.floor(at).astype(np.intp)
+    y1 = np.minimum(y0 + 1, hs - 1)
+    wy = (at - y0).astype(np.float32)
     across = field[y0] + (field[y1] - field[y0]) * wy[:, None, None]
-    return across[:, x0] + (across[:, x1] - across[:, x0]) * wx[None, :, None]
+    # along the rows, OpenCV's bilinear scaling by the whole block (the same taps: a
+    # pixel's centre, the edges held) to a width of whole blocks, cut to the picture's
+    wide = cv2.resize(
+        np.ascontiguousarray(across, np.float32), (ws * block, rows), interpolation=cv2.INTER_LINEAR
+    )
+    return wide.reshape(rows, ws * block, field.shape[2])[:, :width]
 
 
 def field_of(op: str, v: np.ndarray, step: Mapping[str, Any]) -> np.ndarray:

@@ -221,3 +221,29 @@ def test_a_looks_3d_lut_makes_the_picture_its_arithmetic_makes(
     assert np.abs(fast.astype(int) - exact.astype(int)).max() <= 1
     assert np.abs(fast[..., :3].astype(int) - photo[..., :3]).max() > 3  # (the look shows)
     assert np.array_equal(fast_deep, exact_deep)
+
+
+@pytest.mark.parametrize(
+    "shape,block,top,rows,width",
+    [((400, 600, 3), 10, 1700, 170, 5995), ((40, 60, 1), 7, 0, 100, 415), ((5, 7, 3), 1, 0, 5, 7)],
+)
+def test_a_fields_rows_are_its_bilinear_scaling(
+    shape: tuple[int, int, int], block: int, top: int, rows: int, width: int
+) -> None:
+    """A field read back at full size (OpenCV's scaling along the rows) is the bilinear
+    reading between the blocks' centres, the edges held, at every pixel."""
+    from layerpath.tools.looks import field_rows
+
+    field = np.random.default_rng(2).random(shape).astype(np.float32)
+
+    def taps(count: int, start: int, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        at = np.clip((np.arange(start, start + count) + 0.5) / block - 0.5, 0.0, size - 1)
+        low = np.floor(at).astype(np.intp)
+        return low, np.minimum(low + 1, size - 1), (at - low).astype(np.float32)
+
+    y0, y1, wy = taps(rows, top, shape[0])
+    x0, x1, wx = taps(width, 0, shape[1])
+    across = field[y0] + (field[y1] - field[y0]) * wy[:, None, None]
+    want = across[:, x0] + (across[:, x1] - across[:, x0]) * wx[None, :, None]
+    got = field_rows(field, block, top, rows, width)
+    assert got.shape == want.shape and np.abs(got - want).max() < 1e-5
