@@ -646,10 +646,11 @@ def _in_bands(
         if lut is not None and lut[2] and whole and weight is None:
             _through_lut(lut[1], part, values)  # the whole look: one LUT
             return values
-        # its glow's or clarity's field, from the whole picture
-        ahead = (lut[0], lut[1]) if lut is not None and not whole else None
-        extra = {**extra, "fields": _look_fields(look, amount, part, ahead)}
-        ahead = ahead if lut is not None and lut[2] else None  # (the picture: within it)
+        # its glow's or clarity's field, from the whole picture: through the look's
+        # first runs' LUT however near; the picture only where it is within tolerance
+        prefix = (lut[0], lut[1]) if lut is not None and not whole else None
+        extra = {**extra, "fields": _look_fields(look, amount, part, prefix)}
+        ahead = prefix if lut is not None and lut[2] else None
     rows = band_rows(w, margin)
 
     def band(y: int) -> None:
@@ -772,29 +773,29 @@ def _look_lut(name: str, strength: float) -> tuple[int, Any, bool] | None:
     return count, ImageFilter.Color3DLUT(LUT_SIZE, table.reshape(-1)), within
 
 
-def _lut_band(lut: Any, rgba: np.ndarray) -> np.ndarray:
-    """8-bit RGBA rows through the LUT, as float RGB in 0..1."""
+def _lut_rows(lut: Any, rgba: np.ndarray) -> np.ndarray:
+    """8-bit RGBA rows through the LUT (Pillow reads them where they lie): RGBA."""
     from PIL import Image
 
     h, w = rgba.shape[:2]
     rows = Image.frombuffer("RGBA", (w, h), np.ascontiguousarray(rgba), "raw", "RGBA", 0, 1)
-    made = cv2.cvtColor(np.asarray(rows.filter(lut)), cv2.COLOR_RGBA2RGB)
+    return np.asarray(rows.filter(lut))
+
+
+def _lut_band(lut: Any, rgba: np.ndarray) -> np.ndarray:
+    """8-bit RGBA rows through the LUT, as float RGB in 0..1."""
+    made = cv2.cvtColor(_lut_rows(lut, rgba), cv2.COLOR_RGBA2RGB)
     return made.astype(np.float32) * np.float32(1 / 255)
 
 
 def _through_lut(lut: Any, part: np.ndarray, into: np.ndarray) -> None:
     """An 8-bit picture through the LUT into `into` (its colours), a band of rows at a
     time on every core."""
-    from PIL import Image
-
     h, w = part.shape[:2]
     rows = band_rows(w, 0)
 
     def band(y: int) -> None:
-        count = min(rows, h - y)
-        block = np.ascontiguousarray(part[y : y + count])
-        made = Image.frombuffer("RGBA", (w, count), block, "raw", "RGBA", 0, 1).filter(lut)
-        into[y : y + count] = np.asarray(made)[..., :3]
+        into[y : y + rows] = _lut_rows(lut, part[y : y + rows])[..., :3]
 
     _on_every_core(band, range(0, h, rows))
 
@@ -806,9 +807,8 @@ def _grey_8bit(
     OpenCV a band of rows at a time: each level's linear light from a table, the luma of
     a pixel's three in one pass, then the display curve on that one channel (`into` the
     given array, else a new one)."""
-    levels = np.arange(256, dtype=np.float32) / np.float32(255)
     lut = np.zeros((1, 256, 4), np.float32)
-    lut[0, :, :3] = to_linear(levels)[:, None]
+    lut[0, :, :3] = _level_linear()[:, None]
     weights = np.array([[0.2126, 0.7152, 0.0722, 0.0]], np.float32)
     h, w = part.shape[:2]
     values = into if into is not None else np.empty((h, w, 3), np.uint8)
@@ -848,6 +848,12 @@ LINEAR_STEPS = 65535
 
 
 @lru_cache(maxsize=1)
+def _level_linear() -> np.ndarray:
+    """Each 8-bit level's linear light, as `to_linear` makes it (256 of them)."""
+    return to_linear(np.arange(256, dtype=np.float32) / np.float32(255)).astype(np.float32)
+
+
+@lru_cache(maxsize=1)
 def _display_levels() -> np.ndarray:
     """Each step of linear light's 8-bit display level (LINEAR_STEPS + 1 of them)."""
     linear = np.linspace(0.0, 1.0, LINEAR_STEPS + 1, dtype=np.float32)
@@ -859,8 +865,7 @@ def _vignette_8bit(part: np.ndarray, amount: float, into: np.ndarray) -> None:
     to protect), as `apply` makes it within a level, into `into` a band of rows at a
     time: each level's linear light from a table (OpenCV), times the band's gain, and
     each step of linear light's display level from a table."""
-    levels = np.arange(256, dtype=np.float32) / np.float32(255)
-    lut = to_linear(levels).reshape(1, 256).astype(np.float32)
+    lut = _level_linear().reshape(1, 256)
     display = _display_levels()
     h, w = part.shape[:2]
     rows = band_rows(w, 0)

@@ -1190,7 +1190,7 @@ def _for_jpeg(rgba: np.ndarray) -> Image.Image:
     Pillow's RGBX, the fourth byte unread: no copy of a camera-sized picture), else on
     white paper (on_white)."""
     h, w = rgba.shape[:2]
-    if rgba.flags.c_contiguous and int(rgba[..., 3].min()) == 255:
+    if rgba.flags.c_contiguous and _opaque(rgba):
         return Image.frombuffer("RGBX", (w, h), rgba, "raw", "RGBX", 0, 1)
     return Image.fromarray(on_white(rgba), "RGB")
 
@@ -1199,7 +1199,7 @@ def on_white(rgba: np.ndarray) -> np.ndarray:
     """8-bit RGBA as RGB on white paper (for a format without transparency). An opaque
     picture's colour channels as they are, with no blend; else a band of rows at a time
     in integers (round(c*a/255 + 255 - a))."""
-    if int(rgba[..., 3].min()) == 255:
+    if _opaque(rgba):
         return cv2.cvtColor(np.ascontiguousarray(rgba), cv2.COLOR_RGBA2RGB)
     out = np.empty(rgba.shape[:2] + (3,), np.uint8)
     for row in range(0, rgba.shape[0], BAND):
