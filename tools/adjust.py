@@ -528,7 +528,9 @@ def adjusted(
             mixed = part[..., :3] + (values - part[..., :3].astype(np.float32)) * weight[..., None]
             values = np.clip(np.rint(mixed), 0, top).astype(image.dtype)
     elif op == "black_and_white" and image.dtype == np.uint8 and not extra.get("tone"):
-        values = _grey_8bit(part, weight, amount, into)
+        values = _grey_8bit(part, weight, amount, out)
+        if into is not None:  # (made in the new picture's colours where they lie)
+            values = into
     elif op == "vignette" and image.dtype == np.uint8 and weight is None and amount >= 0:
         values = into if into is not None else np.empty(part.shape[:2] + (3,), np.uint8)
         _vignette_8bit(part, amount, values)
@@ -804,31 +806,52 @@ def _grey_8bit(
     part: np.ndarray, weight: np.ndarray | None, amount: float, into: np.ndarray | None = None
 ) -> np.ndarray:
     """An 8-bit picture's black and white, as `apply` makes it within a level, with
-    OpenCV a band of rows at a time: each level's linear light from a table, the luma of
-    a pixel's three in one pass, then the display curve on that one channel (`into` the
-    given array, else a new one)."""
-    lut = np.zeros((1, 256, 4), np.float32)
-    lut[0, :, :3] = _level_linear()[:, None]
-    weights = np.array([[0.2126, 0.7152, 0.0722, 0.0]], np.float32)
+    OpenCV a band of rows at a time (_grey_tables): each level's linear light from a
+    table, the luma of a pixel's three by OpenCV's RGB to grey, then its display level
+    from a table. Made `into` the given array (3 channels, or the new RGBA picture,
+    whose colours it fills and whose alpha it leaves), else a new one: its colours."""
+    lut, display = _grey_tables()
     h, w = part.shape[:2]
     values = into if into is not None else np.empty((h, w, 3), np.uint8)
     rows = band_rows(w, 0)
 
     def grey_band(y: int) -> None:
         band = np.ascontiguousarray(part[y : y + rows])
-        grey = to_display(cv2.transform(cv2.LUT(band, lut), weights))
-        grey8 = np.clip(np.rint(grey * 255.0), 0, 255).astype(np.uint8)
-        toned = cv2.merge([grey8, grey8, grey8])
+        grey8 = display[cv2.cvtColor(cv2.LUT(band, lut), cv2.COLOR_RGBA2GRAY)]
         if weight is None and amount == 1.0:
-            values[y : y + rows] = toned
+            if values.shape[2] == 4:  # the grey into the colours where they lie
+                cv2.mixChannels([grey8], [values[y : y + rows]], [0, 0, 0, 1, 0, 2])
+            else:
+                values[y : y + rows] = cv2.merge([grey8, grey8, grey8])
             return
         share = amount if weight is None else amount * weight[y : y + rows]
         old = band[..., :3].astype(np.float32)
-        mixed = old + (toned.astype(np.float32) - old) * np.asarray(share, np.float32)[..., None]
-        values[y : y + rows] = np.clip(np.rint(mixed), 0, 255).astype(np.uint8)
+        toned = grey8.astype(np.float32)[..., None]
+        mixed = old + (toned - old) * np.asarray(share, np.float32)[..., None]
+        values[y : y + rows, :, :3] = np.clip(np.rint(mixed), 0, 255).astype(np.uint8)
 
     _on_every_core(grey_band, range(0, h, rows))
-    return values
+    return values[..., :3]
+
+
+#: the luma's weights on linear light (Rec. 709), and those OpenCV's RGB to grey gives
+LUMA = np.array([0.2126, 0.7152, 0.0722])
+OPENCV_GREY = np.array([0.299, 0.587, 0.114])
+
+
+@lru_cache(maxsize=1)
+def _grey_tables() -> tuple[np.ndarray, np.ndarray]:
+    """OpenCV's 16-bit RGB to grey made the luma of linear light: each level's linear
+    light times LUMA / OPENCV_GREY in steps of 1/scale (the widest within 16 bits: a
+    step is a fiftieth of a level in the deepest shadows), so the grey it gives is the
+    luma's steps; and each step's display level (65536 of them)."""
+    share = LUMA / OPENCV_GREY
+    scale = 65000.0 / share.max()
+    lut = np.zeros((1, 256, 4), np.uint16)
+    lut[0, :, :3] = np.rint(_level_linear()[:, None].astype(np.float64) * share * scale)
+    linear = np.clip(np.arange(65536) / scale, 0.0, 1.0).astype(np.float32)
+    display = np.clip(np.rint(to_display(linear) * 255.0), 0, 255).astype(np.uint8)
+    return lut, display
 
 
 def vignette_gain(amount: float, rows: tuple[int, int, int], count: int) -> np.ndarray:

@@ -237,23 +237,34 @@ def lab_exact(rgb01: np.ndarray) -> np.ndarray:
 
 
 def lab_exact_8bit(rgb8: np.ndarray) -> np.ndarray:
-    """lab_exact of 8-bit RGB (levels 0..255), the same values: each level's linear light
-    from a table (the power of every pixel's every channel was most of the work), a
-    block of rows at a time (small temporaries, reused: a megapixel's whole ones cost
-    more in fresh memory than in arithmetic)."""
+    """lab_exact of 8-bit RGB (levels 0..255) within 2e-4 (every one of the 16.7 million
+    colours: tested), in float32, by OpenCV: each level's linear light from a table,
+    CIE XYZ over the white point and Lab from its cube roots each one pass over the
+    pixels (a fifth of numpy's float64 time: the checks read two a picture). Any other
+    depth goes the exact way."""
     if rgb8.dtype != np.uint8:
         return lab_exact(np.asarray(rgb8, np.float64) / 255.0)
-    if rgb8.ndim < 3 or rgb8.shape[0] * rgb8.shape[1] <= LAB_BLOCK:
-        return _lab_of_linear(_linear_levels()[rgb8])
-    out = np.empty(rgb8.shape, np.float64)
-    rows = max(1, LAB_BLOCK // rgb8.shape[1])
-    for y in range(0, rgb8.shape[0], rows):
-        out[y : y + rows] = _lab_of_linear(_linear_levels()[rgb8[y : y + rows]])
-    return out
+    shape = rgb8.shape
+    if rgb8.size == 0:
+        return np.zeros(shape, np.float32)
+    pixels = np.ascontiguousarray(rgb8.reshape(-1, 1, 3) if rgb8.ndim < 3 else rgb8)
+    linear = cv2.LUT(pixels, _level_lut())
+    xyz = cv2.transform(linear, _XYZ_OVER_WHITE)
+    f = cv2.pow(xyz, 1.0 / 3.0, dst=linear)  # (two arrays, reused: fresh ones cost more)
+    dark = xyz <= 0.008856
+    np.copyto(f, cv2.addWeighted(xyz, 7.787, xyz, 0.0, 16.0 / 116.0, dst=xyz), where=dark)
+    # L* = 116 fy - 16 (the dark end's 903.3 Y within 1e-4), a* = 500 (fx - fy), b* = 200 (fy - fz)
+    return cv2.transform(f, _LAB_OF_F, dst=xyz).reshape(shape)
 
 
-#: the pixels lab_exact_8bit converts at once
-LAB_BLOCK = 1 << 16
+@lru_cache(maxsize=1)
+def _level_lut() -> np.ndarray:
+    """Each 8-bit level's linear light, for OpenCV's LUT on three channels."""
+    return np.repeat(_linear_levels().astype(np.float32)[None, :, None], 3, axis=2)
+
+
+_XYZ_OVER_WHITE = (_RGB_TO_XYZ / _WHITE[:, None]).astype(np.float32)
+_LAB_OF_F = np.array([[0, 116, 0, -16], [500, -500, 0, 0], [0, 200, -200, 0]], np.float32)
 
 
 @lru_cache(maxsize=1)
