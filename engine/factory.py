@@ -14,6 +14,7 @@ from layerpath.engine.plan.llm_planner import planner_for
 from layerpath.engine.plan.references import Transcriber
 from layerpath.errors import BadInput, shown
 from layerpath.settings import Settings
+from layerpath.settings.endpoints import chosen as chosen_endpoint
 from layerpath.settings.secrets import get_api_key, redact
 from layerpath.tools.device import configure_residency
 from layerpath.tools.endpoint import openai_client
@@ -32,6 +33,8 @@ def engine_for(
     """The engine for these settings, and the name of its planner. The tools are bound to
     the settings' model folder, so a folder changed in Settings applies from the next run
     (building the registry takes under a millisecond)."""
+    # the LLM endpoint: OPENAI_BASE_URL where set (the planner, the critic, the memos)
+    settings = settings.model_copy(update={"llm": chosen_endpoint(settings.llm)})
     models = ModelManager.from_settings(settings)
     configure_residency(
         settings.resident_models, settings.model_memory_gb, settings.device, settings.cpu_offload
@@ -63,7 +66,7 @@ def transcriber_for(settings: Settings) -> Transcriber:
     when an instruction uses a memo; the key from the OS keyring, never in a message."""
 
     def transcribe(sound: bytes, filename: str) -> str:
-        llm = settings.llm
+        llm = chosen_endpoint(settings.llm)
         client = openai_client(llm.base_url, get_api_key(llm.base_url), llm.timeout_s)
         try:
             return transcription(client, llm.transcription_model, sound, filename, llm.timeout_s)

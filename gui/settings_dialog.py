@@ -15,6 +15,7 @@ from layerpath.files import write_atomically
 from layerpath.gui.qt import QtWidgets, Signal
 from layerpath.gui.worker import RunController
 from layerpath.settings import CloudSettings, LlmSettings, Settings, save_settings
+from layerpath.settings.endpoints import PRESETS
 from layerpath.settings.secrets import get_api_key, set_api_key
 from layerpath.tools.endpoint import openai_client
 from layerpath.tools.models import ModelManager
@@ -23,6 +24,8 @@ from layerpath.tools.registry import Registry
 log = logging.getLogger(__name__)
 
 PLANNERS = (("Offline (built in)", "offline"), ("LLM (OpenAI-compatible)", "llm"))
+#: whether the planner shows the LLM a small copy of the picture
+VISION = (("When the model takes one", "auto"), ("Always", "yes"), ("Never (words only)", "no"))
 DEVICES = ("auto", "cuda", "mps", "cpu")
 CRITICS = (
     ("Automatic (CLIP when downloaded)", "auto"),
@@ -72,8 +75,21 @@ class SettingsDialog(QtWidgets.QDialog):
         for label, value in PLANNERS:
             self.planner.addItem(label, value)
         self.planner.setCurrentIndex([v for _, v in PLANNERS].index(settings.planner))
+        self.server = QtWidgets.QComboBox()  # a preset fills the URL and the model
+        self.server.addItem("Other (type its URL)", "")
+        for name, preset in PRESETS.items():
+            self.server.addItem(preset.label, name)
+        self.server.setToolTip("Where the LLM runs: a local server on this machine, or OpenAI")
         self.base_url = QtWidgets.QLineEdit(settings.llm.base_url)
         self.model = QtWidgets.QLineEdit(settings.llm.model)
+        self.model.setToolTip("'auto': the first model the server lists (the one loaded)")
+        self.vision = QtWidgets.QComboBox()
+        for label, value in VISION:
+            self.vision.addItem(label, value)
+        self.vision.setCurrentIndex([v for _, v in VISION].index(settings.llm.vision))
+        self._show_server()
+        self.server.activated.connect(self._preset_chosen)
+        self.base_url.textEdited.connect(lambda _: self._show_server())
         self.speech_model = QtWidgets.QLineEdit(settings.llm.transcription_model)
         self.speech_model.setToolTip("The endpoint's model that transcribes a voice memo reference")
         self.api_key = QtWidgets.QLineEdit()
@@ -134,8 +150,10 @@ class SettingsDialog(QtWidgets.QDialog):
 
         form = QtWidgets.QFormLayout()
         form.addRow("Planner", self.planner)
+        form.addRow("LLM server", self.server)
         form.addRow("LLM base URL", self.base_url)
         form.addRow("LLM model", self.model)
+        form.addRow("Show the LLM the picture", self.vision)
         form.addRow("Speech model", self.speech_model)
         form.addRow("API key", self.api_key)
         form.addRow(self.test_button, self.test_result)
@@ -211,6 +229,7 @@ class SettingsDialog(QtWidgets.QDialog):
                     model=self.model.text().strip(),
                     transcription_model=self.speech_model.text().strip() or "whisper-1",
                     timeout_s=self.settings.llm.timeout_s,
+                    vision=self.vision.currentData(),
                 ).model_dump(),
                 quality_threshold=round(self.threshold.value(), 3),
                 retries=self.retries.value(),
@@ -240,6 +259,21 @@ class SettingsDialog(QtWidgets.QDialog):
         self.settings = settings
         self.saved.emit(settings)
         self.accept()
+
+    def _preset_chosen(self) -> None:
+        """A server chosen by name: its URL and model filled in, and whether it needs a key."""
+        preset = PRESETS.get(self.server.currentData() or "")
+        if preset is None:
+            return
+        self.base_url.setText(preset.base_url)
+        self.model.setText(preset.model)
+        self.test_result.setText(preset.hint)
+
+    def _show_server(self) -> None:
+        """The preset whose URL the field holds, else "Other"."""
+        url = self.base_url.text().strip().rstrip("/")
+        names = [name for name, p in PRESETS.items() if p.base_url == url]
+        self.server.setCurrentIndex(self.server.findData(names[0] if names else ""))
 
     def test_connection(self) -> None:
         """Check the endpoint off the UI thread; the answer shows beside the button."""

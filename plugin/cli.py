@@ -34,9 +34,10 @@ from layerpath.engine.types import (
 )
 from layerpath.errors import BadInput, LayerpathError, printable, shown
 from layerpath.memory import reuse_freed_memory
-from layerpath.plugin import cli_actions, cli_args, cli_models, cli_traces
+from layerpath.plugin import cli_actions, cli_args, cli_config, cli_models, cli_traces
 from layerpath.plugin.interrupts import Interrupts
-from layerpath.settings import load_settings
+from layerpath.settings import Settings, load_settings
+from layerpath.settings.endpoints import chosen as chosen_endpoint
 from layerpath.settings.secrets import redact
 from layerpath.tools.registry import Registry
 
@@ -125,6 +126,21 @@ def _ref_files(given: list[str] | None) -> list[Path]:
     return [Path(item.partition("=")[2]) for item in given or [] if "=" in item]
 
 
+def _endpoint(settings: Settings, args: argparse.Namespace) -> tuple[Settings, str | None]:
+    """The settings with the LLM server and model this run asks for (--endpoint,
+    --model: the LLM planner), and the planner asked for (None: the settings')."""
+    endpoint, model = getattr(args, "endpoint", None), getattr(args, "model", None)
+    planner = getattr(args, "planner", None)
+    if not (endpoint or model):
+        return settings, planner
+    if planner == "offline":
+        raise BadInput(
+            "--endpoint and --model choose the LLM planner's server; drop --planner offline."
+        )
+    llm = chosen_endpoint(settings.llm, endpoint, model)
+    return settings.model_copy(update={"llm": llm}), "llm"
+
+
 def cmd_plan(args: argparse.Namespace) -> int:
     """The plan, grounded in the references given (their colours and words read, as a
     run would read them; no tool runs)."""
@@ -136,7 +152,8 @@ def cmd_plan(args: argparse.Namespace) -> int:
         import numpy as np
 
         snapshot = Snapshot(np.full((64, 64, 4), 255, dtype=np.uint8))
-    chosen = args.planner or settings.planner
+    settings, asked = _endpoint(settings, args)
+    chosen = asked or settings.planner
     planner, _ = planner_for(settings, chosen) if chosen == "llm" else (offline_planner, "")
     engine = Engine(
         Registry.from_catalogue(), planner=planner, transcriber=transcriber_for(settings)
@@ -220,7 +237,8 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
             problem = output_problem(cube, inputs, any_format=True)
     if problem is not None:
         raise BadInput(problem + ".")
-    session = RunSession(document, settings, planner=args.planner, traces=not args.no_traces)
+    settings, planner = _endpoint(settings, args)
+    session = RunSession(document, settings, planner=planner, traces=not args.no_traces)
     request = session.request(
         args.instruction,
         alpha=args.alpha,
@@ -516,6 +534,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "plan": cmd_plan,
         "edit": cmd_edit,
         "tools": cmd_tools,
+        "config": cli_config.cmd_config,
         "models": cli_models.cmd_models,
         "rules": cli_actions.cmd_rules,
         "learn": cli_actions.cmd_learn,

@@ -87,6 +87,7 @@ def cmd_learn(args: argparse.Namespace) -> int:
     from layerpath.engine.learn.llm_induction import LlmInducer
     from layerpath.engine.learn.traces import user_traces
     from layerpath.engine.plan.llm_planner import LlmPlanner
+    from layerpath.settings.endpoints import chosen as chosen_endpoint
     from layerpath.settings.secrets import get_api_key
 
     book = rule_book()
@@ -113,9 +114,8 @@ def cmd_learn(args: argparse.Namespace) -> int:
         inducers.append(OfflineInducer())
     llm = None
     if chosen in ("llm", "both"):
-        llm = LlmInducer(
-            LlmPlanner(settings.llm, get_api_key(settings.llm.base_url)), book.registry
-        )
+        endpoint = chosen_endpoint(settings.llm)
+        llm = LlmInducer(LlmPlanner(endpoint, get_api_key(endpoint.base_url)), book.registry)
         inducers.append(llm)
     runs = store.runs()
     rejected = book.rejected_before()

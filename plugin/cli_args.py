@@ -34,6 +34,7 @@ def parser() -> argparse.ArgumentParser:
     plan.add_argument("instruction")
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     plan.add_argument("--planner", choices=["offline", "llm"], default=None)
+    _endpoint_options(plan)
     plan.add_argument("--image", type=Path, help="image shown to the LLM planner")
     plan.add_argument("--ref", action="append", default=[], metavar="NAME=FILE", help=REF_HELP)
 
@@ -71,6 +72,7 @@ def parser() -> argparse.ArgumentParser:
     )
     edit.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FAST_SLOW.value)
     edit.add_argument("--planner", choices=["offline", "llm"], default=None)
+    _endpoint_options(edit)
     edit.add_argument("--threshold", type=float, default=None, help="quality threshold 0..1")
     edit.add_argument("--no-traces", action="store_true", help="do not record traces")
     edit.add_argument(
@@ -86,6 +88,7 @@ def parser() -> argparse.ArgumentParser:
         "ones alone (no rule learnt from your runs: the run is as anyone's would be)",
     )
 
+    _config(sub)
     tools = sub.add_parser("tools", help="list the tools (the Model Description Table)")
     tools.add_argument("action", nargs="?", choices=["list"], default="list")
     tools.add_argument("--json", action="store_true", help="every field, as JSON")
@@ -377,3 +380,44 @@ def _traces(sub: Any) -> None:
     tune.add_argument("--force", action="store_true", help="write into DIR though it is not empty")
     tune.add_argument("--epochs", type=int, default=3, help="passes over the data, 1 to 100")
     tune.add_argument("--learning-rate", type=float, default=5e-4)
+
+
+#: the LLM servers --endpoint knows by name (settings/endpoints.py's PRESETS)
+ENDPOINTS = "openai, ollama, lmstudio, llamacpp, vllm"
+
+
+def _endpoint_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--endpoint",
+        metavar="NAME|URL",
+        help=f"plan with the LLM at this server for this run: {ENDPOINTS}, or a URL such as "
+        "http://127.0.0.1:1234/v1 (default: the settings', or OPENAI_BASE_URL)",
+    )
+    command.add_argument(
+        "--model", help="the LLM to plan with at that server ('auto': the first it lists)"
+    )
+
+
+def _config(sub: Any) -> None:
+    config = sub.add_parser(
+        "config", help="the LLM server and its API key (kept in the OS keyring), the settings"
+    )
+    action = config.add_subparsers(dest="action", required=True)
+    action.add_parser("show", help="the settings, and whether a key is stored (never the key)")
+    endpoint = action.add_parser(
+        "endpoint", help="plan with an LLM at this server from now on (the LLM planner)"
+    )
+    endpoint.add_argument("endpoint", metavar="NAME|URL", help=f"{ENDPOINTS}, or a URL")
+    endpoint.add_argument("--model", help="the model there ('auto': the first it lists)")
+    for name, text in (
+        ("set-key", "store the API key for a server in the OS keyring (asked without echo)"),
+        ("delete-key", "remove the API key stored for a server"),
+    ):
+        command = action.add_parser(name, help=text)
+        command.add_argument(
+            "--endpoint", metavar="NAME|URL", help="the server (default: the settings')"
+        )
+        if name == "set-key":
+            command.add_argument(
+                "--stdin", action="store_true", help="read the key from standard input"
+            )

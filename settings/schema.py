@@ -14,9 +14,18 @@ class LlmSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    base_url: str = "http://127.0.0.1:8000/v1"
+    # OpenAI's own API and one of its models; a local server is a preset away
+    # (settings/endpoints.py: Ollama, LM Studio, llama.cpp, vLLM); model "auto": the
+    # first model the server lists
+    base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4o-mini"
     timeout_s: float = Field(default=60.0, ge=1.0, le=86400.0)
+    # whether the planner shows the model a small copy of the picture: auto = when the
+    # model takes one (found once per endpoint and model, then remembered)
+    vision: Literal["auto", "yes", "no"] = "auto"
+    # chosen for this run on the command line (--endpoint, --model): the environment's
+    # OPENAI_BASE_URL does not move it (never saved)
+    pinned: bool = Field(default=False, exclude=True)
     # the model the endpoint's audio API transcribes a voice memo with
     transcription_model: str = "whisper-1"
 

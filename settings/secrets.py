@@ -14,7 +14,20 @@ def _user(base_url: str) -> str:
 
 
 def get_api_key(base_url: str) -> str | None:
-    """The key stored for this endpoint, or None (also when no keyring backend works)."""
+    """The key stored for this endpoint, else OPENAI_API_KEY where it may go (OpenAI's
+    own API, or the endpoint OPENAI_BASE_URL names: settings/endpoints.py), or None
+    (also when no keyring backend works and the environment has none)."""
+    from layerpath.settings.endpoints import environment_key
+
+    key = stored_api_key(base_url) or environment_key(base_url)
+    if key:
+        remember_secret(key)
+    return key
+
+
+def stored_api_key(base_url: str) -> str | None:
+    """The key stored for this endpoint in the OS keyring, or None (also when no
+    keyring backend works)."""
     import keyring
     import keyring.errors
 
@@ -24,7 +37,7 @@ def get_api_key(base_url: str) -> str | None:
         return None
     if key:
         remember_secret(key)
-    return key
+    return key or None
 
 
 def missing_key(base_url: str) -> str | None:
@@ -33,17 +46,25 @@ def missing_key(base_url: str) -> str | None:
     import keyring
     import keyring.errors
 
+    from layerpath.settings.endpoints import environment_key
+
+    if environment_key(base_url):
+        return None
     try:
         key = keyring.get_password(SERVICE, _user(base_url))
     except keyring.errors.KeyringError:
         return (
             "No API key could be read: no keyring works on this machine. Start your "
             "desktop's keyring (GNOME Keyring, KWallet), or pip install keyrings.alt for "
-            "one kept in a file, then store the key in Settings > LLM."
+            "one kept in a file, then store the key with `layerpath config set-key` or in "
+            "Settings > LLM (or set OPENAI_API_KEY for OpenAI)."
         )
     if key:
         return None
-    return f"No API key is stored for {base_url}; store one in Settings > LLM (it is kept in the OS keyring)."
+    return (
+        f"No API key is stored for {base_url}; store one with `layerpath config set-key` "
+        "or in Settings > LLM (it is kept in the OS keyring)."
+    )
 
 
 def remember_secret(key: str) -> None:

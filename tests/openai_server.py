@@ -33,6 +33,9 @@ class ScriptedServer:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.models = ["test-model"]
+        #: how a server unlike OpenAI's answers what it cannot take (a request's body ->
+        #: (status, message) of its refusal, or None to answer from the script)
+        self.refuses: Callable[[dict[str, Any]], tuple[int, str] | None] = lambda body: None
         #: images.edit answers: the request's form fields -> PNG bytes
         self.painter: Callable[[dict[str, Any]], bytes] = lambda fields: fields["image"]
         server = self
@@ -49,6 +52,13 @@ class ScriptedServer:
                 body = json.loads(raw)
                 server.requests.append(body)
                 server.headers.append({k.lower(): v for k, v in self.headers.items()})
+                refused = server.refuses(body)
+                if refused is not None:
+                    self._send(
+                        refused[0],
+                        {"error": {"message": refused[1], "type": "invalid_request_error"}},
+                    )
+                    return
                 status, content = (
                     server.script.pop(0) if server.script else (500, "script exhausted")
                 )

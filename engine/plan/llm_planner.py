@@ -12,6 +12,7 @@ Text read from the image (OCR) is never sent: it is data, and must not steer the
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -32,6 +33,7 @@ from layerpath.errors import PlannerError, UnsupportedInstruction, shown
 from layerpath.kit.adjustments import adjustment_ops
 from layerpath.kit.looks import adjustment_problem, looks
 from layerpath.settings import LlmSettings, Settings
+from layerpath.settings.endpoints import AUTO_MODEL, FORMATS, chosen, recalled, remember
 from layerpath.settings.secrets import get_api_key, missing_key, redact, remember_secret
 from layerpath.tools.endpoint import image_data_url, openai_client
 
@@ -99,8 +101,34 @@ def parse_plan(content: str) -> tuple[Subtask, ...]:
     return tuple(order_subtasks(subtasks))
 
 
+#: what a server says when it was sent a picture its model cannot take (llama.cpp:
+#: "image input is not supported ... mmproj", vLLM: "not a multimodal model", LM Studio
+#: and Ollama: "does not support images")
+_NO_PICTURES = re.compile(r"image|vision|multi-?modal|mmproj", re.IGNORECASE)
+
+
+def plan_schema() -> dict[str, Any]:
+    """The JSON schema of a plan, for a server that holds its answer to one."""
+    return _LlmPlan.model_json_schema()
+
+
+def _words_only(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The messages with no picture, each one's content plain text (a text-only server
+    may refuse a list of parts too)."""
+    plain = []
+    for message in messages:
+        content = message["content"]
+        if isinstance(content, list):
+            content = "\n".join(p["text"] for p in content if p.get("type") == "text")
+        plain.append({**message, "content": content})
+    return plain
+
+
 class LlmPlanner:
-    """Plans through an OpenAI-compatible chat completions endpoint."""
+    """Plans through an OpenAI-compatible chat completions endpoint: the answer held to
+    the plan's JSON schema where the server can (else any JSON object, else words that
+    are JSON), the picture shown where the model takes one; what the endpoint takes is
+    found once and remembered (settings/endpoints.py)."""
 
     def __init__(self, settings: LlmSettings, api_key: str | None, client: Any = None) -> None:
         self.settings = settings
@@ -109,22 +137,85 @@ class LlmPlanner:
         if api_key:
             remember_secret(api_key)
         self.client = client or openai_client(settings.base_url, api_key, settings.timeout_s)
+        self._model: str | None = None if settings.model == AUTO_MODEL else settings.model
+
+    def model(self) -> str:
+        """The model asked: the settings' own, or (model "auto") the first the server
+        lists."""
+        if self._model is None:
+            try:
+                listed = within(
+                    self.settings.timeout_s, lambda: [m.id for m in self.client.models.list()]
+                )
+            except Overdue as exc:
+                raise PlannerError(f"the endpoint gave {exc}") from exc
+            if not listed:
+                raise PlannerError(
+                    f"the server at {self.settings.base_url} lists no model; load one there"
+                )
+            self._model = str(listed[0])
+        return self._model
+
+    def pictures(self) -> bool:
+        """Whether the picture goes with the words (vision "auto": unless this endpoint's
+        model was found not to take one)."""
+        if self.settings.vision != "auto":
+            return self.settings.vision == "yes"
+        return recalled(self.settings.base_url, self.model()).get("images", True) is not False
 
     def ask(self, messages: list[dict[str, Any]]) -> str:
         """The model's answer; PlannerError when none comes within timeout_s in all, or
-        what comes is not a chat completion (an HTML page, bytes)."""
+        what comes is not a chat completion (an HTML page, bytes). A server that refuses
+        the JSON schema is asked for a JSON object, then for words; one whose model
+        takes no picture is asked without it; what worked is remembered."""
+        from openai import APIStatusError, BadRequestError, UnprocessableEntityError
+
+        model = self.model()
+        known = recalled(self.settings.base_url, model)
+        # the way that worked last time first (and, refused now, the ways after it)
+        start = FORMATS.index(known["format"]) if known.get("format") in FORMATS else 0
+        formats = list(FORMATS[start:])
+        pictures = self.pictures()
+        while True:
+            sent = messages if pictures else _words_only(messages)
+            try:
+                content = self._create(model, sent, formats[0])
+            except APIStatusError as exc:
+                said = str(exc)
+                if pictures and self.settings.vision == "auto" and _NO_PICTURES.search(said):
+                    log.info("the model takes no picture (%s); asking with words only", said)
+                    pictures = False
+                    remember(self.settings.base_url, model, images=False)
+                    continue
+                refused = isinstance(exc, (BadRequestError, UnprocessableEntityError))
+                if refused and len(formats) > 1:
+                    log.info("the server refused %s answers (%s)", formats[0], said)
+                    formats.pop(0)
+                    continue
+                raise
+            facts: dict[str, Any] = {"format": formats[0]}
+            if pictures and self.settings.vision == "auto":
+                facts["images"] = True
+            remember(self.settings.base_url, model, **facts)
+            return content
+
+    def _create(self, model: str, messages: list[dict[str, Any]], form: str) -> str:
+        """One chat completion asking for answers in the form `form` (FORMATS)."""
         from openai import APIError
 
         completions: Any = self.client.chat.completions  # messages are plain dicts
+        asked: dict[str, Any] = {}
+        if form == "json_schema":
+            asked["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "plan", "schema": plan_schema(), "strict": False},
+            }
+        elif form == "json_object":
+            asked["response_format"] = {"type": "json_object"}
         try:
             response = within(
                 self.settings.timeout_s,
-                lambda: completions.create(
-                    model=self.settings.model,
-                    messages=messages,
-                    temperature=0,
-                    response_format={"type": "json_object"},
-                ),
+                lambda: completions.create(model=model, messages=messages, temperature=0, **asked),
                 self.client.close,
             )
             content = response.choices[0].message.content
@@ -144,6 +235,10 @@ class LlmPlanner:
         """Ask the model, repair once if its answer is invalid; PlannerError if still bad.
         Network and server errors propagate as openai.APIError."""
         kinds = ", ".join(k.value for k in SubtaskKind)
+        parts: list[dict[str, Any]] = [{"type": "text", "text": f"Instruction: {request.prompt}"}]
+        if self.pictures():
+            url = image_data_url(request.snapshot.image, PROMPT_IMAGE_SIDE)
+            parts.append({"type": "image_url", "image_url": {"url": url}})
         messages: list[dict[str, Any]] = [
             {
                 "role": "system",
@@ -151,18 +246,7 @@ class LlmPlanner:
                     kinds=kinds, adjustments=adjustment_ops(), looks=", ".join(looks())
                 ),
             },
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": f"Instruction: {request.prompt}"},
-                    {
-                        "type": "image_url",
-                        "image_url": {
-                            "url": image_data_url(request.snapshot.image, PROMPT_IMAGE_SIDE)
-                        },
-                    },
-                ],
-            },
+            {"role": "user", "content": parts},
         ]
         content = self.ask(messages)
         try:
@@ -204,5 +288,6 @@ def planner_for(settings: Settings, choice: str | None = None) -> tuple[Planner,
     choice = choice or settings.planner
     if choice == "offline":
         return offline_planner, "offline"
-    llm = LlmPlanner(settings.llm, get_api_key(settings.llm.base_url))
+    endpoint = chosen(settings.llm)  # (OPENAI_BASE_URL where set)
+    llm = LlmPlanner(endpoint, get_api_key(endpoint.base_url))
     return llm_planner_with_fallback(llm), "llm"

@@ -45,7 +45,11 @@ def test_valid_answer_becomes_the_plan_and_the_image_is_attached(
     ]
     assert plan.planner == "llm"
     sent = server.requests[0]
-    assert sent["model"] == "test-model" and sent["response_format"] == {"type": "json_object"}
+    assert sent["model"] == "test-model"
+    # the answer held to the plan's schema (every kind named), not just any JSON object
+    assert sent["response_format"]["type"] == "json_schema"
+    schema = json.dumps(sent["response_format"]["json_schema"]["schema"])
+    assert "subtasks" in schema and all(k.value in schema for k in SubtaskKind)
     parts = sent["messages"][1]["content"]
     assert parts[1]["image_url"]["url"].startswith("data:image/jpeg;base64,")
     assert server.headers[0]["authorization"] == "Bearer sk-test-123"

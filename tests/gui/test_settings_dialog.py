@@ -91,3 +91,24 @@ def test_the_settings_dialog_exports_the_same_training_data_as_the_command(
         assert lines(in_panel) == lines(by_command) and lines(in_panel)
         assert said.startswith(f"{len(lines(in_panel))} records from ")
     assert "Could not write" in dialog.export_training(tmp_path / "no" / "such" / "x.jsonl", "sft")
+
+
+def test_a_server_chosen_by_name_fills_its_url_and_model(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The LLM server list: LM Studio's URL and 'auto' filled in; a typed URL of a
+    preset shows its name; the picture setting is kept through the form."""
+    dialog = SettingsDialog(Settings())
+    qtbot.addWidget(dialog)
+    assert dialog.server.currentText() == "OpenAI"  # the default: OpenAI's API
+    dialog.server.setCurrentIndex(dialog.server.findData("lmstudio"))
+    dialog.server.activated.emit(dialog.server.currentIndex())
+    assert dialog.base_url.text() == "http://127.0.0.1:1234/v1" and dialog.model.text() == "auto"
+    assert "LM Studio" in dialog.test_result.text()
+    dialog.base_url.setText("http://127.0.0.1:11434/v1")
+    dialog.base_url.textEdited.emit(dialog.base_url.text())
+    assert dialog.server.currentText() == "Ollama"
+    dialog.base_url.setText("http://box.lan:5000/v1")
+    dialog.base_url.textEdited.emit(dialog.base_url.text())
+    assert dialog.server.currentData() == ""
+    dialog.vision.setCurrentIndex(dialog.vision.findData("no"))
+    assert dialog.current().llm.vision == "no"
+    assert dialog.current().llm.base_url == "http://box.lan:5000/v1"

@@ -1,0 +1,72 @@
+"""`layerpath config`: the LLM server the planner asks, its API key (stored in the OS
+keyring, read without echo, never printed), and the settings at a glance."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+
+from layerpath.errors import BadInput
+from layerpath.settings import load_settings, save_settings
+from layerpath.settings.endpoints import PRESETS, chosen, endpoint_url, environment_key
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    if args.action == "show":
+        llm = chosen(settings.llm)
+        print(f"planner: {settings.planner}")
+        moved = " (from OPENAI_BASE_URL)" if llm.base_url != settings.llm.base_url else ""
+        print(f"LLM server: {llm.base_url}{moved}")
+        print(f"LLM model: {llm.model}")
+        print(f"picture shown to the LLM: {llm.vision}")
+        print(f"API key: {_key_state(llm.base_url)}")
+        return 0
+    if args.action == "endpoint":
+        llm = chosen(settings.llm, args.endpoint, args.model)
+        saved = settings.model_copy(update={"planner": "llm", "llm": llm})
+        path = save_settings(saved)
+        print(f"The LLM planner now asks {llm.model} at {llm.base_url} (saved in {path}).")
+        preset = PRESETS.get(args.endpoint.strip().lower())
+        if preset is not None:
+            print(preset.hint)
+            if preset.key and _key_state(llm.base_url) == "none stored":
+                print("Store its key with: layerpath config set-key")
+        return 0
+    base_url = endpoint_url(args.endpoint)[0] if args.endpoint else settings.llm.base_url
+    from keyring.errors import KeyringError
+
+    from layerpath.settings.secrets import delete_api_key, set_api_key
+
+    try:
+        if args.action == "delete-key":
+            delete_api_key(base_url)
+            print(f"No key is stored for {base_url} now.")
+            return 0
+        if args.stdin:
+            key = sys.stdin.readline().strip()
+        else:
+            key = getpass.getpass(f"API key for {base_url} (not shown): ").strip()
+        if not key:
+            raise BadInput("No key was given; nothing was stored.")
+        set_api_key(base_url, key)
+    except KeyringError as exc:
+        raise BadInput(
+            f"The OS keyring could not store the key ({type(exc).__name__}). Start your "
+            "desktop's keyring (GNOME Keyring, KWallet), or pip install keyrings.alt for one "
+            "kept in a file; for OpenAI, OPENAI_API_KEY in the environment works too."
+        ) from exc
+    print(f"Stored the key for {base_url} in the OS keyring.")
+    return 0
+
+
+def _key_state(base_url: str) -> str:
+    """Whether a key would go to this server, and from where (never the key)."""
+    from layerpath.settings.secrets import stored_api_key
+
+    if stored_api_key(base_url):
+        return "stored in the OS keyring"
+    if environment_key(base_url):
+        return "from OPENAI_API_KEY"
+    return "none stored"

@@ -1,0 +1,152 @@
+"""Where an LLM answers: presets for the servers people run (OpenAI, Ollama, LM Studio,
+llama.cpp's server, vLLM), the OPENAI_BASE_URL / OPENAI_API_KEY environment the openai
+tools share, and what each endpoint was found to take (a JSON schema for its answer, a
+picture beside the words), remembered in the data folder so it is asked once.
+
+Which endpoint a run uses: `--endpoint NAME|URL` (with `--model`), else OPENAI_BASE_URL,
+else the settings. Which key: the one stored for that endpoint in the OS keyring, else
+OPENAI_API_KEY, but only for OpenAI's own API or the endpoint OPENAI_BASE_URL names (a
+key for OpenAI is never sent to another server).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from layerpath.errors import BadInput
+from layerpath.settings.paths import data_dir
+from layerpath.settings.schema import LlmSettings
+
+#: a model name that asks the server which it has (the first it lists)
+AUTO_MODEL = "auto"
+OPENAI_URL = "https://api.openai.com/v1"
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A server people run, where it listens by default and a model it serves."""
+
+    label: str
+    base_url: str
+    model: str
+    key: bool  # whether it needs an API key
+    hint: str  # how to get it going, in a line
+
+
+PRESETS: dict[str, Preset] = {
+    "openai": Preset("OpenAI", OPENAI_URL, "gpt-4o-mini", True, "needs an API key: layerpath config set-key"),
+    "ollama": Preset("Ollama", "http://127.0.0.1:11434/v1", "llama3.2-vision", False, "ollama pull llama3.2-vision (any model you pulled: --model NAME)"),
+    "lmstudio": Preset("LM Studio", "http://127.0.0.1:1234/v1", AUTO_MODEL, False, "start the server in LM Studio's Developer tab with a model loaded"),
+    "llamacpp": Preset("llama.cpp server", "http://127.0.0.1:8080/v1", AUTO_MODEL, False, "llama-server -m MODEL.gguf (add --mmproj to let it see the picture)"),
+    "vllm": Preset("vLLM", "http://127.0.0.1:8000/v1", AUTO_MODEL, False, "vllm serve MODEL"),
+}  # fmt: skip
+
+
+def preset_names() -> str:
+    return ", ".join(PRESETS)
+
+
+def endpoint_url(endpoint: str) -> tuple[str, str | None]:
+    """A preset's name or a URL -> (base URL, the preset's model or None for a URL); a
+    clear error for neither."""
+    name = endpoint.strip().lower().replace(" ", "").replace("-", "").replace(".", "")
+    if name in PRESETS:
+        return PRESETS[name].base_url, PRESETS[name].model
+    parts = urlsplit(endpoint.strip())
+    if parts.scheme in ("http", "https") and parts.netloc:
+        return endpoint.strip().rstrip("/"), None
+    raise BadInput(
+        f"'{endpoint}' is neither a server layerpath knows ({preset_names()}) nor a URL "
+        "such as http://127.0.0.1:1234/v1."
+    )
+
+
+def chosen(
+    llm: LlmSettings,
+    endpoint: str | None = None,
+    model: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> LlmSettings:
+    """The endpoint a run uses: `endpoint` (a preset or URL) and `model` when given
+    (pinned: asked again, it stays), else OPENAI_BASE_URL when set, else the settings'
+    own."""
+    environ = os.environ if environ is None else environ
+    update: dict[str, Any] = {}
+    if endpoint:
+        update["base_url"], preset_model = endpoint_url(endpoint)
+        if preset_model is not None:
+            update["model"] = preset_model
+    elif environ.get("OPENAI_BASE_URL") and not llm.pinned:
+        update["base_url"] = environ["OPENAI_BASE_URL"].rstrip("/")
+    if model:
+        update["model"] = model
+    if endpoint or model:
+        update["pinned"] = True
+    return llm.model_copy(update=update) if update else llm
+
+
+def same_endpoint(a: str | None, b: str | None) -> bool:
+    return bool(a and b) and str(a).rstrip("/").lower() == str(b).rstrip("/").lower()
+
+
+def environment_key(base_url: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """OPENAI_API_KEY, for OpenAI's own API or the endpoint OPENAI_BASE_URL names only."""
+    environ = os.environ if environ is None else environ
+    key = environ.get("OPENAI_API_KEY")
+    if not key:
+        return None
+    if urlsplit(base_url).hostname == "api.openai.com":
+        return key
+    return key if same_endpoint(base_url, environ.get("OPENAI_BASE_URL")) else None
+
+
+# --- what an endpoint takes, found once ------------------------------------------------
+
+#: the ways to ask for JSON, the best first: the plan's JSON schema, any JSON object, or
+#: words only (a server that refuses both; the prompt still asks for JSON)
+FORMATS = ("json_schema", "json_object", "text")
+
+
+def _memory_path() -> Path:
+    return data_dir() / "endpoints.json"
+
+
+def recalled(base_url: str, model: str) -> dict[str, Any]:
+    """What was found about this endpoint and model: "format" (one of FORMATS) and
+    "images" (whether it takes a picture); {} when nothing was."""
+    try:
+        found = json.loads(_memory_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    facts = found.get(f"{base_url.rstrip('/')} {model}") if isinstance(found, dict) else None
+    return dict(facts) if isinstance(facts, dict) else {}
+
+
+def remember(base_url: str, model: str, **facts: Any) -> None:
+    """Keep what was found about this endpoint and model (a file nobody needs: when it
+    cannot be written, the next run asks again)."""
+    from layerpath.files import write_atomically
+
+    path = _memory_path()
+    try:
+        found = json.loads(path.read_text(encoding="utf-8"))
+        found = found if isinstance(found, dict) else {}
+    except (OSError, ValueError):
+        found = {}
+    key = f"{base_url.rstrip('/')} {model}"
+    now = {**found.get(key, {}), **facts}
+    if found.get(key) == now:
+        return
+    found[key] = now
+    text = json.dumps(found, indent=1, sort_keys=True).encode()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(path, lambda file: file.write(text))
+    except OSError:
+        pass
