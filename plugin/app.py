@@ -107,7 +107,9 @@ def run_gui(argv: Sequence[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["gui"]:
-        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+        from layerpath.plugin.cli_log import setup_logging
+
+        setup_logging()
         return run_gui(argv[1:])
     if argv[:1] != ["krita"]:  # (the installer reads its own options)
         args = cli_args.parser().parse_args(argv)  # --help, --version, mistakes: no engine yet

@@ -35,6 +35,7 @@ from layerpath.engine.types import (
 from layerpath.errors import BadInput, LayerpathError, printable, shown
 from layerpath.memory import reuse_freed_memory
 from layerpath.plugin import cli_actions, cli_args, cli_config, cli_models, cli_traces
+from layerpath.plugin.cli_log import setup_logging
 from layerpath.plugin.interrupts import Interrupts
 from layerpath.settings import Settings, load_settings
 from layerpath.settings.endpoints import chosen as chosen_endpoint
@@ -69,38 +70,51 @@ def _parse_masks(items: Sequence[str], references: Sequence[str] = ()) -> dict[s
 
 
 class _Progress:
-    """Prints the run's events as plain lines on stderr."""
+    """Prints the run's events as plain lines on stderr: in words (with -v, the tools,
+    routes and scores too; with -q, only warnings and failures)."""
 
-    def __init__(self) -> None:
+    def __init__(self, verbose: bool = False, quiet: bool = False) -> None:
         self.shown = -1  # the last quarter of a long tool's progress printed
+        self.verbose, self.quiet = verbose, quiet
 
     def __call__(self, event: object) -> None:
         say = lambda text: print(redact(text), file=sys.stderr, flush=True)  # noqa: E731
+        if self.quiet and not isinstance(event, (events.PlanWarning, events.SubtaskFailed)):
+            return
         if isinstance(event, events.PlanWarning):
             say(f"warning: {printable(event.message)}")
         elif isinstance(event, events.LearntRuleUsed):
             say(f"note: {printable(event.message)}")
         elif isinstance(event, events.PlanReady):
-            say(
-                f"plan ({event.planner}): "
-                + "; ".join(f"{s.id} {s.describe()}" for s in event.plan)
-            )
+            steps = "; ".join(f"{s.id} {s.describe()}" for s in event.plan)
+            say(f"plan ({event.planner}): {steps}" if self.verbose else f"plan: {steps}")
         elif isinstance(event, events.SubtaskStarted):
-            say(f"[{event.index + 1}/{event.total}] {event.subtask.describe()} via {event.route}")
+            how = f" via {event.route}" if self.verbose else ""
+            say(f"[{event.index + 1}/{event.total}] {event.subtask.describe()}{how}")
         elif isinstance(event, events.ToolStarted):
             self.shown = -1
         elif isinstance(event, events.ToolProgress):  # a long tool: each quarter, once
             quarter = int(event.share * 4 + 1e-9)
             if quarter > self.shown and quarter > 0:
                 self.shown = quarter
-                say(f"  {event.tool} {quarter * 25}%")
+                say(f"  {event.tool if self.verbose else 'working'}: {quarter * 25}%")
         elif isinstance(event, events.FallbackToSearch):
-            say(f"  falling back to search: {event.reason}")
+            if self.verbose:
+                say(f"  falling back to search: {event.reason}")
+            else:
+                say(f"  trying other tools ({event.reason})")
         elif isinstance(event, events.Retry):
             because = f" ({event.why})" if event.why else ""
-            say(f"  {event.tool} scored {event.quality:.2f}; trying again{because}")
+            if self.verbose:
+                say(f"  {event.tool} scored {event.quality:.2f}; trying again{because}")
+            else:
+                say(f"  not good enough yet; trying again{because}")
         elif isinstance(event, events.StepDone):
-            say(f"  layer '{event.step.name}' q={event.step.quality:.2f} {event.step.cost:.2f}s")
+            if self.verbose:
+                step = event.step
+                say(f"  layer '{step.name}' q={step.quality:.2f} {step.cost:.2f}s")
+            else:
+                say(f"  done: layer '{event.step.name}'")
             if event.step.text:  # what OCR read or a caption: shown, never planned from
                 say("    text: " + shown(event.step.text.replace("\n", " | "), 400))
         elif isinstance(event, events.SubtaskFailed):
@@ -247,7 +261,7 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
         threshold=args.threshold,
         references=references,
     )
-    progress = _Progress()
+    progress = _Progress(args.verbose, args.quiet)
 
     def on_event(event: object) -> None:
         if isinstance(event, events.PlanReady) and args.output.suffix.lower() == ".psd":
@@ -291,16 +305,17 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
         )
         return 130
     learning = learn_in_background(settings, session.traces)
-    if learning is not None:
+    if learning is not None and not args.quiet:
         print(
             f"learning new rules from your runs in the background (log: {learning})",
             file=sys.stderr,
         )
     ok = sum(1 for o in result.outcomes if o.ok)
-    print(
-        f"{ok}/{len(result.plan)} subtasks done, {len(kept)} layers, "
-        f"{len(result.calls)} tool calls, {result.seconds:.1f}s -> {written}"
-    )
+    if not args.quiet:
+        print(
+            f"{ok}/{len(result.plan)} subtasks done, {len(kept)} layers, "
+            f"{len(result.calls)} tool calls, {result.seconds:.1f}s -> {written}"
+        )
     if cube is not None and not _cube(result, cube):
         return 1
     return 0 if result.ok else 1
@@ -498,17 +513,6 @@ def _warm_up(seed: int) -> Callable[[], list[dict[str, float]]]:
     return lambda: curve(seed, "shipped", Registry.from_catalogue(), [], learning=False)
 
 
-class _Redacted(logging.Filter):
-    """Hides API keys in log records (a server may echo the key it refused)."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        hidden = redact(message)
-        if hidden != message:
-            record.msg, record.args = hidden, None
-        return True
-
-
 def _batch(args: argparse.Namespace) -> int:
     """`layerpath batch` (its worker pool imported only for it: an edit starts sooner)."""
     from layerpath.plugin import cli_batch
@@ -522,14 +526,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         from layerpath.plugin.krita import installer
 
         return installer.main(given[1:])
+    if given[:1] == ["gui"]:  # the editor's own options
+        from layerpath.plugin.app import run_gui
+
+        return run_gui(given[1:])
     args = cli_args.parser().parse_args(given)
     reuse_freed_memory()  # a process of our own: camera-sized pictures' blocks reused
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    for handler in logging.getLogger().handlers:  # no key in a log line, whoever logs it
-        handler.addFilter(_Redacted())
+    log_file = setup_logging(args.verbose, args.quiet)
     commands = {
         "plan": cmd_plan,
         "edit": cmd_edit,
@@ -557,3 +560,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
+    except Exception as exc:  # a fault of ours: one line here, the traceback in the log
+        if args.verbose:
+            raise
+        log.info("stopped by a fault", exc_info=True)  # (the log file: info and up)
+        where = f"; the details are in {log_file}" if log_file else ""
+        print(
+            f"error: layerpath stopped on a fault of its own ({type(exc).__name__}: "
+            f"{redact(printable(shown(str(exc), 200)))}){where}. Please report it.",
+            file=sys.stderr,
+        )
+        return 1

@@ -12,6 +12,17 @@ from typing import Any
 from layerpath import __version__
 from layerpath.choices import BATCH_FORMATS, SHEET, SUMMARY, TRACE_FORMATS, Mode
 
+EDIT_EXAMPLES = """examples:
+  layerpath edit photo.jpg "make it warmer and add a vignette" -o warmer.jpg
+  layerpath edit photo.jpg "remove the cat and recolor the wall to yellow" \\
+      --mask cat=cat.png --mask wall=wall.png -o result.ora --report run.json
+  layerpath edit photo.jpg "make it look like golden hour, but keep the face unchanged" -o out.kra
+  layerpath edit photo.jpg "replace the sky with the one in ref" --ref ref=sunset.jpg -o out.ora
+
+exit status: 0 every step done; 1 some failed (the file holds every step that was
+done; a failed step's best try is kept hidden); 2 the image, output or instruction
+could not be used (the message says why); 130 stopped (the finished steps are saved)."""
+
 REF_HELP = (
     "a reference picture, note (.txt) or voice memo the instruction names (repeatable): "
     "'recolor the wall to the colour of swatch', 'replace the sign text with the name in "
@@ -27,7 +38,15 @@ def parser() -> argparse.ArgumentParser:
         epilog="layerpath gui [IMAGE] opens the editor (pip install 'layerpath[gui]').",
     )
     parser.add_argument("--version", action="version", version=f"layerpath {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log details to stderr")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="log details to stderr: tools, scores, tracebacks",
+    )
+    parser.add_argument(
+        "-q", "--quiet", action="store_true", help="print only warnings, failures and errors"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     plan = sub.add_parser("plan", help="show the subtask chain an instruction becomes")
@@ -38,9 +57,24 @@ def parser() -> argparse.ArgumentParser:
     plan.add_argument("--image", type=Path, help="image shown to the LLM planner")
     plan.add_argument("--ref", action="append", default=[], metavar="NAME=FILE", help=REF_HELP)
 
-    edit = sub.add_parser("edit", help="run an instruction on an image, write a layered file")
-    edit.add_argument("image", type=Path)
-    edit.add_argument("instruction")
+    edit = sub.add_parser(
+        "edit",
+        help="run an instruction on an image, write a layered file",
+        description="Plan the instruction, run each step's tools, check each result, and "
+        "write every step as a layer of its own (or the flattened picture).",
+        epilog=EDIT_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    edit.add_argument(
+        "image",
+        type=Path,
+        help="the photo: JPEG, PNG, TIFF (8 or 16 bits), ORA, PSD, KRA; camera RAW and HEIC "
+        "with layerpath[photo]. It is never changed",
+    )
+    edit.add_argument(
+        "instruction",
+        help="what to do, in everyday words; several edits in one sentence are several steps",
+    )
     edit.add_argument(
         "--mask", action="append", default=[], metavar="NAME=PNG", help="a named mask (repeatable)"
     )
@@ -70,8 +104,21 @@ def parser() -> argparse.ArgumentParser:
     edit.add_argument(
         "--alpha", type=float, default=1.0, help="0 = best quality ... 2 = cheapest (default 1)"
     )
-    edit.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.FAST_SLOW.value)
-    edit.add_argument("--planner", choices=["offline", "llm"], default=None)
+    edit.add_argument(
+        "--mode",
+        choices=[m.value for m in Mode],
+        default=Mode.FAST_SLOW.value,
+        help="fast-slow (default): proven tool sequences first, a search over the tools when "
+        "none fits or its result fails its check; slow: the search only; slow-eager: the "
+        "search trying every next tool; fast: proven sequences only",
+    )
+    edit.add_argument(
+        "--planner",
+        choices=["offline", "llm"],
+        default=None,
+        help="who splits the instruction into steps: the built-in planner (offline, the "
+        "default) or an LLM server (see --endpoint and `layerpath config`)",
+    )
     _endpoint_options(edit)
     edit.add_argument("--threshold", type=float, default=None, help="quality threshold 0..1")
     edit.add_argument("--no-traces", action="store_true", help="do not record traces")
@@ -99,6 +146,9 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser(  # (main hands its arguments to the installer)
         "krita",
         help="install the Krita plugin, build its zip, or install layerpath for Krita's Python",
+    )
+    sub.add_parser(  # (main hands its arguments to the editor)
+        "gui", help="open the editor: layerpath gui [IMAGE] (pip install 'layerpath[gui]')"
     )
 
     bench = sub.add_parser(
@@ -207,7 +257,28 @@ def parser() -> argparse.ArgumentParser:
         help="with --warm-up: only the warm-up curves with rule learning, from the shipped "
         "rules and from none (writes warm-up.json and learning.json)",
     )
+    _flags_anywhere(parser)
     return parser
+
+
+def _flags_anywhere(parser: argparse.ArgumentParser) -> None:
+    """-v and -q after a command too (`layerpath edit ... -v`): each command's parser
+    takes them, leaving the main parser's default where they are not given."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for command in action.choices.values():
+                taken = {s for a in command._actions for s in a.option_strings}
+                if "-v" not in taken:
+                    command.add_argument(
+                        "-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="log details to stderr: tools, scores, tracebacks",
+                    )  # fmt: skip
+                if "-q" not in taken:
+                    command.add_argument(
+                        "-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                        help="print only warnings, failures and errors",
+                    )  # fmt: skip
+                _flags_anywhere(command)
 
 
 def _models(sub: Any) -> None:

@@ -1,0 +1,93 @@
+"""What the command line says on the terminal, through the real `main` on the generated
+scene: plain words by default (tools, routes and scores only with -v, which works after
+the command too), nothing but failures with -q, numerical warnings and tracebacks in the
+rotating log file in the data folder (the terminal gets one line naming it)."""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from layerpath.plugin import cli
+from layerpath.plugin.cli import main
+from layerpath.plugin.cli_log import log_path, setup_logging
+from tests.conftest import Scene
+
+
+def _edit(scene: Scene, tmp_path: Path, *flags: str) -> list[str]:
+    image, _ = scene.save(tmp_path / "in")
+    return ["edit", str(image), "make it warmer", "-o", str(tmp_path / "out.ora"), *flags]
+
+
+def test_the_terminal_speaks_in_words_and_v_after_the_command_adds_the_details(
+    scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_edit(scene, tmp_path)) == 0
+    plain = capsys.readouterr()
+    assert "done: layer 'Temperature +0.35'" in plain.err
+    assert "q=" not in plain.err and " via " not in plain.err and "plan (" not in plain.err
+    assert "1/1 subtasks done" in plain.out
+    assert main(_edit(scene, tmp_path, "-v")) == 0  # (-v after the command)
+    detailed = capsys.readouterr().err
+    assert "q=0." in detailed and " via " in detailed and "plan (offline)" in detailed
+
+
+def test_quiet_prints_nothing_when_all_is_well_and_failures_when_not(
+    scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_edit(scene, tmp_path, "--quiet")) == 0
+    said = capsys.readouterr()
+    assert said.out == "" and said.err == ""
+    image, _ = scene.save(tmp_path / "in2")
+    code = main(["-q", "edit", str(image), "remove the unicorn", "-o", str(tmp_path / "o.ora")])
+    failed = capsys.readouterr()
+    assert code in (1, 2) and failed.err.strip() and failed.out == ""
+
+
+def test_numerical_warnings_go_to_the_log_file_not_the_terminal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = setup_logging()
+    assert path == log_path() and path.parent.is_dir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        np.array([0.0]) / np.array([0.0])  # invalid value encountered in divide
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    assert "RuntimeWarning" not in capsys.readouterr().err
+    assert "invalid value encountered in divide" in path.read_text(encoding="utf-8")
+
+
+def test_a_fault_is_one_line_naming_the_log_which_holds_the_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A fault of layerpath's own (injected into `tools`): exit 1, one line that names
+    the log file, and the traceback there; with -v the traceback on the terminal."""
+
+    def broken(args: object) -> int:
+        raise ZeroDivisionError("a fault injected by the test")
+
+    monkeypatch.setattr(cli, "cmd_tools", broken)
+    assert main(["tools"]) == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and str(log_path()) in err
+    assert "Traceback" not in err and "ZeroDivisionError" in err
+    logged = log_path().read_text(encoding="utf-8")
+    assert "Traceback" in logged and "a fault injected by the test" in logged
+    with pytest.raises(ZeroDivisionError):
+        main(["tools", "-v"])
+
+
+def test_help_lists_the_editor_and_explains_edit(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "gui" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["edit", "--help"])
+    text = capsys.readouterr().out
+    for said in ("examples:", "exit status:", "never changed", "everyday words", "fast-slow"):
+        assert said in text
