@@ -520,6 +520,11 @@ def _batch(args: argparse.Namespace) -> int:
     return cli_batch.cmd_batch(args)
 
 
+#: the exit status of a fault of layerpath's own (sysexits' EX_SOFTWARE): 1 is kept for
+#: a run some of whose steps failed
+FAULT = 70
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
     if given[:1] == ["krita"]:  # its own options, --help included
@@ -570,4 +575,4 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{redact(printable(shown(str(exc), 200)))}){where}. Please report it.",
             file=sys.stderr,
         )
-        return 1
+        return FAULT

@@ -21,7 +21,8 @@ EDIT_EXAMPLES = """examples:
 
 exit status: 0 every step done; 1 some failed (the file holds every step that was
 done; a failed step's best try is kept hidden); 2 the image, output or instruction
-could not be used (the message says why); 130 stopped (the finished steps are saved)."""
+could not be used (the message says why); 130 stopped (the finished steps are saved);
+70 a fault of layerpath's own (the message names the log with the details)."""
 
 REF_HELP = (
     "a reference picture, note (.txt) or voice memo the instruction names (repeatable): "

@@ -65,14 +65,14 @@ def test_numerical_warnings_go_to_the_log_file_not_the_terminal(
 def test_a_fault_is_one_line_naming_the_log_which_holds_the_traceback(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A fault of layerpath's own (injected into `tools`): exit 1, one line that names
+    """A fault of layerpath's own (injected into `tools`): exit 70, one line that names
     the log file, and the traceback there; with -v the traceback on the terminal."""
 
     def broken(args: object) -> int:
         raise ZeroDivisionError("a fault injected by the test")
 
     monkeypatch.setattr(cli, "cmd_tools", broken)
-    assert main(["tools"]) == 1
+    assert main(["tools"]) == 70
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and str(log_path()) in err
     assert "Traceback" not in err and "ZeroDivisionError" in err
