@@ -84,11 +84,15 @@ def _chunk(kind: bytes, body: bytes) -> bytes:
 
 
 def encode_png16(
-    deep: np.ndarray, icc_profile: bytes | None = None, exif: bytes | None = None
+    deep: np.ndarray,
+    icc_profile: bytes | None = None,
+    exif: bytes | None = None,
+    xmp: bytes | None = None,
 ) -> bytes:
-    """RGBA uint16 as a 16-bit PNG, with the colour profile (iCCP) and EXIF (eXIf)
-    chunks after its header where given."""
-    ok, encoded = cv2.imencode(".png", np.ascontiguousarray(deep[..., [2, 1, 0, 3]]))
+    """RGBA (or RGB) uint16 as a 16-bit PNG, with the colour profile (iCCP), EXIF (eXIf)
+    and XMP (iTXt) chunks after its header where given."""
+    order = [2, 1, 0, 3] if deep.shape[2] == 4 else [2, 1, 0]
+    ok, encoded = cv2.imencode(".png", np.ascontiguousarray(deep[..., order]))
     if not ok:
         raise ValueError("OpenCV could not encode the 16-bit picture")
     data = encoded.tobytes()
@@ -97,25 +101,53 @@ def encode_png16(
         extra += _chunk(b"iCCP", b"ICC profile\0\0" + zlib.compress(icc_profile))
     if exif:
         extra += _chunk(b"eXIf", exif.removeprefix(b"Exif\0\0"))
+    if xmp:  # keyword, no compression, no language, no translated keyword, the packet
+        extra += _chunk(b"iTXt", b"XML:com.adobe.xmp\0\0\0\0\0" + xmp)
     header_end = 8 + 8 + 13 + 4  # signature, IHDR length+type, IHDR body, CRC
     return data[:header_end] + extra + data[header_end:]
 
 
-def write_tiff16(file: BinaryIO, deep: np.ndarray, icc_profile: bytes | None = None) -> None:
-    """RGBA uint16 as a 16-bit TIFF (deflate), with its colour profile."""
+def write_tiff16(
+    file: BinaryIO,
+    deep: np.ndarray,
+    icc_profile: bytes | None = None,
+    exif: bytes | None = None,
+    xmp: bytes | None = None,
+) -> None:
+    """RGBA (or RGB) uint16 as a 16-bit TIFF (deflate), with its colour profile, the
+    EXIF tags a TIFF holds in its own directory (make, model, date, artist, copyright,
+    description) and its XMP packet."""
     import tifffile
 
+    extratags: list[tuple[int, str, int, Any, bool]] = []
+    if exif:
+        from PIL import Image
+
+        found = Image.Exif()
+        found.load(exif.removeprefix(b"Exif\0\0"))
+        for tag in TIFF_OWN_TAGS:
+            value = found.get(tag)
+            if isinstance(value, str) and value:
+                extratags.append((tag, "s", 0, value, True))
+    if xmp:
+        extratags.append((700, "B", len(xmp), xmp, True))
     buffer = io.BytesIO()  # (tifffile takes a file's name for its path; ours is a number)
     tifffile.imwrite(
         buffer,
         deep,
         photometric="rgb",
-        extrasamples=["unassalpha"],
+        extrasamples=["unassalpha"] if deep.shape[2] == 4 else None,
         compression="zlib",
         compressionargs={"level": 1},  # (level 6 takes twice as long for 4 % smaller)
         iccprofile=icc_profile,
+        extratags=extratags,
     )
     file.write(buffer.getvalue())
+
+
+#: the EXIF tags that are a TIFF's own (its first directory): ImageDescription, Make,
+#: Model, DateTime, Artist, Copyright
+TIFF_OWN_TAGS = (0x010E, 0x010F, 0x0110, 0x0132, 0x013B, 0x8298)
 
 
 def over(src: np.ndarray, dst: np.ndarray) -> np.ndarray:

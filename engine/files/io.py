@@ -12,6 +12,7 @@ import itertools
 import json
 import logging
 import os
+import re
 import shutil
 import struct
 import sys
@@ -111,6 +112,8 @@ class LayeredImage:
     # every output that can hold them
     icc_profile: bytes | None = None
     exif: bytes | None = None
+    # its XMP packet (a rating, keywords, a caption, a raw developer's settings)
+    xmp: bytes | None = None
     # the runs whose groups this image holds, as an ORA keeps them (layerpath/runs.json):
     # each {"group": its index in `layers`, "run": the run's report, "steps": for each
     # of the group's children, bottom first, what step it is ({} for none)}; only data,
@@ -182,6 +185,17 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
                 continue
         _composite_onto(out, doc, entry, deep)
     return out
+
+
+#: the TIFF tag an XMP packet goes under (XMLPacket)
+XMP_TAG = 700
+
+
+def _all_opaque(pixels: np.ndarray) -> bool:
+    """Whether every pixel of RGBA at 8 or 16 bits is opaque."""
+    if pixels.dtype == np.uint8:
+        return _opaque(pixels)
+    return int(pixels[..., 3].min()) == int(np.iinfo(pixels.dtype).max)
 
 
 def _opaque(pixels: np.ndarray) -> bool:
@@ -557,6 +571,7 @@ def read_psd(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
 
     profile = psd.image_resources.get_data(Resource.ICC_PROFILE)
     exif = psd.image_resources.get_data(Resource.EXIF_DATA_1)
+    xmp = psd.image_resources.get_data(Resource.XMP_METADATA)
     doc = LayeredImage(
         psd.width,
         psd.height,
@@ -564,6 +579,7 @@ def read_psd(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         exif=EXIF_HEADER + exif.removeprefix(EXIF_HEADER)
         if isinstance(exif, bytes) and exif
         else None,
+        xmp=xmp if isinstance(xmp, bytes) and xmp else None,
     )
 
     def pixel(layer: Any) -> PixelLayer | None:
@@ -691,7 +707,7 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
     jpeg = _jpeg_rgba(data, picture, decoded) if deep is None else None
     if deep is None and jpeg is None:
         _load(picture, path, data)
-    icc, exif = _metadata(picture)
+    icc, exif, xmp = _metadata(picture)
     picture, icc = _in_rgb(picture, icc)
     pixels = jpeg if jpeg is not None else rgba8(picture) if deep is None else eight_bit(deep)
     turn = _orientation(exif)
@@ -700,11 +716,12 @@ def read_layered(path: Path, max_pixels: int = MAX_PIXELS) -> LayeredImage:
         pixels = upright(pixels, turn)
         deep = None if deep is None else upright(deep, turn)
         exif = _with_orientation(exif, 1)
+        xmp = _xmp_upright(xmp)
     elif picture.format == "PNG" and icc is picture.info.get("icc_profile"):
         encoded = data
         pixels.flags.writeable = False  # the layer must stay what the file holds
     layer = PixelLayer("Original", pixels, encoded=encoded, deep=deep)
-    return LayeredImage(pixels.shape[1], pixels.shape[0], [layer], icc, exif)
+    return LayeredImage(pixels.shape[1], pixels.shape[0], [layer], icc, exif, xmp)
 
 
 #: EXIF's Orientation tag, and how each value's picture is turned upright
@@ -789,10 +806,13 @@ _DESCRIBING = (0x010E, 0x010F, 0x0110, ORIENTATION, 0x0131, 0x0132, 0x013B, 0x82
 _EXIF_DIRECTORIES = (0x8769, 0x8825)
 
 
-def _metadata(picture: Image.Image) -> tuple[bytes | None, bytes | None]:
-    """The file's ICC profile and EXIF block (None where it has none); the EXIF block
-    starts with EXIF_HEADER, as in a JPEG. A TIFF's own tags are not EXIF: only those
-    describing the photo, and its EXIF and GPS directories, are kept."""
+def _metadata(picture: Image.Image) -> tuple[bytes | None, bytes | None, bytes | None]:
+    """The file's ICC profile, EXIF block and XMP packet (None where it has none); the
+    EXIF block starts with EXIF_HEADER, as in a JPEG. A TIFF's own tags are not EXIF:
+    only those describing the photo, and its EXIF and GPS directories, are kept."""
+    xmp = picture.info.get("xmp") or picture.info.get("XML:com.adobe.xmp") or None
+    if isinstance(xmp, str):
+        xmp = xmp.encode("utf-8")
     icc = picture.info.get("icc_profile") or None
     exif = picture.info.get("exif")
     if not isinstance(exif, bytes):
@@ -810,7 +830,17 @@ def _metadata(picture: Image.Image) -> tuple[bytes | None, bytes | None]:
         exif = found.tobytes() if len(found) else None
     if exif and not exif.startswith(EXIF_HEADER):
         exif = EXIF_HEADER + exif
-    return (icc if isinstance(icc, bytes) else None), (exif or None)
+    xmp = xmp if isinstance(xmp, bytes) else None
+    return (icc if isinstance(icc, bytes) else None), (exif or None), xmp
+
+
+def _xmp_upright(xmp: bytes | None) -> bytes | None:
+    """The XMP packet of a picture turned upright: its tiff:Orientation 1 too (else a
+    program reading the XMP would turn it again)."""
+    if not xmp:
+        return xmp
+    xmp = re.sub(rb'(tiff:Orientation\s*=\s*["\'])\d(["\'])', rb"\g<1>1\g<2>", xmp)
+    return re.sub(rb"(<tiff:Orientation>)\s*\d\s*(</tiff:Orientation>)", rb"\g<1>1\g<2>", xmp)
 
 
 def _is_mask_layer(name: str) -> bool:
@@ -845,7 +875,7 @@ def split_masks(doc: LayeredImage) -> tuple[LayeredImage, dict[str, np.ndarray]]
             masks[layer.name[len(MASK_PREFIX) :]] = _layer_mask(layer, doc.width, doc.height)
         else:
             kept.append(layer)
-    return LayeredImage(doc.width, doc.height, kept, doc.icc_profile, doc.exif), masks
+    return LayeredImage(doc.width, doc.height, kept, doc.icc_profile, doc.exif, doc.xmp), masks
 
 
 def read_mask(path: Path, size: tuple[int, int], name: str) -> np.ndarray:
@@ -905,13 +935,27 @@ def encode_png(pixels: np.ndarray | bytes, **metadata: bytes | None) -> bytes:
     if isinstance(pixels, bytes):
         return pixels
     if pixels.dtype == np.uint16:
-        return encode_png16(pixels, metadata.get("icc_profile"), metadata.get("exif"))
+        return encode_png16(
+            pixels, metadata.get("icc_profile"), metadata.get("exif"), metadata.get("xmp")
+        )
     buffer = io.BytesIO()
-    given = {k: v for k, v in metadata.items() if v}
-    Image.fromarray(np.ascontiguousarray(pixels), "RGBA").save(
+    given: dict[str, Any] = {k: v for k, v in metadata.items() if v and k != "xmp"}
+    if metadata.get("xmp"):  # (an iTXt chunk, as Adobe's programs write it)
+        from PIL.PngImagePlugin import PngInfo
+
+        chunks = PngInfo()
+        chunks.add_itxt(XMP_KEY, bytes(metadata["xmp"] or b"").decode("utf-8", "replace"))
+        given["pnginfo"] = chunks
+    channels = pixels.shape[2] if pixels.ndim == 3 else 1
+    mode = {4: "RGBA", 3: "RGB", 1: "L"}[channels]
+    Image.fromarray(np.ascontiguousarray(pixels), mode).save(
         buffer, format="PNG", compress_level=PNG_LEVEL, **given
     )
     return buffer.getvalue()
+
+
+#: the PNG text chunk's keyword an XMP packet goes under
+XMP_KEY = "XML:com.adobe.xmp"
 
 
 def write_ora(doc: LayeredImage, path: Path | BinaryIO) -> None:
@@ -982,7 +1026,7 @@ def write_ora(doc: LayeredImage, path: Path | BinaryIO) -> None:
         thumbnail = thumbnail.resize(size, Image.Resampling.BOX)
     # the merged picture carries the photo's colour profile and metadata, the user's own
     # layers its profile (a PNG the user gave is written back as its very bytes)
-    whole = {"icc_profile": doc.icc_profile, "exif": doc.exif}
+    whole = {"icc_profile": doc.icc_profile, "exif": doc.exif, "xmp": doc.xmp}
     profile = {"icc_profile": doc.icc_profile}
     jobs = [(merged, whole), (np.asarray(thumbnail), {})] + [
         (picture, profile if number in profiled else {}) for number, picture in enumerate(pictures)
@@ -1045,7 +1089,11 @@ def write_psd(doc: LayeredImage, path: Path | BinaryIO) -> None:
 
     # the photo's colour profile and camera metadata, where Photoshop and Krita read them
     exif = doc.exif.removeprefix(EXIF_HEADER) if doc.exif else None  # (a PSD holds it bare)
-    for key, data in ((Resource.ICC_PROFILE, doc.icc_profile), (Resource.EXIF_DATA_1, exif)):
+    for key, data in (
+        (Resource.ICC_PROFILE, doc.icc_profile),
+        (Resource.EXIF_DATA_1, exif),
+        (Resource.XMP_METADATA, doc.xmp),
+    ):
         if data:
             psd._record.image_resources[key] = ImageResource(key=key, data=data)
 
@@ -1167,17 +1215,30 @@ def _flat(doc: LayeredImage, suffix: str) -> Callable[[BinaryIO], None]:
     so what is transparent shows white, as on paper."""
 
     def write(file: BinaryIO) -> None:
-        metadata = {"icc_profile": doc.icc_profile, "exif": doc.exif}
+        metadata = {"icc_profile": doc.icc_profile, "exif": doc.exif, "xmp": doc.xmp}
         given = {k: v for k, v in metadata.items() if v}
         # at the photo's 16 bits where it has them and the format holds them
         merged = composite(doc, deep=doc.deep and suffix not in (".jpg", ".jpeg"))
+        # an opaque picture as RGB (no alpha channel nobody asked for)
+        colours = merged[..., :3] if suffix != ".jpg" and _all_opaque(merged) else merged
         if suffix == ".png":
-            file.write(encode_png(merged, **metadata))
+            file.write(encode_png(colours, **metadata))
         elif suffix in (".tif", ".tiff") and merged.dtype == np.uint16:
-            write_tiff16(file, merged, doc.icc_profile)
+            write_tiff16(file, colours, doc.icc_profile, doc.exif, doc.xmp)
         elif suffix in (".tif", ".tiff"):
-            Image.fromarray(merged, "RGBA").save(
-                file, format="TIFF", compression="tiff_adobe_deflate", **given
+            # the EXIF tags in the TIFF's own directory, and the XMP packet beside them
+            tags = Image.Exif()
+            if doc.exif:
+                tags.load(doc.exif.removeprefix(EXIF_HEADER))
+            if doc.xmp:
+                tags[XMP_TAG] = doc.xmp
+            mode = "RGBA" if colours is merged else "RGB"
+            Image.fromarray(np.ascontiguousarray(colours), mode).save(
+                file,
+                format="TIFF",
+                compression="tiff_adobe_deflate",
+                icc_profile=doc.icc_profile,
+                exif=tags,
             )
         else:
             _for_jpeg(merged).save(file, format="JPEG", quality=95, subsampling=0, **given)

@@ -285,7 +285,7 @@ def write_kra(doc: LayeredImage, path: Path | BinaryIO) -> None:
         buffer = io.BytesIO()
         preview.save(buffer, format="PNG")
         archive.writestr("preview.png", buffer.getvalue())
-        merged_png = encode_png(merged, icc_profile=doc.icc_profile, exif=doc.exif)
+        merged_png = encode_png(merged, icc_profile=doc.icc_profile, exif=doc.exif, xmp=doc.xmp)
         archive.writestr("mergedimage.png", merged_png, compress_type=zipfile.ZIP_STORED)
         archive.writestr(f"{NAME}/annotations/icc", profile)
         if annotated:

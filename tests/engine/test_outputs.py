@@ -253,6 +253,100 @@ def test_the_photo_s_colour_profile_and_camera_metadata_are_kept(
     )
 
 
+#: an XMP packet as Lightroom writes one: a rating, a keyword, and the orientation
+XMP = (
+    b'<?xpacket begin="\xef\xbb\xbf" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
+    b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about=""'
+    b' xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmlns:tiff="http://ns.adobe.com/tiff/1.0/"'
+    b' xmlns:dc="http://purl.org/dc/elements/1.1/" xmp:Rating="5" tiff:Orientation="{turn}">'
+    b"<dc:subject><rdf:Bag><rdf:li>harbour</rdf:li></rdf:Bag></dc:subject></rdf:Description>"
+    b'</rdf:RDF></x:xmpmeta><?xpacket end="w"?>'
+)
+
+
+def _xmp_of(path: Path) -> bytes:
+    """The XMP packet a written file holds (in an ORA or a KRA: its merged picture's; in
+    a PSD: its XMP resource)."""
+    import zipfile
+
+    if path.suffix in (".ora", ".kra"):
+        with zipfile.ZipFile(path) as archive:
+            picture = Image.open(io.BytesIO(archive.read("mergedimage.png")))
+    elif path.suffix == ".psd":
+        from psd_tools import PSDImage
+        from psd_tools.constants import Resource
+
+        return bytes(PSDImage.open(path).image_resources.get_data(Resource.XMP_METADATA) or b"")
+    else:
+        picture = Image.open(path)
+    packet = picture.info.get("xmp") or picture.info.get("XML:com.adobe.xmp") or b""
+    return packet.encode() if isinstance(packet, str) else bytes(packet)
+
+
+@pytest.mark.parametrize("suffix", [".jpg", ".tif", ".png", ".psd", ".ora", ".kra"])
+def test_the_photo_s_xmp_is_kept_and_an_opaque_flat_picture_is_rgb(
+    suffix: str, scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A JPEG with a rating and keywords in XMP, turned by EXIF (orientation 6): every
+    output keeps the packet (in a TIFF beside Make and Model in its own directory) with
+    its orientation 1, as the pixels now stand; a flat TIFF or PNG of an opaque photo is
+    RGB, not RGBA."""
+    exif = Image.Exif()
+    exif[0x010F], exif[0x0110], exif[0x0112] = "Fujifilm", "X-T5", 6
+    photo = tmp_path / "in.jpg"
+    Image.fromarray(scene.image[..., :3]).save(
+        photo, quality=95, exif=exif, xmp=XMP.replace(b"{turn}", b"6")
+    )
+    out = tmp_path / f"out{suffix}"
+    assert edit(photo, {}, "-o", str(out), instruction="make it warmer") == 0, (
+        capsys.readouterr().err
+    )
+    packet = _xmp_of(out)
+    assert b'xmp:Rating="5"' in packet and b"harbour" in packet
+    assert b'tiff:Orientation="1"' in packet and b'tiff:Orientation="6"' not in packet
+    if suffix in (".tif", ".png"):
+        written = Image.open(out)
+        assert written.mode == "RGB" and written.size == (
+            scene.image.shape[0],
+            scene.image.shape[1],
+        )
+        tags = written.getexif()
+        assert (tags.get(0x010F), tags.get(0x0110)) == ("Fujifilm", "X-T5")
+
+
+def test_a_16_bit_tiff_keeps_its_camera_tags_and_xmp_and_is_rgb_when_opaque(
+    scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A raw developer's 16-bit TIFF with Make and Model in its own directory and an
+    XMP packet: the 16-bit TIFF written keeps both, as RGB at 16 bits; a 16-bit PNG keeps
+    the packet."""
+    import cv2
+    import tifffile
+
+    xmp = XMP.replace(b"{turn}", b"1")
+    deep = scene.image[..., :3].astype(np.uint16) * 257
+    photo = tmp_path / "in.tif"
+    tags = [
+        (271, "s", 0, "Nikon", True),
+        (272, "s", 0, "Z 8", True),
+        (700, "B", len(xmp), xmp, True),
+    ]
+    tifffile.imwrite(photo, deep, photometric="rgb", extratags=tags)
+    out = tmp_path / "out.tif"
+    assert edit(photo, {}, "-o", str(out), instruction="make it warmer") == 0, (
+        capsys.readouterr().err
+    )
+    with tifffile.TiffFile(out) as written:
+        page = written.pages[0]
+        assert page.dtype == np.uint16 and page.shape == deep.shape
+        assert (page.tags[271].value, page.tags[272].value) == ("Nikon", "Z 8")
+        assert b'xmp:Rating="5"' in bytes(page.tags[700].value)
+    png = tmp_path / "out.png"
+    assert edit(photo, {}, "-o", str(png), instruction="make it warmer") == 0
+    assert cv2.imread(str(png), cv2.IMREAD_UNCHANGED).dtype == np.uint16
+    assert b'xmp:Rating="5"' in _xmp_of(png)
+
+
 def deep_scene(scene: Scene, tmp_path: Path, suffix: str) -> tuple[Path, np.ndarray]:
     """The scene as a 16-bit file whose low bytes matter (a fine gradation an 8-bit copy
     loses): RGBA uint16, written by OpenCV (PNG) or tifffile (TIFF)."""
