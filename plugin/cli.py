@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
@@ -14,7 +15,7 @@ from pathlib import Path
 from layerpath.engine import events
 from layerpath.engine.execute.executor import Engine
 from layerpath.engine.factory import transcriber_for
-from layerpath.engine.files.io import load_snapshot, output_problem, write_atomically
+from layerpath.engine.files.io import Export, load_snapshot, output_problem, write_atomically
 from layerpath.engine.files.report import build_report, refusal_report
 from layerpath.engine.hosts.document import LayeredDocument
 from layerpath.engine.hosts.session import RunSession
@@ -181,15 +182,15 @@ def cmd_plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _save(document: LayeredDocument, output: Path) -> Path:
+def _save(document: LayeredDocument, output: Path, export: Export | None = None) -> Path:
     """Write the result; when that fails after the tools ran (the disk filled up, the
     folder went away), into the temporary folder instead, so the work is not lost."""
     try:
-        return document.save(output)
+        return document.save(output, export)
     except OSError as exc:
         rescue = Path(tempfile.gettempdir()) / f"layerpath-rescued-{output.name}"
         try:
-            saved = document.save(rescue)
+            saved = document.save(rescue, export)
         except OSError:
             raise BadInput(
                 f"Could not write {output} ({exc.strerror or exc}), nor a copy in "
@@ -208,6 +209,25 @@ def _write_report(path: Path, report: dict[str, object]) -> None:
     write_atomically(path, lambda file: file.write(text.encode("utf-8")))
 
 
+def _backup(image: Path) -> Path:
+    """A copy of the image beside it, before it is saved over (--in-place): a hidden
+    file no catalogue imports, numbered when one is there already."""
+    image = Path(image)
+    for number in range(1, 1000):
+        tail = "" if number == 1 else f"-{number}"
+        backup = image.with_name(f".{image.name}.layerpath-backup{tail}")
+        if not backup.exists():
+            break
+    try:
+        shutil.copy2(image, backup)
+    except OSError as exc:
+        raise BadInput(
+            f"Could not keep a backup of {image} ({exc.strerror or exc}), so it was not "
+            "saved over; write the result elsewhere with -o."
+        ) from exc
+    return backup
+
+
 def _same_file(one: Path, other: Path) -> bool:
     try:
         return Path(one).resolve() == Path(other).resolve()
@@ -223,9 +243,23 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
         raise BadInput(
             f"--threshold {args.threshold} is outside 0..1 (the quality a step must reach)."
         )
+    in_place = bool(getattr(args, "in_place", False))
+    if in_place and args.output is not None:
+        raise BadInput(
+            "Give either -o OUT or --in-place (the result saved over the image, a backup "
+            "kept), not both."
+        )
+    if not in_place and args.output is None:
+        raise BadInput(
+            "Say where the result goes: -o OUT.ora (layers) or -o OUT.jpg (flattened), or "
+            "--in-place to save it over the image (a backup of it is kept)."
+        )
     references = parse_refs(getattr(args, "ref", None))
     mask_files = _parse_masks(args.mask, list(references))
-    inputs = [args.image, *mask_files.values(), *_ref_files(getattr(args, "ref", None))]
+    others = [*mask_files.values(), *_ref_files(getattr(args, "ref", None))]
+    inputs = [args.image, *others]
+    if in_place:  # in the image's own format, over it: the other inputs stay inputs
+        args.output, inputs = args.image, others
     settings = load_settings()
     if getattr(args, "no_reflection", False):
         settings = settings.model_copy(update={"reflection": False})
@@ -249,6 +283,12 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
             problem = "The LUT would overwrite another output; give it its own name"
         else:
             problem = output_problem(cube, inputs, any_format=True)
+    export = Export(
+        quality=95 if getattr(args, "quality", None) is None else args.quality,
+        long_edge=getattr(args, "long_edge", None),
+        srgb=bool(getattr(args, "srgb", False)),
+    )
+    problem = problem or export.problem(args.output, document.image.deep)
     if problem is not None:
         raise BadInput(problem + ".")
     settings, planner = _endpoint(settings, args)
@@ -297,7 +337,10 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
         if result is not None and suffix in (".kra", ".psd"):
             curves = suffix == ".kra" or bool(getattr(args, "adjustment_layers", False))
             _live_steps(session, document, result, suffix, curves)
-        written = _save(document, args.output)
+        backup = _backup(args.image) if in_place else None
+        written = _save(document, args.output, export)
+        if backup is not None and not args.quiet:
+            print(f"saved over {args.image}; the image as it was: {backup}", file=sys.stderr)
     if result is None or result.cancelled:
         print(
             f"cancelled: the {len(kept)} finished steps are saved in {written}",

@@ -84,10 +84,11 @@ def parser() -> argparse.ArgumentParser:
         "-o",
         "--output",
         type=Path,
-        required=True,
         help="OUT.ora, OUT.psd, OUT.kra (layers) or OUT.png, OUT.jpg, OUT.tif (flat)",
     )
+    _in_place(edit)
     edit.add_argument("--report", type=Path, help="write the run report (JSON) here")
+    _export_options(edit)
     edit.add_argument(
         "--cube",
         type=Path,
@@ -351,7 +352,8 @@ def _rules_learn_and_actions(sub: Any) -> None:
     run.add_argument(
         "--mask", action="append", default=[], metavar="NAME=PNG", help="a named mask (repeatable)"
     )
-    run.add_argument("-o", "--output", type=Path, required=True, help="OUT.ora, .psd, .png, ...")
+    run.add_argument("-o", "--output", type=Path, help="OUT.ora, .psd, .png, ...")
+    _in_place(run)
     run.add_argument("--report", type=Path, help="write the run report (JSON) here")
     run.add_argument("--threshold", type=float, default=None, help="quality threshold 0..1")
     run.add_argument("--no-traces", action="store_true", help="do not record traces")
@@ -493,3 +495,31 @@ def _config(sub: Any) -> None:
             command.add_argument(
                 "--stdin", action="store_true", help="read the key from standard input"
             )
+
+
+def _export_options(command: argparse.ArgumentParser) -> None:
+    """How a flattened picture (.jpg, .png, .tif) is written."""
+    command.add_argument(
+        "--quality", type=int, default=None, metavar="1..100", help="a JPEG's quality (default 95)"
+    )
+    command.add_argument(
+        "--long-edge",
+        type=int,
+        default=None,
+        metavar="PIXELS",
+        help="scale the flattened picture down so its longest side is this (never up)",
+    )
+    command.add_argument(
+        "--srgb",
+        action="store_true",
+        help="convert the flattened picture's colours to sRGB and embed that profile (for the web)",
+    )
+
+
+def _in_place(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--in-place",
+        action="store_true",
+        help="save the result over the image, in its own format, keeping a backup of it "
+        "beside it (.NAME.layerpath-backup): for a copy an editor such as Lightroom hands over",
+    )

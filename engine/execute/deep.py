@@ -120,6 +120,7 @@ def write_tiff16(
     import tifffile
 
     extratags: list[tuple[int, str, int, Any, bool]] = []
+    description = None
     if exif:
         from PIL import Image
 
@@ -129,6 +130,7 @@ def write_tiff16(
             value = found.get(tag)
             if isinstance(value, str) and value:
                 extratags.append((tag, "s", 0, value, True))
+        description = found.get(IMAGE_DESCRIPTION)
     if xmp:
         extratags.append((700, "B", len(xmp), xmp, True))
     buffer = io.BytesIO()  # (tifffile takes a file's name for its path; ours is a number)
@@ -141,13 +143,16 @@ def write_tiff16(
         compressionargs={"level": 1},  # (level 6 takes twice as long for 4 % smaller)
         iccprofile=icc_profile,
         extratags=extratags,
+        description=description if isinstance(description, str) and description else None,
+        metadata=None,  # (no tifffile shape of its own in the description)
     )
     file.write(buffer.getvalue())
 
 
-#: the EXIF tags that are a TIFF's own (its first directory): ImageDescription, Make,
-#: Model, DateTime, Artist, Copyright
-TIFF_OWN_TAGS = (0x010E, 0x010F, 0x0110, 0x0132, 0x013B, 0x8298)
+#: the EXIF tags that are a TIFF's own (its first directory), written as tags: Make,
+#: Model, DateTime, Artist, Copyright; and ImageDescription, written as its description
+TIFF_OWN_TAGS = (0x010F, 0x0110, 0x0132, 0x013B, 0x8298)
+IMAGE_DESCRIPTION = 0x010E
 
 
 def over(src: np.ndarray, dst: np.ndarray) -> np.ndarray:

@@ -1210,21 +1210,26 @@ def output_problem(
     return None
 
 
-def _flat(doc: LayeredImage, suffix: str) -> Callable[[BinaryIO], None]:
+def _flat(doc: LayeredImage, suffix: str, export: Export) -> Callable[[BinaryIO], None]:
     """A writer of the flattened picture: PNG and TIFF keep transparency; JPEG has none,
     so what is transparent shows white, as on paper."""
 
     def write(file: BinaryIO) -> None:
-        metadata = {"icc_profile": doc.icc_profile, "exif": doc.exif, "xmp": doc.xmp}
-        given = {k: v for k, v in metadata.items() if v}
         # at the photo's 16 bits where it has them and the format holds them
         merged = composite(doc, deep=doc.deep and suffix not in (".jpg", ".jpeg"))
+        icc = doc.icc_profile
+        if export.srgb:
+            merged, icc = in_srgb(merged, icc)
+        if export.long_edge is not None:
+            merged = scaled_to(merged, export.long_edge)
+        metadata = {"icc_profile": icc, "exif": doc.exif, "xmp": doc.xmp}
+        given = {k: v for k, v in metadata.items() if v}
         # an opaque picture as RGB (no alpha channel nobody asked for)
         colours = merged[..., :3] if suffix != ".jpg" and _all_opaque(merged) else merged
         if suffix == ".png":
             file.write(encode_png(colours, **metadata))
         elif suffix in (".tif", ".tiff") and merged.dtype == np.uint16:
-            write_tiff16(file, colours, doc.icc_profile, doc.exif, doc.xmp)
+            write_tiff16(file, colours, icc, doc.exif, doc.xmp)
         elif suffix in (".tif", ".tiff"):
             # the EXIF tags in the TIFF's own directory, and the XMP packet beside them
             tags = Image.Exif()
@@ -1237,11 +1242,14 @@ def _flat(doc: LayeredImage, suffix: str) -> Callable[[BinaryIO], None]:
                 file,
                 format="TIFF",
                 compression="tiff_adobe_deflate",
-                icc_profile=doc.icc_profile,
+                icc_profile=icc,
                 exif=tags,
             )
         else:
-            _for_jpeg(merged).save(file, format="JPEG", quality=95, subsampling=0, **given)
+            # (4:4:4 at 90 and above: a photographer's export; below, the web's 4:2:0)
+            chroma = 0 if export.quality >= 90 else 2
+            picture = _for_jpeg(merged)
+            picture.save(file, format="JPEG", quality=export.quality, subsampling=chroma, **given)
 
     return write
 
@@ -1254,6 +1262,47 @@ def _for_jpeg(rgba: np.ndarray) -> Image.Image:
     if rgba.flags.c_contiguous and _opaque(rgba):
         return Image.frombuffer("RGBX", (w, h), rgba, "raw", "RGBX", 0, 1)
     return Image.fromarray(on_white(rgba), "RGB")
+
+
+def in_srgb(rgba: np.ndarray, icc: bytes | None) -> tuple[np.ndarray, bytes]:
+    """8-bit RGBA in the colour space its profile `icc` describes, converted to sRGB
+    (LittleCMS, perceptual), and the sRGB profile's bytes to embed; a picture with no
+    profile is sRGB already."""
+    from PIL import ImageCms
+
+    srgb = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB"))
+    if icc:
+        try:
+            source = ImageCms.ImageCmsProfile(io.BytesIO(icc))
+        except (OSError, ImageCms.PyCMSError) as exc:
+            raise BadInput(f"The photo's colour profile cannot be read ({exc}).") from exc
+        picture = Image.fromarray(np.ascontiguousarray(rgba), "RGBA")
+        moved = ImageCms.profileToProfile(
+            picture, source, srgb, ImageCms.Intent.PERCEPTUAL, outputMode="RGBA"
+        )
+        assert moved is not None
+        rgba = np.asarray(moved)
+    return rgba, srgb.tobytes()
+
+
+def scaled_to(rgba: np.ndarray, long_edge: int) -> np.ndarray:
+    """The picture scaled down so its longest side is `long_edge` (area averaging;
+    straight alpha premultiplied first, so no fringe shows); as it is when it is no
+    larger."""
+    h, w = rgba.shape[:2]
+    if max(h, w) <= long_edge:
+        return rgba
+    scale = long_edge / max(h, w)
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    top = float(np.iinfo(rgba.dtype).max)
+    if int(rgba[..., 3].min()) == int(top):
+        return cv2.resize(rgba, size, interpolation=cv2.INTER_AREA)
+    alpha = rgba[..., 3:4].astype(np.float32) / top
+    carried = np.concatenate([rgba[..., :3] * alpha, rgba[..., 3:4]], axis=-1).astype(np.float32)
+    small = np.asarray(cv2.resize(carried, size, interpolation=cv2.INTER_AREA), np.float32)
+    colours = small[..., :3] / np.maximum(small[..., 3:4] / top, 1e-6)
+    made = np.concatenate([colours, small[..., 3:4]], axis=-1)
+    return np.clip(np.rint(made), 0, top).astype(rgba.dtype)
 
 
 def on_white(rgba: np.ndarray) -> np.ndarray:
@@ -1276,12 +1325,46 @@ def on_white(rgba: np.ndarray) -> np.ndarray:
     return out
 
 
-def write_layered(doc: LayeredImage, path: Path) -> Path:
-    """Write .ora, .psd or .kra (layers) or a flattened .png, .jpg or .tif, by suffix; never
-    over an input file (the CLI checks), atomically (write_atomically)."""
+@dataclass(frozen=True)
+class Export:
+    """How a flattened picture is written: its JPEG quality, its longest side (scaled
+    down to it, never up) and whether its colours are converted to sRGB (for the web)."""
+
+    quality: int = 95
+    long_edge: int | None = None
+    srgb: bool = False
+
+    def problem(self, path: Path, deep: bool) -> str | None:
+        """Why these options cannot be kept for `path` (None: they can), in words."""
+        suffix = Path(path).suffix.lower()
+        if not 1 <= self.quality <= 100:
+            return f"--quality {self.quality} is outside 1..100 (95: the default)"
+        if self.quality != 95 and suffix not in (".jpg", ".jpeg"):
+            return "--quality is a JPEG's; the output is not a .jpg"
+        if self.long_edge is not None and self.long_edge < 16:
+            return f"--long-edge {self.long_edge} is too small (16 pixels or more)"
+        if (self.long_edge is not None or self.srgb) and suffix in LAYERED:
+            return (
+                "--long-edge and --srgb are for a flattened picture (.jpg, .png, .tif); a "
+                f"{suffix} keeps the photo's layers at their size and colours"
+            )
+        if self.srgb and deep and suffix not in (".jpg", ".jpeg"):
+            return "--srgb makes an 8-bit picture for the web: write a .jpg, or leave --srgb out"
+        return None
+
+
+#: the outputs that keep layers
+LAYERED = (".ora", ".psd", ".kra")
+
+
+def write_layered(doc: LayeredImage, path: Path, export: Export | None = None) -> Path:
+    """Write .ora, .psd or .kra (layers) or a flattened .png, .jpg or .tif, by suffix, the
+    flattened one as `export` says; never over an input file (the CLI checks),
+    atomically (write_atomically)."""
     path = Path(path)
     suffix = path.suffix.lower()
-    problem = _format_problem(path, doc.deep)
+    export = export or Export()
+    problem = _format_problem(path, doc.deep) or export.problem(path, doc.deep)
     if problem is not None:
         raise BadInput(problem + ".")
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -1291,4 +1374,4 @@ def write_layered(doc: LayeredImage, path: Path) -> Path:
         return write_atomically(path, lambda file: write_psd(doc, file))
     if suffix == ".kra":  # (written by engine/files/kra.py, which reads this module)
         raise BadInput("A .kra is written with engine.files.kra.write_kra.")
-    return write_atomically(path, _flat(doc, suffix))
+    return write_atomically(path, _flat(doc, suffix, export))

@@ -18,6 +18,7 @@ from layerpath.engine.files.blends import Change
 from layerpath.engine.files.curves import Curves
 from layerpath.engine.files.io import (
     MAX_PIXELS,
+    Export,
     GroupLayer,
     LayeredImage,
     PixelLayer,
@@ -226,10 +227,10 @@ class LayeredDocument:
         if group is not None and group in self._groups:
             self._reports[group] = report
 
-    def save(self, path: Path) -> Path:
+    def save(self, path: Path, export: Export | None = None) -> Path:
         """Write the user's layers and every run group (.ora, .psd, .kra or a flat
-        picture); an ORA keeps each run's record and what each of its layers is
-        (layerpath/runs.json), a .kra the same as its 'layerpath' annotation."""
+        picture, as `export` says); an ORA keeps each run's record and what each of its
+        layers is (layerpath/runs.json), a .kra the same as its 'layerpath' annotation."""
         self._image.recipes = self._recipes()
         if Path(path).suffix.lower() == ".kra":
             problem = output_problem(Path(path), deep=self._image.deep)
@@ -237,7 +238,7 @@ class LayeredDocument:
                 raise BadInput(problem + ".")
             image = self._image
             return write_atomically(Path(path), lambda file: write_kra(image, file))
-        return write_layered(self._image, path)
+        return write_layered(self._image, path, export)
 
     def _recipes(self) -> list[dict[str, Any]]:
         recipes = []

@@ -618,3 +618,112 @@ def test_a_removal_from_a_16_bit_sky_is_filled_at_16_bits(
     inside = layer.deep[blot > 0][:, :3].astype(int)
     assert np.any(inside % 257 != 0)  # 16-bit values, not 8-bit ones scaled
     assert np.abs(inside - sky[blot > 0][:, :3]).mean() < 2 * 257  # the sky carries on
+
+
+def _adobe_rgb_profile() -> bytes:
+    """An ICC v2 matrix/TRC profile of Adobe RGB (1998) (primaries adapted to D50, gamma
+    563/256), built here byte by byte: a wide-gamut photo's profile with no file needed."""
+    import struct
+
+    def xyz(x: float, y: float, z: float) -> bytes:
+        return b"XYZ \0\0\0\0" + b"".join(struct.pack(">i", round(v * 65536)) for v in (x, y, z))
+
+    curve = b"curv\0\0\0\0" + struct.pack(">IH", 1, 563) + b"\0\0"
+    text = b"Adobe RGB test\0"
+    tags = [
+        (b"desc", b"desc\0\0\0\0" + struct.pack(">I", len(text)) + text + b"\0" * 79),
+        (b"wtpt", xyz(0.9642, 1.0, 0.8249)),
+        (b"rXYZ", xyz(0.6097, 0.3111, 0.0195)),
+        (b"gXYZ", xyz(0.2052, 0.6257, 0.0609)),
+        (b"bXYZ", xyz(0.1492, 0.0632, 0.7446)),
+        (b"rTRC", curve), (b"gTRC", curve), (b"bTRC", curve),
+    ]  # fmt: skip
+    offset, table, body = 128 + 4 + 12 * len(tags), b"", b""
+    for signature, data in tags:
+        data += b"\0" * (-len(data) % 4)
+        table += signature + struct.pack(">II", offset + len(body), len(data))
+        body += data
+    size = 128 + 4 + len(table) + len(body)
+    header = struct.pack(">I", size) + b"lcms" + struct.pack(">I", 0x02100000)
+    header += b"mntrRGB XYZ " + b"\0" * 12 + b"acsp" + b"\0" * 24
+    header += struct.pack(">I", 0) + struct.pack(">iii", 63190, 65536, 54061)  # intent, D50
+    header += b"\0" * (128 - len(header))
+    return header + struct.pack(">I", len(tags)) + table + body
+
+
+def test_export_options_convert_to_srgb_scale_down_and_set_the_jpeg_quality(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--srgb: an Adobe RGB photo's colours become the same colours in sRGB (the same
+    CIE XYZ, within what 8 bits hold) with the sRGB profile embedded; --long-edge scales
+    down to that side; --quality sets the JPEG's; options a layered file cannot keep
+    are refused before any tool runs."""
+    from PIL import ImageCms
+
+    patches = np.array([[90, 160, 80], [200, 120, 90], [60, 90, 170], [128, 128, 128]], np.uint8)
+    photo_pixels = np.repeat(np.repeat(patches[None], 200, axis=0), 200, axis=1)  # 200 x 800
+    photo = tmp_path / "adobe.png"
+    Image.fromarray(photo_pixels).save(photo, icc_profile=_adobe_rgb_profile())
+    out = tmp_path / "web.png"
+    assert main(["edit", str(photo), "make it warmer", "-o", str(out), "--srgb", "--long-edge", "400"]) == 0, capsys.readouterr().err  # fmt: skip
+    written = Image.open(out)
+    assert written.size == (400, 100)
+    srgb = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    assert written.info["icc_profile"] == srgb
+    # the warmer picture layerpath made in Adobe RGB, and the sRGB one it wrote: one XYZ
+    warm = tmp_path / "warm.png"
+    assert main(["edit", str(photo), "make it warmer", "-o", str(warm)]) == 0
+    adobe = np.asarray(Image.open(warm).convert("RGB"), np.float64)[100, 100::200] / 255.0
+    shown = np.asarray(written.convert("RGB"), np.float64)[50, 50::100] / 255.0
+    adobe_xyz = (adobe ** (563 / 256)) @ np.array(
+        [[0.5767, 0.2974, 0.0270], [0.1856, 0.6273, 0.0707], [0.1882, 0.0753, 0.9911]]
+    )
+    linear = np.where(shown <= 0.04045, shown / 12.92, ((shown + 0.055) / 1.055) ** 2.4)
+    srgb_xyz = linear @ np.array(
+        [[0.4124, 0.2126, 0.0193], [0.3576, 0.7152, 0.1192], [0.1805, 0.0722, 0.9505]]
+    )
+    assert np.abs(adobe_xyz - srgb_xyz).max() < 0.01, (adobe_xyz, srgb_xyz)
+    assert np.abs(adobe - shown).max() > 0.03  # (the numbers did change: not a no-op)
+    small, large = tmp_path / "q60.jpg", tmp_path / "q95.jpg"
+    assert main(["edit", str(photo), "make it warmer", "-o", str(small), "--quality", "60"]) == 0
+    assert main(["edit", str(photo), "make it warmer", "-o", str(large)]) == 0
+    assert small.stat().st_size < large.stat().st_size
+    capsys.readouterr()
+    for refused in (["-o", str(tmp_path / "x.ora"), "--long-edge", "100"],
+                    ["-o", str(tmp_path / "x.png"), "--quality", "80"],
+                    ["-o", str(tmp_path / "x.jpg"), "--quality", "0"]):  # fmt: skip
+        assert main(["edit", str(photo), "make it warmer", *refused]) == 2
+        assert "layer '" not in capsys.readouterr().err
+
+
+def test_in_place_saves_over_the_image_in_its_format_with_a_backup(
+    scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Lightroom's "Edit In" hands over a 16-bit TIFF copy and expects it saved over:
+    --in-place writes the result there (16 bits, its camera tags) after keeping the copy
+    as it was beside it; a second run keeps a second backup; -o with --in-place, or
+    neither, is refused before anything runs."""
+    import tifffile
+
+    deep = scene.image[..., :3].astype(np.uint16) * 257
+    photo = tmp_path / "IMG_0001-Edit.tif"
+    tifffile.imwrite(photo, deep, photometric="rgb", extratags=[(271, "s", 0, "Canon", True)])
+    original = photo.read_bytes()
+    assert main(["edit", str(photo), "make it warmer", "--in-place"]) == 0, capsys.readouterr().err
+    backup = tmp_path / ".IMG_0001-Edit.tif.layerpath-backup"
+    assert backup.read_bytes() == original and str(backup) in capsys.readouterr().err
+    with tifffile.TiffFile(photo) as written:
+        page = written.pages[0]
+        made = page.asarray()
+        assert page.dtype == np.uint16 and page.tags[271].value == "Canon"
+    assert made.shape == deep.shape and not np.array_equal(made, deep)
+    assert (made[..., 0].astype(int) - deep[..., 0]).mean() > 0  # warmer: more red
+    assert main(["-q", "edit", str(photo), "make it warmer", "--in-place"]) == 0
+    assert (tmp_path / ".IMG_0001-Edit.tif.layerpath-backup-2").exists()
+    before = photo.read_bytes()
+    assert (
+        main(["edit", str(photo), "make it warmer", "--in-place", "-o", str(tmp_path / "o.tif")])
+        == 2
+    )
+    assert main(["edit", str(photo), "make it warmer"]) == 2
+    assert "--in-place" in capsys.readouterr().err and photo.read_bytes() == before
