@@ -17,7 +17,7 @@ from layerpath.gui.worker import RunController
 from layerpath.settings import CloudSettings, LlmSettings, Settings, save_settings
 from layerpath.settings.endpoints import PRESETS
 from layerpath.settings.secrets import get_api_key, set_api_key
-from layerpath.tools.endpoint import openai_client
+from layerpath.tools.endpoint import LLM_EXTRA, llm_installed, openai_client
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
 
@@ -44,6 +44,8 @@ TRAINING_FORMATS = (
 
 def check_connection(base_url: str, api_key: str | None, timeout_s: float = 10.0) -> str:
     """Ask the endpoint for its models; a short answer for the user either way."""
+    if not llm_installed():
+        return f"The openai package is not installed: {LLM_EXTRA}"
     from openai import APIError
 
     client = openai_client(base_url, api_key, timeout_s)

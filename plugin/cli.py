@@ -574,10 +574,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from layerpath.plugin.krita import installer
 
         return installer.main(given[1:])
-    if given[:1] == ["gui"]:  # the editor's own options
-        from layerpath.plugin.app import run_gui
-
-        return run_gui(given[1:])
+    if given[:1] == ["gui"]:  # (the `layerpath` command opens the editor: plugin/app.py)
+        print("error: the editor opens from the layerpath command: layerpath gui", file=sys.stderr)
+        return 2
     args = cli_args.parser().parse_args(given)
     reuse_freed_memory()  # a process of our own: camera-sized pictures' blocks reused
     log_file = setup_logging(args.verbose, args.quiet)

@@ -35,9 +35,11 @@ def cmd_config(args: argparse.Namespace) -> int:
                 print("Store its key with: layerpath config set-key")
         return 0
     base_url = endpoint_url(args.endpoint)[0] if args.endpoint else settings.llm.base_url
-    from keyring.errors import KeyringError
+    from layerpath.settings.secrets import delete_api_key, keyring_installed, set_api_key
 
-    from layerpath.settings.secrets import delete_api_key, set_api_key
+    if not keyring_installed():
+        raise BadInput("Keeping an API key needs keyring: pip install 'layerpath[llm]'.")
+    from keyring.errors import KeyringError
 
     try:
         if args.action == "delete-key":

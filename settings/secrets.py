@@ -27,9 +27,12 @@ def get_api_key(base_url: str) -> str | None:
 
 def stored_api_key(base_url: str) -> str | None:
     """The key stored for this endpoint in the OS keyring, or None (also when no
-    keyring backend works)."""
-    import keyring
-    import keyring.errors
+    keyring backend works, or keyring is not installed)."""
+    try:
+        import keyring
+        import keyring.errors
+    except ImportError:
+        return None
 
     try:
         key = keyring.get_password(SERVICE, _user(base_url))
@@ -43,13 +46,18 @@ def stored_api_key(base_url: str) -> str | None:
 def missing_key(base_url: str) -> str | None:
     """Why no API key can be given to this endpoint, in words a user can act on (None
     when one is stored): no keyring backend works on this machine, or none is stored."""
-    import keyring
-    import keyring.errors
-
     from layerpath.settings.endpoints import environment_key
 
     if environment_key(base_url):
         return None
+    if not keyring_installed():
+        return (
+            "No API key could be read: keyring is not installed (pip install "
+            "'layerpath[llm]'); or set OPENAI_API_KEY for OpenAI."
+        )
+    import keyring
+    import keyring.errors
+
     try:
         key = keyring.get_password(SERVICE, _user(base_url))
     except keyring.errors.KeyringError:
@@ -80,8 +88,19 @@ def redact(text: str) -> str:
     return text
 
 
+def keyring_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("keyring") is not None
+
+
 def set_api_key(base_url: str, key: str) -> None:
-    """Store the key for this endpoint in the OS keyring."""
+    """Store the key for this endpoint in the OS keyring (a clear error when keyring,
+    part of layerpath[llm], is not installed)."""
+    if not keyring_installed():
+        from layerpath.errors import BadInput
+
+        raise BadInput("Storing an API key needs keyring: pip install 'layerpath[llm]'.")
     import keyring
 
     remember_secret(key)
@@ -89,6 +108,8 @@ def set_api_key(base_url: str, key: str) -> None:
 
 
 def delete_api_key(base_url: str) -> None:
+    if not keyring_installed():
+        return
     import keyring
     import keyring.errors
 

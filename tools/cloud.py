@@ -30,7 +30,7 @@ from layerpath.settings.secrets import get_api_key, redact
 from layerpath.tools.base import Tool
 from layerpath.tools.crops import crop_for_model, paste_back
 from layerpath.tools.diffusion import hinted, inpaint_prompt
-from layerpath.tools.endpoint import openai_client
+from layerpath.tools.endpoint import LLM_EXTRA, llm_installed, openai_client
 
 FIX = "turn on Cloud image edits in Settings and add the service's API key"
 
@@ -75,6 +75,8 @@ class CloudInpaint(Tool):
             )
         if settings.offline:
             return Availability("offline mode is on", "turn offline mode off in Settings")
+        if not llm_installed():
+            return Availability("the openai package is not installed", LLM_EXTRA)
         if not is_local(cloud.base_url) and not get_api_key(cloud.base_url):
             return Availability(f"there is no API key for {cloud.base_url}", FIX)
         return Availability()

@@ -10,11 +10,29 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from layerpath.errors import BadInput
+
+#: what to install for an LLM, the VLM critic, cloud edits or voice memos
+LLM_EXTRA = "pip install 'layerpath[llm]'"
+
+
+def llm_installed() -> bool:
+    """Whether the `openai` package (layerpath[llm]) is here."""
+    import importlib.util
+
+    return importlib.util.find_spec("openai") is not None
+
 
 def openai_client(base_url: str, api_key: str | None, timeout_s: float) -> Any:
     """A client that fails fast (no retries). Local servers need no key; the client
-    insists on one, so a placeholder goes."""
-    from openai import OpenAI
+    insists on one, so a placeholder goes. A clear error when layerpath[llm] is not
+    installed."""
+    try:
+        from openai import OpenAI
+    except ImportError as exc:
+        raise BadInput(
+            f"Asking an LLM server needs the openai package, which is not installed: {LLM_EXTRA}."
+        ) from exc
 
     return OpenAI(
         base_url=base_url, api_key=api_key or "not-needed", timeout=timeout_s, max_retries=0

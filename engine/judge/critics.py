@@ -33,7 +33,7 @@ from layerpath.engine.types import Subtask, SubtaskKind
 from layerpath.errors import shown
 from layerpath.settings import LlmSettings, Settings
 from layerpath.settings.secrets import get_api_key, redact, remember_secret
-from layerpath.tools.endpoint import image_data_url, openai_client
+from layerpath.tools.endpoint import LLM_EXTRA, image_data_url, llm_installed, openai_client
 from layerpath.tools.models import ModelManager, ModelState
 from layerpath.tools.registry import service, services
 
@@ -223,5 +223,8 @@ def critic_for(settings: Settings, models: ModelManager | None = None) -> Critic
             log.warning("the CLIP critic needs: layerpath models download %s", clip_model())
             return None
     if choice == "vlm":
+        if not llm_installed():
+            log.warning("the VLM critic needs the openai package: %s", LLM_EXTRA)
+            return None
         return VlmCritic(settings.llm, get_api_key(settings.llm.base_url))
     return None
