@@ -556,6 +556,14 @@ def _warm_up(seed: int) -> Callable[[], list[dict[str, float]]]:
     return lambda: curve(seed, "shipped", Registry.from_catalogue(), [], learning=False)
 
 
+def _completion(args: argparse.Namespace) -> int:
+    """The completion script of every command and option, for `args.shell` (shtab)."""
+    import shtab
+
+    print(shtab.complete(cli_args.parser(), shell=args.shell))
+    return 0
+
+
 def _batch(args: argparse.Namespace) -> int:
     """`layerpath batch` (its worker pool imported only for it: an edit starts sooner)."""
     from layerpath.plugin import cli_batch
@@ -585,6 +593,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "edit": cmd_edit,
         "tools": cmd_tools,
         "config": cli_config.cmd_config,
+        "completion": _completion,
         "models": cli_models.cmd_models,
         "rules": cli_actions.cmd_rules,
         "learn": cli_actions.cmd_learn,

@@ -138,6 +138,14 @@ def parser() -> argparse.ArgumentParser:
     )
 
     _config(sub)
+    completion = sub.add_parser(
+        "completion",
+        help='print the shell\'s completion script: eval "$(layerpath completion bash)"',
+        description="Tab completion of layerpath's commands and options. bash: add "
+        "'eval \"$(layerpath completion bash)\"' to ~/.bashrc; zsh: 'layerpath completion "
+        "zsh > ~/.zfunc/_layerpath' (with ~/.zfunc on $fpath).",
+    )
+    completion.add_argument("shell", choices=["bash", "zsh", "tcsh"])
     tools = sub.add_parser("tools", help="list the tools (the Model Description Table)")
     tools.add_argument("action", nargs="?", choices=["list"], default="list")
     tools.add_argument("--json", action="store_true", help="every field, as JSON")

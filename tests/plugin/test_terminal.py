@@ -91,3 +91,33 @@ def test_help_lists_the_editor_and_explains_edit(capsys: pytest.CaptureFixture[s
     text = capsys.readouterr().out
     for said in ("examples:", "exit status:", "never changed", "everyday words", "fast-slow"):
         assert said in text
+
+
+def test_bash_completes_commands_options_and_sub_commands(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The script `layerpath completion bash` prints, sourced in a real bash: 'ed'
+    completes to edit, 'edit ... --qu' to --quality and --quiet, 'config ' to its actions."""
+    import shutil
+    import subprocess
+
+    assert main(["completion", "bash"]) == 0
+    script = tmp_path / "layerpath.bash"
+    script.write_text(capsys.readouterr().out, encoding="utf-8")
+    bash = shutil.which("bash")
+    assert bash is not None
+
+    def completed(*words: str) -> list[str]:
+        line = " ".join(words)
+        probe = (
+            f"source {script}; COMP_WORDS=(layerpath {line}); "
+            f"COMP_CWORD={len(words)}; COMP_LINE='layerpath {line}'; COMP_POINT=${{#COMP_LINE}}; "
+            '_shtab_layerpath; printf "%s\\n" "${COMPREPLY[@]}"'
+        )
+        done = subprocess.run([bash, "-c", probe], capture_output=True, text=True, timeout=60)
+        return done.stdout.split()
+
+    assert completed("ed") == ["edit"]
+    assert set(completed("edit", "x.jpg", "'warmer'", "--qu")) == {"--quality", "--quiet"}
+    assert set(completed("config", "''")) == {"show", "endpoint", "set-key", "delete-key"}
+    assert main(["completion", "zsh"]) == 0 and "#compdef layerpath" in capsys.readouterr().out
