@@ -98,6 +98,42 @@ def _default_env() -> Path:
     return Path(module.default_env())
 
 
+def wheel_of_installed(folder: Path) -> Path:
+    """A wheel of the layerpath installed where this file is (its files as its record
+    lists them, compiled files and the scripts pip makes left out), written into
+    `folder`: what pip installs for another Python, with no package index asked for
+    layerpath itself (its dependencies come from the index as usual)."""
+    import base64
+    import hashlib
+    from importlib.metadata import distributions
+
+    site = PLUGIN.parents[2]  # (the folder the installed package lies in)
+    found = [d for d in distributions(path=[str(site)]) if d.metadata["Name"] == "layerpath"]
+    if not found:
+        raise SystemExit(f"error: no installed layerpath in {site}; pip install layerpath first")
+    dist = found[0]
+    info = f"layerpath-{dist.version}.dist-info"
+    out = folder / f"layerpath-{dist.version}-py3-none-any.whl"
+    record = []
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as wheel:
+        for entry in dist.files or []:
+            name = entry.as_posix()
+            own = name.startswith(f"{info}/") and entry.name in _NOT_IN_A_WHEEL
+            if name.startswith("..") or "__pycache__" in name or name.endswith(".pyc") or own:
+                continue
+            data = (site / name).read_bytes()
+            wheel.writestr(name, data)
+            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=")
+            record.append(f"{name},sha256={digest.decode()},{len(data)}")
+        record.append(f"{info}/RECORD,,")
+        wheel.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
+    return out
+
+
+#: what pip writes into an installed copy's record folder that a wheel does not hold
+_NOT_IN_A_WHEEL = {"RECORD", "INSTALLER", "REQUESTED", "direct_url.json"}
+
+
 def environment(target: Path | None, python: str | None, torch: str) -> None:
     """pip-install layerpath (no Qt: Krita brings its own) and its packages into one folder."""
     interpreter = python or sys.executable
@@ -113,10 +149,8 @@ def environment(target: Path | None, python: str | None, torch: str) -> None:
         if CHECKOUT:  # this checkout, as a wheel
             subprocess.run([*pip, "wheel", "--no-deps", "-q", "-w", wheels, str(ROOT)], check=True)
             wheel = str(next(Path(wheels).glob("layerpath-*.whl")))
-        else:  # an installed layerpath: the same version from the package index
-            from importlib.metadata import version as installed
-
-            wheel = f"layerpath=={installed('layerpath')}"
+        else:  # an installed layerpath: a wheel of the installed files themselves
+            wheel = str(wheel_of_installed(Path(wheels)))
         subprocess.run(
             [
                 *pip,

@@ -586,6 +586,32 @@ def test_the_installed_package_carries_the_installer_and_the_plugin(tmp_path: Pa
     assert made.returncode == 0, made.stderr
     names = set(zipfile.ZipFile(out).namelist())
     assert {"layerpath_krita/", "layerpath_krita/Manual.html", "layerpath_krita.action"} <= names
+    # `krita env` from this installed copy: a wheel of its own files (layerpath is on no
+    # package index), which pip installs into Krita's folder and which imports there
+    repack = (
+        "import importlib.util, sys; from pathlib import Path; "
+        f"spec = importlib.util.spec_from_file_location('installer', {str(installer)!r}); "
+        "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module); "
+        f"print(module.wheel_of_installed(Path({str(tmp_path)!r})))"
+    )
+    made = subprocess.run([sys.executable, "-c", repack], capture_output=True, text=True)
+    assert made.returncode == 0, made.stderr
+    again = tmp_path / "krita-site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(again),
+         made.stdout.strip()],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    probe = subprocess.run(
+        [sys.executable, "-c", "import layerpath.plugin.cli_args as a, layerpath.settings.endpoints; "
+         "print(a.__file__); a.parser().parse_args(['tools'])"],
+        capture_output=True, text=True, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(again)},
+    )  # fmt: skip
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.startswith(str(again))
+    assert (
+        again / "layerpath" / "plugin" / "krita" / "pykrita" / "layerpath_krita.desktop"
+    ).exists()
 
 
 @pytest.mark.krita
