@@ -386,7 +386,8 @@ def _batch(sub: Any) -> None:
         help="run one instruction or saved action on many photos",
         description=(
             "Run one instruction (or a saved action) on every photo: files, folders or "
-            "globs. Each result is OUT_DIR/<photo name>.<format>; run the same command "
+            "globs. Each result is OUT_DIR/<photo name>.<format> (--name TEMPLATE: another "
+            "name); run the same command "
             "again after a stop and it goes on where it stopped. OUT_DIR also gets "
             f"{SUMMARY} and {SHEET} (before and after, side by side)."
         ),
@@ -405,6 +406,13 @@ def _batch(sub: Any) -> None:
         help="masks named <photo name>.<mask name>.png (IMG_0001.cat.png)",
     )
     batch.add_argument("--format", choices=list(BATCH_FORMATS), default="ora")
+    batch.add_argument(
+        "--name",
+        default="{name}",
+        metavar="TEMPLATE",
+        help="each result's file name: {name} (the photo's), {n} (its number; {n:03} "
+        "pads it), {date} (today); default {name}, e.g. '{name}-web' or '{date}-{n:03}'",
+    )
     batch.add_argument(
         "--ref",
         action="append",

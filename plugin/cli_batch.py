@@ -55,7 +55,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
     spec = BatchSpec(
         instruction, action, args.format, args.alpha, Mode(args.mode), settings, references
     )
-    items = collect(args.sources, args.out, args.format, args.masks)
+    items = collect(args.sources, args.out, args.format, args.masks, args.name)
     runner = None
     if args.ray:
         from layerpath.engine.hosts.cluster import ray_runner

@@ -143,16 +143,47 @@ def _digest_of(reference: Any) -> str:
     return f"{reference.source}:{digest.hexdigest()[:32]}"
 
 
+#: what a result's name template may hold: the photo's name (without its suffix), its
+#: number in the batch (from 1; "{n:03}" pads it), and the day
+NAME_FIELDS = ("name", "n", "date")
+
+
+def result_name(template: str, stem: str, number: int) -> str:
+    """A result's file name (without its suffix) from the template: '{name}-web' ->
+    'IMG_0001-web'; a clear error for a field it does not know or a folder in it."""
+    import datetime
+
+    try:
+        made = template.format(name=stem, n=number, date=datetime.date.today().isoformat())
+    except (KeyError, IndexError, ValueError) as exc:
+        fields = ", ".join("{" + f + "}" for f in NAME_FIELDS)
+        raise BadInput(
+            f"The name template {shown(template, 80)} does not work ({exc}); it may hold "
+            f"{fields} (e.g. '{{name}}-edited' or '{{n:03}}-{{name}}')."
+        ) from exc
+    if not made.strip() or any(c in made for c in "/\\\0") or made in (".", ".."):
+        raise BadInput(
+            f"The name template {shown(template, 80)} makes {shown(made, 80)!r}, which is not a "
+            "file name (no folders: the results go into the -o folder)."
+        )
+    return made
+
+
 def collect(
-    sources: Sequence[str | Path], out_dir: Path, fmt: str = "ora", masks: Path | None = None
+    sources: Sequence[str | Path],
+    out_dir: Path,
+    fmt: str = "ora",
+    masks: Path | None = None,
+    name: str = "{name}",
 ) -> list[BatchItem]:
     """The photos that files, folders (their photos, not sub-folders) and globs name, in
-    order, each once; their masks from `masks` (`<stem>.<name>.png`). Refused before
-    anything runs: nothing found, a format layerpath does not write, two photos with the
-    same stem (their results would overwrite each other), a result that would
-    overwrite a photo."""
+    order, each once; their masks from `masks` (`<stem>.<name>.png`); each result named
+    by the template `name` (result_name). Refused before anything runs: nothing found, a
+    format layerpath does not write, two photos whose results would have one name (they
+    would overwrite each other), a result that would overwrite a photo."""
     if fmt not in FORMATS:
         raise BadInput(f"Unknown format '{fmt}'; choose one of {', '.join(FORMATS)}.")
+    result_name(name, "IMG_0001", 1)  # (a template that cannot work: said first)
     problem = output_refusal(out_dir.expanduser(), replace=True, folder=True)
     if problem is not None:  # (layerpath's own folders, a file given as the folder)
         raise BadInput(problem + ".")
@@ -191,18 +222,22 @@ def collect(
     if masks is not None and not masks.is_dir():
         raise BadInput(f"The masks folder {shown(str(masks), 200)} does not exist.")
     stems: dict[str, Path] = {}
-    for photo in photos:
-        if photo.stem in stems:
+    named: dict[str, Path] = {}
+    for number, photo in enumerate(photos, 1):
+        result = result_name(name, photo.stem, number) + FORMATS[fmt]
+        clash = stems.get(photo.stem) or named.get(result.lower())
+        if clash is not None:
             raise BadInput(
-                f"{shown(str(stems[photo.stem]), 200)} and {shown(str(photo), 200)} would both "
-                f"be written as {shown(photo.stem, 200)}{FORMATS[fmt]}; rename one or run them "
-                "as two batches."
+                f"{shown(str(clash), 200)} and {shown(str(photo), 200)} would both be written "
+                f"as {shown(result, 200)}; rename one, put {{n}} in --name, or run them as two "
+                "batches."
             )
         stems[photo.stem] = photo
+        named[result.lower()] = photo
     out_dir = out_dir.expanduser().resolve()
     items = []
-    for photo in photos:
-        output = out_dir / f"{photo.stem}{FORMATS[fmt]}"
+    for number, photo in enumerate(photos, 1):
+        output = out_dir / f"{result_name(name, photo.stem, number)}{FORMATS[fmt]}"
         if output == photo:
             raise BadInput(
                 f"The result for {shown(str(photo), 200)} would overwrite it; choose another "

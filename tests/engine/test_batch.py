@@ -138,6 +138,29 @@ def test_the_batch_is_refused_before_anything_runs_when_it_cannot_be_done(
         run_batch(collect([a], other), BatchSpec("make it cooler"), other)
 
 
+def test_a_name_template_names_each_result_and_a_clash_is_refused_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--name '{n:03}-{name}-web': each result named from its photo and its number; a
+    template that gives two photos one name, or holds a field it cannot, or a folder, is
+    refused before anything runs, saying which fields it may hold."""
+    sources = photos(tmp_path / "in", PHOTOS[:2])
+    out = tmp_path / "out"
+    args = ["batch", str(tmp_path / "in"), "-i", WARMER, "--format", "jpg"]
+    assert main([*args, "-o", str(out), "--name", "{n:03}-{name}-web"]) == 0, (
+        capsys.readouterr().err
+    )
+    capsys.readouterr()
+    made = sorted(p.name for p in out.glob("*.jpg"))
+    assert made == [f"{n:03}-{p.stem}-web.jpg" for n, p in enumerate(sorted(sources), 1)]
+    for template, said in (("edited", "would both be written as edited.jpg"),
+                           ("{name}-{camera}", "{name}, {n}, {date}"),
+                           ("../{name}", "not a file name")):  # fmt: skip
+        assert main([*args, "-o", str(tmp_path / "other"), "--name", template]) == 2
+        assert said in capsys.readouterr().err
+    assert not (tmp_path / "other").exists() or not any((tmp_path / "other").glob("*.jpg"))
+
+
 def test_masks_come_from_the_masks_folder_by_photo_and_name(tmp_path: Path) -> None:
     source = photos(tmp_path / "in", ("coffee",))[0]
     width, height = Image.open(source).size
