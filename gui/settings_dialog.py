@@ -11,12 +11,13 @@ from pathlib import Path
 from layerpath.engine.learn.rulebook import RuleBook
 from layerpath.engine.learn.traces import user_traces
 from layerpath.engine.learn.trajectories import as_lines, export
+from layerpath.errors import LayerpathError
 from layerpath.files import write_atomically
 from layerpath.gui.qt import QtWidgets, Signal
 from layerpath.gui.worker import RunController
 from layerpath.settings import CloudSettings, LlmSettings, Settings, save_settings
-from layerpath.settings.endpoints import PRESETS
-from layerpath.settings.secrets import get_api_key, set_api_key
+from layerpath.settings.endpoints import PRESETS, environment_key
+from layerpath.settings.secrets import get_api_key, set_api_key, stored_api_key
 from layerpath.tools.endpoint import LLM_EXTRA, llm_installed, openai_client
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
@@ -55,6 +56,15 @@ def check_connection(base_url: str, api_key: str | None, timeout_s: float = 10.0
         return f"Could not connect: {str(exc).splitlines()[0][:160]}"
     shown = ", ".join(models[:5]) + (" …" if len(models) > 5 else "")
     return f"Connected: {len(models)} model(s) — {shown}"
+
+
+def _key_said(base_url: str) -> str | None:
+    """Where the key for this server comes from, in words (never the key); None: none."""
+    if stored_api_key(base_url):
+        return "stored in the OS keyring"
+    if environment_key(base_url):
+        return "from OPENAI_API_KEY (type one to store it in the OS keyring instead)"
+    return None
 
 
 class SettingsDialog(QtWidgets.QDialog):
@@ -96,9 +106,8 @@ class SettingsDialog(QtWidgets.QDialog):
         self.speech_model.setToolTip("The endpoint's model that transcribes a voice memo reference")
         self.api_key = QtWidgets.QLineEdit()
         self.api_key.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
-        stored = get_api_key(settings.llm.base_url)
         self.api_key.setPlaceholderText(
-            "stored in the OS keyring" if stored else "none (local servers need none)"
+            _key_said(settings.llm.base_url) or "none (local servers need none)"
         )
         self.cloud = QtWidgets.QCheckBox("Allow cloud image edits (sends a window of the photo)")
         self.cloud.setChecked(settings.cloud.enabled)
@@ -106,9 +115,7 @@ class SettingsDialog(QtWidgets.QDialog):
         self.cloud_model = QtWidgets.QLineEdit(settings.cloud.model)
         self.cloud_key = QtWidgets.QLineEdit()
         self.cloud_key.setEchoMode(QtWidgets.QLineEdit.EchoMode.Password)
-        self.cloud_key.setPlaceholderText(
-            "stored in the OS keyring" if get_api_key(settings.cloud.base_url) else "none"
-        )
+        self.cloud_key.setPlaceholderText(_key_said(settings.cloud.base_url) or "none")
         self.test_button = QtWidgets.QPushButton("Test connection")
         self.test_result = QtWidgets.QLabel()
         self.test_result.setWordWrap(True)
@@ -253,10 +260,14 @@ class SettingsDialog(QtWidgets.QDialog):
 
     def save(self) -> None:
         settings = self.current()
-        if self.api_key.text():
-            set_api_key(settings.llm.base_url, self.api_key.text())
-        if self.cloud_key.text():
-            set_api_key(settings.cloud.base_url, self.cloud_key.text())
+        try:
+            if self.api_key.text():
+                set_api_key(settings.llm.base_url, self.api_key.text())
+            if self.cloud_key.text():
+                set_api_key(settings.cloud.base_url, self.cloud_key.text())
+        except LayerpathError as exc:  # (no keyring installed, or none works here)
+            self.test_result.setText(str(exc))
+            return
         save_settings(settings)
         self.settings = settings
         self.saved.emit(settings)

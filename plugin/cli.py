@@ -15,7 +15,14 @@ from pathlib import Path
 from layerpath.engine import events
 from layerpath.engine.execute.executor import Engine
 from layerpath.engine.factory import transcriber_for
-from layerpath.engine.files.io import Export, load_snapshot, output_problem, write_atomically
+from layerpath.engine.files.io import (
+    FLAT_OUTPUTS,
+    LAYERED_OUTPUTS,
+    Export,
+    load_snapshot,
+    output_problem,
+    write_atomically,
+)
 from layerpath.engine.files.report import build_report, refusal_report
 from layerpath.engine.hosts.document import LayeredDocument
 from layerpath.engine.hosts.session import RunSession
@@ -258,8 +265,15 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     mask_files = _parse_masks(args.mask, list(references))
     others = [*mask_files.values(), *_ref_files(getattr(args, "ref", None))]
     inputs = [args.image, *others]
-    if in_place:  # in the image's own format, over it: the other inputs stay inputs
+    if in_place:  # in the image's own format, over it (a link's file): the others stay inputs
+        args.image = Path(args.image).resolve()
         args.output, inputs = args.image, others
+        if args.image.suffix.lower() not in LAYERED_OUTPUTS | FLAT_OUTPUTS:
+            raise BadInput(
+                "--in-place saves over the image in its own format, and layerpath cannot "
+                f"write a {args.image.suffix or 'suffix-less'} file; give -o OUT.jpg (or .png, "
+                ".tif, .ora) instead."
+            )
     settings = load_settings()
     if getattr(args, "no_reflection", False):
         settings = settings.model_copy(update={"reflection": False})
@@ -336,8 +350,11 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
         suffix = args.output.suffix.lower()
         if result is not None and suffix in (".kra", ".psd"):
             curves = suffix == ".kra" or bool(getattr(args, "adjustment_layers", False))
-            _live_steps(session, document, result, suffix, curves)
-        backup = _backup(args.image) if in_place else None
+            _live_steps(session, document, result, suffix, curves, args.quiet)
+        stopped = result is None or result.cancelled
+        if in_place and stopped:  # the image stays as it was: the finished steps beside it
+            args.output = args.image.with_name(f"{args.image.stem}-stopped{args.image.suffix}")
+        backup = _backup(args.image) if in_place and not stopped else None
         written = _save(document, args.output, export)
         if backup is not None and not args.quiet:
             print(f"saved over {args.image}; the image as it was: {backup}", file=sys.stderr)
@@ -370,6 +387,7 @@ def _live_steps(
     result: RunResult,
     suffix: str,
     curves: bool,
+    quiet: bool = False,
 ) -> None:
     """The run's steps a host can keep live, said by name: tone curves become Krita
     curves filter layers in a .kra, and Curves adjustment layers in a PSD with
@@ -397,14 +415,14 @@ def _live_steps(
         for kind in ("curves", "change")
     }
     host = "Photoshop" if psd else "Krita"
+    say = (lambda text: None) if quiet else (lambda text: print(text, file=sys.stderr))
     if named["curves"]:
         kept = "Curves adjustment layers" if psd else "curves layers"
-        print(f"live in {host} as {kept}: {named['curves']}", file=sys.stderr)
+        say(f"live in {host} as {kept}: {named['curves']}")
     if named["change"]:
-        print(
+        say(
             f"live in {host} as layers of their own change (multiply, colour dodge): "
-            f"{named['change']}",
-            file=sys.stderr,
+            f"{named['change']}"
         )
     pictures = [
         k for k, p in session.placed.items() if k in placed and p.step.kind == LayerKind.PIXELS
@@ -412,10 +430,9 @@ def _live_steps(
     pictures = [k for k in pictures[1:] if k not in live]  # (the first has no step beneath)
     if pictures:
         names = ", ".join(printable(session.placed[k].step.name) for k in pictures)
-        print(
+        say(
             f"kept as pictures: {names} (in {host}, hiding a step beneath them leaves them "
-            "as they were; the layerpath editor makes them again)",
-            file=sys.stderr,
+            "as they were; the layerpath editor makes them again)"
         )
 
 

@@ -494,6 +494,9 @@ def _config(sub: Any) -> None:
     )
     action = config.add_subparsers(dest="action", required=True)
     action.add_parser("show", help="the settings, and whether a key is stored (never the key)")
+    action.add_parser(
+        "forget", help="forget what the servers were found to take (asked again on the next run)"
+    )
     endpoint = action.add_parser(
         "endpoint", help="plan with an LLM at this server from now on (the LLM planner)"
     )

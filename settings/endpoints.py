@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,15 +53,21 @@ def preset_names() -> str:
     return ", ".join(PRESETS)
 
 
-def endpoint_url(endpoint: str) -> tuple[str, str | None]:
-    """A preset's name or a URL -> (base URL, the preset's model or None for a URL); a
-    clear error for neither."""
+def preset_named(endpoint: str) -> Preset | None:
+    """The preset a name means ('LM Studio', 'lmstudio', 'llama.cpp'), else None."""
     name = endpoint.strip().lower().replace(" ", "").replace("-", "").replace(".", "")
-    if name in PRESETS:
-        return PRESETS[name].base_url, PRESETS[name].model
+    return PRESETS.get(name)
+
+
+def endpoint_url(endpoint: str) -> tuple[str, str]:
+    """A preset's name or a URL -> (base URL, the model to ask there: the preset's, or
+    'auto' for a URL, the first model the server lists); a clear error for neither."""
+    preset = preset_named(endpoint)
+    if preset is not None:
+        return preset.base_url, preset.model
     parts = urlsplit(endpoint.strip())
     if parts.scheme in ("http", "https") and parts.netloc:
-        return endpoint.strip().rstrip("/"), None
+        return endpoint.strip().rstrip("/"), AUTO_MODEL
     raise BadInput(
         f"'{endpoint}' is neither a server layerpath knows ({preset_names()}) nor a URL "
         "such as http://127.0.0.1:1234/v1."
@@ -74,15 +81,14 @@ def chosen(
     environ: Mapping[str, str] | None = None,
 ) -> LlmSettings:
     """The endpoint a run uses: `endpoint` (a preset or URL) and `model` when given
-    (pinned: asked again, it stays), else OPENAI_BASE_URL when set, else the settings'
-    own."""
+    (pinned: asked again, it stays); else the server the settings name, when one was
+    chosen there (`layerpath config endpoint`, Settings); else OPENAI_BASE_URL, when set;
+    else OpenAI's API."""
     environ = os.environ if environ is None else environ
     update: dict[str, Any] = {}
     if endpoint:
-        update["base_url"], preset_model = endpoint_url(endpoint)
-        if preset_model is not None:
-            update["model"] = preset_model
-    elif environ.get("OPENAI_BASE_URL") and not llm.pinned:
+        update["base_url"], update["model"] = endpoint_url(endpoint)
+    elif environ.get("OPENAI_BASE_URL") and not llm.pinned and llm.base_url == OPENAI_URL:
         update["base_url"] = environ["OPENAI_BASE_URL"].rstrip("/")
     if model:
         update["model"] = model
@@ -101,7 +107,8 @@ def environment_key(base_url: str, environ: Mapping[str, str] | None = None) -> 
     key = environ.get("OPENAI_API_KEY")
     if not key:
         return None
-    if urlsplit(base_url).hostname == "api.openai.com":
+    parts = urlsplit(base_url)
+    if parts.hostname == "api.openai.com" and parts.scheme == "https":
         return key
     return key if same_endpoint(base_url, environ.get("OPENAI_BASE_URL")) else None
 
@@ -117,15 +124,34 @@ def _memory_path() -> Path:
     return data_dir() / "endpoints.json"
 
 
+#: how long what was found about an endpoint holds (a server restarted with a vision
+#: projector, or updated, is asked again the next day)
+REMEMBERED_S = 24 * 3600
+
+
 def recalled(base_url: str, model: str) -> dict[str, Any]:
-    """What was found about this endpoint and model: "format" (one of FORMATS) and
-    "images" (whether it takes a picture); {} when nothing was."""
+    """What was found about this endpoint and model in the last REMEMBERED_S: "format"
+    (one of FORMATS) and "images" (whether it takes a picture); {} when nothing was."""
     try:
         found = json.loads(_memory_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     facts = found.get(f"{base_url.rstrip('/')} {model}") if isinstance(found, dict) else None
-    return dict(facts) if isinstance(facts, dict) else {}
+    if not isinstance(facts, dict):
+        return {}
+    if time.time() - float(facts.get("at", 0)) > REMEMBERED_S:
+        return {}
+    return {k: v for k, v in facts.items() if k != "at"}
+
+
+def forget() -> int:
+    """Forget what was found about every endpoint; how many were remembered."""
+    try:
+        found = json.loads(_memory_path().read_text(encoding="utf-8"))
+        _memory_path().unlink()
+    except (OSError, ValueError):
+        return 0
+    return len(found) if isinstance(found, dict) else 0
 
 
 def remember(base_url: str, model: str, **facts: Any) -> None:
@@ -140,10 +166,13 @@ def remember(base_url: str, model: str, **facts: Any) -> None:
     except (OSError, ValueError):
         found = {}
     key = f"{base_url.rstrip('/')} {model}"
-    now = {**found.get(key, {}), **facts}
-    if found.get(key) == now:
-        return
-    found[key] = now
+    entry = found.get(key)
+    was: dict[str, Any] = entry if isinstance(entry, dict) else {}
+    fresh = time.time() - float(was.get("at", 0)) < REMEMBERED_S
+    now = {**(was if fresh else {}), **facts}
+    if fresh and all(was.get(k) == v for k, v in now.items()):
+        return  # (known already: it is asked again when the day is up)
+    found[key] = {**now, "at": round(time.time())}
     text = json.dumps(found, indent=1, sort_keys=True).encode()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -96,15 +96,23 @@ def keyring_installed() -> bool:
 
 def set_api_key(base_url: str, key: str) -> None:
     """Store the key for this endpoint in the OS keyring (a clear error when keyring,
-    part of layerpath[llm], is not installed)."""
-    if not keyring_installed():
-        from layerpath.errors import BadInput
+    part of layerpath[llm], is not installed, or no keyring works on this machine)."""
+    from layerpath.errors import BadInput
 
+    if not keyring_installed():
         raise BadInput("Storing an API key needs keyring: pip install 'layerpath[llm]'.")
     import keyring
+    import keyring.errors
 
     remember_secret(key)
-    keyring.set_password(SERVICE, _user(base_url), key)
+    try:
+        keyring.set_password(SERVICE, _user(base_url), key)
+    except keyring.errors.KeyringError as exc:
+        raise BadInput(
+            f"The OS keyring could not store the key ({type(exc).__name__}). Start your "
+            "desktop's keyring (GNOME Keyring, KWallet), or pip install keyrings.alt for one "
+            "kept in a file; for OpenAI, OPENAI_API_KEY in the environment works too."
+        ) from exc
 
 
 def delete_api_key(base_url: str) -> None:

@@ -127,10 +127,10 @@ def write_tiff16(
         found = Image.Exif()
         found.load(exif.removeprefix(b"Exif\0\0"))
         for tag in TIFF_OWN_TAGS:
-            value = found.get(tag)
-            if isinstance(value, str) and value:
+            value = tiff_ascii(found.get(tag))
+            if value:
                 extratags.append((tag, "s", 0, value, True))
-        description = found.get(IMAGE_DESCRIPTION)
+        description = tiff_ascii(found.get(IMAGE_DESCRIPTION))
     if xmp:
         extratags.append((700, "B", len(xmp), xmp, True))
     buffer = io.BytesIO()  # (tifffile takes a file's name for its path; ours is a number)
@@ -143,10 +143,26 @@ def write_tiff16(
         compressionargs={"level": 1},  # (level 6 takes twice as long for 4 % smaller)
         iccprofile=icc_profile,
         extratags=extratags,
-        description=description if isinstance(description, str) and description else None,
+        description=description,
         metadata=None,  # (no tifffile shape of its own in the description)
     )
     file.write(buffer.getvalue())
+
+
+def tiff_ascii(value: object) -> str | None:
+    """A TIFF string tag's text in the 7-bit ASCII the format holds ('© 2026 Zoë' ->
+    '(c) 2026 Zoe'); None for none."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    import unicodedata
+
+    try:  # UTF-8 in an ASCII tag (as Lightroom writes it), read as Latin-1: mended
+        value = value.encode("latin-1").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        pass
+    text = value.replace("©", "(c)").replace("®", "(r)")
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    return text.strip() or None
 
 
 #: the EXIF tags that are a TIFF's own (its first directory), written as tags: Make,

@@ -37,6 +37,7 @@ from layerpath.engine.execute.deep import (
     read_deep,
     rgba16,
     sixteen_bit,
+    tiff_ascii,
     write_tiff16,
 )
 from layerpath.engine.files.blends import BAND, MODES, Change, blended
@@ -820,8 +821,9 @@ def _metadata(picture: Image.Image) -> tuple[bytes | None, bytes | None, bytes |
         if picture.format == "TIFF":
             kept = Image.Exif()
             for tag in _DESCRIBING:
-                if tag in found:
-                    kept[tag] = found[tag]
+                if tag in found and not _made_by_tifffile(tag, found[tag]):
+                    value = found[tag]  # (text as the ASCII EXIF holds: UTF-8 mended)
+                    kept[tag] = tiff_ascii(value) or "" if isinstance(value, str) else value
             for tag in _EXIF_DIRECTORIES:
                 directory = found.get_ifd(tag)
                 if directory:
@@ -832,6 +834,12 @@ def _metadata(picture: Image.Image) -> tuple[bytes | None, bytes | None, bytes |
         exif = EXIF_HEADER + exif
     xmp = xmp if isinstance(xmp, bytes) else None
     return (icc if isinstance(icc, bytes) else None), (exif or None), xmp
+
+
+def _made_by_tifffile(tag: int, value: object) -> bool:
+    """tifffile's own description of an array's shape (no description of the photo:
+    after a crop or a scaling it would be wrong)."""
+    return tag == 0x010E and str(value).startswith('{"shape"')
 
 
 def _xmp_upright(xmp: bytes | None) -> bytes | None:
@@ -1222,28 +1230,59 @@ def _flat(doc: LayeredImage, suffix: str, export: Export) -> Callable[[BinaryIO]
             merged, icc = in_srgb(merged, icc)
         if export.long_edge is not None:
             merged = scaled_to(merged, export.long_edge)
-        metadata = {"icc_profile": icc, "exif": doc.exif, "xmp": doc.xmp}
-        given = {k: v for k, v in metadata.items() if v}
         # an opaque picture as RGB (no alpha channel nobody asked for)
         colours = merged[..., :3] if suffix != ".jpg" and _all_opaque(merged) else merged
+        xmp = doc.xmp
+        if xmp and suffix in (".jpg", ".jpeg") and len(xmp) > JPEG_XMP_BYTES:
+            log.warning(
+                "the photo's XMP (%d KB) is more than a JPEG's one XMP block holds; the JPEG "
+                "is written without it (a .tif, .png or .psd keeps it)",
+                len(xmp) // 1024,
+            )
+            xmp = None
+        try:
+            _encode(file, colours, merged, icc, doc.exif, xmp)
+        except (ValueError, RuntimeError, TypeError, struct.error) as exc:
+            # metadata an encoder refuses (libtiff, Pillow's EXIF): the picture is kept,
+            # with its colour profile, and said
+            log.warning(
+                "the photo's metadata could not be written into %s (%s); it is written with "
+                "its colour profile only", suffix, exc,
+            )  # fmt: skip
+            file.seek(0)
+            file.truncate()
+            _encode(file, colours, merged, icc, None, None)
+
+    def _encode(
+        file: BinaryIO,
+        colours: np.ndarray,
+        merged: np.ndarray,
+        icc: bytes | None,
+        exif: bytes | None,
+        xmp: bytes | None,
+    ) -> None:
+        metadata = {"icc_profile": icc, "exif": exif, "xmp": xmp}
+        given = {k: v for k, v in metadata.items() if v}
         if suffix == ".png":
             file.write(encode_png(colours, **metadata))
         elif suffix in (".tif", ".tiff") and merged.dtype == np.uint16:
-            write_tiff16(file, colours, icc, doc.exif, doc.xmp)
+            write_tiff16(file, colours, icc, exif, xmp)
         elif suffix in (".tif", ".tiff"):
-            # the EXIF tags in the TIFF's own directory, and the XMP packet beside them
+            # the EXIF tags in the TIFF's own directory, its EXIF and GPS directories as
+            # directories of the TIFF, and the XMP packet beside them: Pillow's own
+            # writer, uncompressed (libtiff, which compresses, cannot write those
+            # directories; and an uncompressed TIFF is written several times faster)
             tags = Image.Exif()
-            if doc.exif:
-                tags.load(doc.exif.removeprefix(EXIF_HEADER))
-            if doc.xmp:
-                tags[XMP_TAG] = doc.xmp
+            if exif:
+                tags.load(exif.removeprefix(EXIF_HEADER))
+                for pointer in _EXIF_DIRECTORIES:
+                    if pointer in tags:
+                        tags[pointer] = dict(tags.get_ifd(pointer))
+            if xmp:
+                tags[XMP_TAG] = xmp
             mode = "RGBA" if colours is merged else "RGB"
             Image.fromarray(np.ascontiguousarray(colours), mode).save(
-                file,
-                format="TIFF",
-                compression="tiff_adobe_deflate",
-                icc_profile=icc,
-                exif=tags,
+                file, format="TIFF", icc_profile=icc, exif=tags
             )
         else:
             # (4:4:4 at 90 and above: a photographer's export; below, the web's 4:2:0)
@@ -1252,6 +1291,10 @@ def _flat(doc: LayeredImage, suffix: str, export: Export) -> Callable[[BinaryIO]
             picture.save(file, format="JPEG", quality=export.quality, subsampling=chroma, **given)
 
     return write
+
+
+#: the most XMP one JPEG APP1 block holds (65,535 bytes less its header)
+JPEG_XMP_BYTES = 65_502
 
 
 def _for_jpeg(rgba: np.ndarray) -> Image.Image:

@@ -105,6 +105,10 @@ def parse_plan(content: str) -> tuple[Subtask, ...]:
 #: "image input is not supported ... mmproj", vLLM: "not a multimodal model", LM Studio
 #: and Ollama: "does not support images")
 _NO_PICTURES = re.compile(r"image|vision|multi-?modal|mmproj", re.IGNORECASE)
+#: ... and words that say the model never takes one (not that this one failed)
+_REFUSED = re.compile(
+    r"not supported|does(?: not|n't) support|not a multi-?modal|mmproj|no vision", re.IGNORECASE
+)
 
 
 def plan_schema() -> dict[str, Any]:
@@ -183,9 +187,12 @@ class LlmPlanner:
             except APIStatusError as exc:
                 said = str(exc)
                 if pictures and self.settings.vision == "auto" and _NO_PICTURES.search(said):
-                    log.info("the model takes no picture (%s); asking with words only", said)
+                    log.info("the model took no picture (%s); asking with words only", said)
                     pictures = False
-                    remember(self.settings.base_url, model, images=False)
+                    # refused for good (a 400, or words that say so), not a server's bad
+                    # moment ('failed to process image: out of memory'): remembered
+                    if exc.status_code < 500 or _REFUSED.search(said):
+                        remember(self.settings.base_url, model, images=False)
                     continue
                 refused = isinstance(exc, (BadRequestError, UnprocessableEntityError))
                 if refused and len(formats) > 1:
@@ -276,7 +283,7 @@ def llm_planner_with_fallback(
             warning = f"The LLM planner failed ({reason}); planned offline instead."
             if planner.no_key and isinstance(exc, (AuthenticationError, PermissionDeniedError)):
                 warning += f" {planner.no_key}"
-            log.warning(warning)
+            log.info(warning)  # (the plan's warning says it: once)
             offline = plan_offline(request.prompt)
             return Plan(offline.subtasks, (warning, *offline.warnings), "offline (LLM fallback)")
 

@@ -135,7 +135,7 @@ def test_presets_name_the_servers_where_they_listen() -> None:
     assert endpoint_url("ollama")[0] == "http://127.0.0.1:11434/v1"
     assert endpoint_url("llama.cpp")[0] == "http://127.0.0.1:8080/v1"
     assert endpoint_url("vllm")[0] == "http://127.0.0.1:8000/v1"
-    assert endpoint_url("http://box:9000/v1/") == ("http://box:9000/v1", None)
+    assert endpoint_url("http://box:9000/v1/") == ("http://box:9000/v1", "auto")
     assert {p.key for p in PRESETS.values()} == {True, False}
     # the default is one server's own model: OpenAI's API with an OpenAI model
     assert LlmSettings().base_url == PRESETS["openai"].base_url
@@ -209,3 +209,68 @@ def test_an_unknown_endpoint_is_a_clear_error_before_anything_runs(
     assert "openai, ollama, lmstudio, llamacpp, vllm" in err
     assert main(["plan", "x", "--endpoint", "ollama", "--planner", "offline"]) == 2
     assert SubtaskKind.OBJECT_REMOVAL  # (the kinds module loads with the planner)
+
+
+def test_a_server_chosen_in_the_settings_wins_over_openai_base_url(
+    server: ScriptedServer,
+    file_keyring: object,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """OPENAI_BASE_URL is for a user who chose no server: one saved with `config
+    endpoint` stays (a proxy set for another tool does not get the photo); `config
+    show` and `config set-key` name the same server."""
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # (nothing listens)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["config", "endpoint", server.url, "--model", "m1"]) == 0
+    server.script = [(200, PLAN)]
+    assert main(["plan", "remove the ball"]) == 0
+    assert len(server.requests) == 1 and server.requests[0]["model"] == "m1"
+    monkeypatch.setattr("sys.stdin", io.StringIO("sk-local-1\n"))
+    assert main(["config", "set-key", "--stdin"]) == 0
+    assert main(["config", "show"]) == 0
+    out = capsys.readouterr().out
+    assert f"LLM server: {server.url}\n" in out and "stored in the OS keyring" in out
+
+
+def test_a_url_without_a_model_asks_the_server_which_it_serves(
+    server: ScriptedServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server.models = ["local-7b"]
+    server.script = [(200, PLAN)]
+    assert main(["plan", "remove the ball", "--endpoint", server.url]) == 0
+    chat = [b for b in server.requests if "GET" not in b]
+    assert chat[0]["model"] == "local-7b" and "planned offline" not in capsys.readouterr().err
+
+
+def test_a_server_s_bad_moment_is_not_remembered_and_what_is_expires(
+    server: ScriptedServer, scene: Scene, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 500 that mentions a picture ('failed to process image: out of memory') is asked
+    again with words for this run only; a 400 refusing pictures is remembered, for a day
+    (a llama.cpp restarted with --mmproj is asked again), and `config forget` clears it."""
+    from layerpath.settings.endpoints import _memory_path
+
+    busy = {"count": 0}
+
+    def once(body: dict[str, Any]) -> tuple[int, str] | None:
+        if _has_picture(body) and busy["count"] == 0:
+            busy["count"] += 1
+            return 500, "failed to process image: CUDA out of memory"
+        return None
+
+    server.refuses = once
+    server.script = [(200, PLAN)] * 3
+    assert _plan(_planner(server), scene).planner == "llm"
+    assert "images" not in recalled(server.url, "test-model")
+    server.refuses = lambda body: (
+        (400, "this model does not support images") if _has_picture(body) else None
+    )
+    assert _plan(_planner(server), scene).planner == "llm"
+    assert recalled(server.url, "test-model")["images"] is False
+    memory = json.loads(_memory_path().read_text(encoding="utf-8"))
+    for facts in memory.values():
+        facts["at"] -= 2 * 24 * 3600  # two days ago
+    _memory_path().write_text(json.dumps(memory), encoding="utf-8")
+    assert recalled(server.url, "test-model") == {}
+    assert main(["config", "forget"]) == 0 and not _memory_path().exists()

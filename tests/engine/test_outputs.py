@@ -727,3 +727,72 @@ def test_in_place_saves_over_the_image_in_its_format_with_a_backup(
     )
     assert main(["edit", str(photo), "make it warmer"]) == 2
     assert "--in-place" in capsys.readouterr().err and photo.read_bytes() == before
+
+
+def test_camera_metadata_that_encoders_balk_at_is_kept_or_said_never_losing_the_edit(
+    scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A camera JPEG's EXIF holds its exposure directory: an 8-bit TIFF keeps it (and
+    its make); a 16-bit TIFF's copyright '© 2026 Zoë' goes in as the ASCII a TIFF
+    holds; an XMP packet larger than a JPEG holds leaves the JPEG without it, said, and
+    the edit is written all the same; tifffile's own shape note is not copied."""
+    import tifffile
+
+    exif = Image.Exif()
+    exif[0x010F] = "Sony"
+    exif.get_ifd(0x8769)[0x829A] = 1 / 250  # ExposureTime
+    exif.get_ifd(0x8769)[0x8827] = 400  # ISO
+    photo = tmp_path / "camera.jpg"
+    Image.fromarray(scene.image[..., :3]).save(photo, quality=95, exif=exif)
+    out = tmp_path / "out.tif"
+    assert edit(photo, {}, "-o", str(out), instruction="make it warmer") == 0, (
+        capsys.readouterr().err
+    )
+    kept = Image.open(out).getexif()
+    assert kept.get(0x010F) == "Sony" and kept.get_ifd(0x8769).get(0x8827) == 400
+
+    deep = scene.image[..., :3].astype(np.uint16) * 257
+    raw = tmp_path / "deep.tif"  # (tifffile notes the shape itself; the copyright in UTF-8)
+    mark = (33432, "s", 0, "© 2026 Zoë".encode(), True)
+    tifffile.imwrite(raw, deep, photometric="rgb", extratags=[mark])
+    assert edit(raw, {}, "-o", str(tmp_path / "deep-out.tif"), instruction="make it warmer") == 0
+    with tifffile.TiffFile(tmp_path / "deep-out.tif") as written:
+        tags = written.pages[0].tags
+        assert tags[33432].value == "(c) 2026 Zoe"
+        assert "shape" not in str(tags[270].value if 270 in tags else "")
+
+    big = XMP.replace(b"{turn}", b"1").replace(b"harbour", b"harbour " * 12_000)
+    png = tmp_path / "big-xmp.png"
+    Image.fromarray(scene.image[..., :3]).save(png, pnginfo=_xmp_chunk(big))
+    capsys.readouterr()
+    assert edit(png, {}, "-o", str(tmp_path / "big.jpg"), instruction="make it warmer") == 0
+    assert "XMP" in capsys.readouterr().err and (tmp_path / "big.jpg").stat().st_size > 1000
+    assert edit(png, {}, "-o", str(tmp_path / "big.tif"), instruction="make it warmer") == 0
+    assert len(_xmp_of(tmp_path / "big.tif")) == len(big)
+
+
+def _xmp_chunk(xmp: bytes) -> object:
+    from PIL.PngImagePlugin import PngInfo
+
+    chunks = PngInfo()
+    chunks.add_itxt("XML:com.adobe.xmp", xmp.decode())
+    return chunks
+
+
+def test_in_place_follows_a_link_and_refuses_a_format_it_cannot_write(
+    scene: Scene, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    photo = tmp_path / "real.png"
+    Image.fromarray(scene.image[..., :3]).save(photo)
+    link = tmp_path / "link.png"
+    link.symlink_to(photo)
+    assert main(["-q", "edit", str(link), "make it warmer", "--in-place"]) == 0
+    assert link.is_symlink() and (tmp_path / ".real.png.layerpath-backup").exists()
+    assert not np.array_equal(np.asarray(Image.open(photo)), scene.image[..., :3])
+    webp = tmp_path / "photo.webp"
+    Image.fromarray(scene.image[..., :3]).save(webp)
+    before = webp.read_bytes()
+    assert main(["edit", str(webp), "make it warmer", "--in-place"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot write a .webp file" in err and "-o OUT.jpg" in err
+    assert webp.read_bytes() == before

@@ -119,5 +119,5 @@ def test_bash_completes_commands_options_and_sub_commands(
 
     assert completed("ed") == ["edit"]
     assert set(completed("edit", "x.jpg", "'warmer'", "--qu")) == {"--quality", "--quiet"}
-    assert set(completed("config", "''")) == {"show", "endpoint", "set-key", "delete-key"}
+    assert set(completed("config", "''")) == {"show", "forget", "endpoint", "set-key", "delete-key"}
     assert main(["completion", "zsh"]) == 0 and "#compdef layerpath" in capsys.readouterr().out
