@@ -159,15 +159,18 @@ def test_a_run_that_makes_no_layer_writes_no_file(
 
 
 @pytest.mark.parametrize(
-    "signals", [[signal.SIGINT], [signal.SIGINT, signal.SIGINT], [signal.SIGTERM]]
-)
+    ("signals", "in_place"),
+    [([signal.SIGINT], False), ([signal.SIGINT, signal.SIGINT], False),
+     ([signal.SIGTERM], False), ([signal.SIGINT], True)],
+)  # fmt: skip
 def test_stopping_a_run_keeps_its_finished_steps(
-    signals: list[int], scene: Scene, tmp_path: Path
+    signals: list[int], in_place: bool, scene: Scene, tmp_path: Path
 ) -> None:
     """Ctrl-C once (the running step given up), twice (at once) or SIGTERM, sent as
     soon as the first step's layer is reported: exit 130, the output holds the finished
-    steps and says so, no temporary file is left. The picture is the scene enlarged to
-    12 MP so the run is still busy when the signal comes."""
+    steps and says so, no temporary file is left; with --in-place the image stays as it
+    was and the finished steps go beside it. The picture is the scene enlarged to 12 MP
+    so the run is still busy when the signal comes."""
     big = np.asarray(Image.fromarray(scene.image).resize((4000, 3000), Image.Resampling.BILINEAR))
     image = tmp_path / "big.png"
     Image.fromarray(big).save(image)
@@ -178,10 +181,16 @@ def test_stopping_a_run_keeps_its_finished_steps(
         grown.save(path)
         masks += ["--mask", f"{name}={path}"]
     out = tmp_path / "out.ora"
+    if in_place:  # (an ORA of the photo, saved over in place)
+        image = tmp_path / "big.ora"
+        write_layered(LayeredImage(4000, 3000, [PixelLayer("photo", big)]), image)
+        out = tmp_path / "big-stopped.ora"
+    original = image.read_bytes()
+    where = ["--in-place"] if in_place else ["-o", str(out)]
     run = subprocess.Popen(
         [sys.executable, "-m", "layerpath", "edit", str(image),
          "recolor the wall to yellow, remove the ball and replace the sign text with OPEN",
-         *masks, "-o", str(out), "--no-traces"],
+         *masks, *where, "--no-traces"],
         stderr=subprocess.PIPE, text=True, cwd=tmp_path,
     )  # fmt: skip
     assert run.stderr is not None
@@ -200,6 +209,7 @@ def test_stopping_a_run_keeps_its_finished_steps(
     assert isinstance(group, GroupLayer) and len(group.children) >= 1
     assert len(group.children) < 6  # it stopped: the whole edit makes more layers
     assert [p.name for p in tmp_path.iterdir() if "partial" in p.name] == []
+    assert image.read_bytes() == original
 
 
 @pytest.mark.parametrize("suffix", [".png", ".jpg", ".tif", ".ora", ".psd"])
