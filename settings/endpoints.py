@@ -3,10 +3,11 @@ llama.cpp's server, vLLM), the OPENAI_BASE_URL / OPENAI_API_KEY environment the 
 tools share, and what each endpoint was found to take (a JSON schema for its answer, a
 picture beside the words), remembered in the data folder so it is asked once.
 
-Which endpoint a run uses: `--endpoint NAME|URL` (with `--model`), else OPENAI_BASE_URL,
-else the settings. Which key: the one stored for that endpoint in the OS keyring, else
-OPENAI_API_KEY, but only for OpenAI's own API or the endpoint OPENAI_BASE_URL names (a
-key for OpenAI is never sent to another server).
+Which endpoint a run uses: `--endpoint NAME|URL` (with `--model`), else the server the
+settings name when one was chosen there, else OPENAI_BASE_URL, else OpenAI's API. Which
+key: the one stored for that endpoint in the OS keyring, else OPENAI_API_KEY, but only
+for OpenAI's own API (https) or the endpoint OPENAI_BASE_URL names (a key for OpenAI is
+never sent to another server).
 """
 
 from __future__ import annotations

@@ -1386,7 +1386,7 @@ class Export:
             return "--quality is a JPEG's; the output is not a .jpg"
         if self.long_edge is not None and self.long_edge < 16:
             return f"--long-edge {self.long_edge} is too small (16 pixels or more)"
-        if (self.long_edge is not None or self.srgb) and suffix in LAYERED:
+        if (self.long_edge is not None or self.srgb) and suffix in LAYERED_OUTPUTS:
             return (
                 "--long-edge and --srgb are for a flattened picture (.jpg, .png, .tif); a "
                 f"{suffix} keeps the photo's layers at their size and colours"
@@ -1394,10 +1394,6 @@ class Export:
         if self.srgb and deep and suffix not in (".jpg", ".jpeg"):
             return "--srgb makes an 8-bit picture for the web: write a .jpg, or leave --srgb out"
         return None
-
-
-#: the outputs that keep layers
-LAYERED = (".ora", ".psd", ".kra")
 
 
 def write_layered(doc: LayeredImage, path: Path, export: Export | None = None) -> Path:
