@@ -1,10 +1,11 @@
 """Install layerpath into Krita (stdlib only; run with any Python 3.10+).
 
-layerpath krita install [--resource-dir DIR] [--kritarc FILE]
+layerpath krita install [--resource-dir DIR] [--kritarc FILE] [--no-wheels]
     copy the plugin into DIR/pykrita (+ its shortcuts file into DIR/actions) and
-    enable it in kritarc
-layerpath krita package [--out layerpath-krita.zip]
-    the zip for Tools ▸ Scripts ▸ Import Python Plugin from File
+    enable it in kritarc; it carries layerpath's wheel and pip's, with which its docker
+    installs layerpath's packages for Krita's own Python from inside Krita
+layerpath krita package [--out layerpath-krita.zip] [--no-wheels]
+    the zip for Tools ▸ Scripts ▸ Import Python Plugin from File (the wheels too)
 layerpath krita env [--target DIR] [--python PYTHON] [--torch none|cpu|cuda]
     put layerpath and its packages where the plugin looks for them; PYTHON must be the
     same Python version as Krita's (Krita 5.x: 3.10 or 3.11, see Help ▸ About)
@@ -63,11 +64,13 @@ def enable_in_kritarc(kritarc: Path) -> None:
     kritarc.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def install(resource_dir: Path, kritarc: Path) -> None:
+def install(resource_dir: Path, kritarc: Path, wheels: bool = True) -> None:
     pykrita = resource_dir / "pykrita"
     pykrita.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(pykrita / NAME, ignore_errors=True)
     shutil.copytree(PYKRITA / NAME, pykrita / NAME, ignore=shutil.ignore_patterns("__pycache__"))
+    if wheels:  # (what the plugin installs for Krita's own Python, from inside Krita)
+        carry_wheels(pykrita / NAME / "wheels")
     for file in (f"{NAME}.desktop", "layerpath_selftest.py"):
         shutil.copy2(PYKRITA / file, pykrita / file)
     (resource_dir / "actions").mkdir(exist_ok=True)
@@ -76,17 +79,23 @@ def install(resource_dir: Path, kritarc: Path) -> None:
     print(f"installed the layerpath plugin into {pykrita} and enabled it in {kritarc}")
 
 
-def package(out: Path) -> None:
+def package(out: Path, wheels: bool = True) -> None:
     """The zip Krita's importer takes: the .desktop file, the module's folder with an
     entry of its own (the importer finds a plugin by its folder's entry), its manual,
     and the shortcuts file."""
     out.parent.mkdir(parents=True, exist_ok=True)
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+    with (
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive,
+        tempfile.TemporaryDirectory() as made,
+    ):
         archive.write(PYKRITA / f"{NAME}.desktop", f"{NAME}.desktop")
         archive.write(PYKRITA / NAME, f"{NAME}/")
         files = [f for f in sorted((PYKRITA / NAME).rglob("*")) if f.suffix in (".py", ".html")]
         for file in files:
             archive.write(file, f"{NAME}/{file.relative_to(PYKRITA / NAME)}")
+        if wheels:
+            for wheel in carry_wheels(Path(made)):
+                archive.write(wheel, f"{NAME}/wheels/{wheel.name}")
         archive.write(PLUGIN / "actions" / f"{NAME}.action", f"{NAME}.action")
     print(f"wrote {out}: import it with Tools ▸ Scripts ▸ Import Python Plugin from File")
 
@@ -98,22 +107,45 @@ def _default_env() -> Path:
     return Path(module.default_env())
 
 
-def wheel_of_installed(folder: Path) -> Path:
-    """A wheel of the layerpath installed where this file is (its files as its record
-    lists them, compiled files and the scripts pip makes left out), written into
-    `folder`: what pip installs for another Python, with no package index asked for
-    layerpath itself (its dependencies come from the index as usual)."""
+def carry_wheels(folder: Path) -> list[Path]:
+    """The wheels the plugin carries, written into `folder`: layerpath's (this checkout
+    built, or the installed files repacked) and pip's (the installed one repacked: a
+    Python without pip runs it from its wheel)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.glob("*.whl"):
+        old.unlink()
+    if CHECKOUT:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder), str(ROOT)],
+            check=True,
+        )
+        made = [next(folder.glob("layerpath-*.whl"))]
+    else:
+        made = [wheel_of_installed(folder)]
+    return made + [wheel_of_installed(folder, "pip")]
+
+
+def wheel_of_installed(folder: Path, name: str = "layerpath") -> Path:
+    """A wheel of the installed distribution `name` (layerpath: the one where this file
+    is; pip: this Python's), its files as its record lists them, compiled files and the
+    scripts pip makes left out, written into `folder`: what pip installs for another
+    Python, with no package index asked for layerpath itself (its dependencies come from
+    the index as usual)."""
     import base64
     import hashlib
-    from importlib.metadata import distributions
+    from importlib.metadata import distribution, distributions
 
-    site = PLUGIN.parents[2]  # (the folder the installed package lies in)
-    found = [d for d in distributions(path=[str(site)]) if d.metadata["Name"] == "layerpath"]
+    if name == "layerpath":
+        site = PLUGIN.parents[2]  # (the folder the installed package lies in)
+        found = [d for d in distributions(path=[str(site)]) if d.metadata["Name"] == name]
+    else:
+        found = [distribution(name)]
+        site = Path(str(found[0].locate_file("")))
     if not found:
-        raise SystemExit(f"error: no installed layerpath in {site}; pip install layerpath first")
+        raise SystemExit(f"error: no installed {name} in {site}; pip install {name} first")
     dist = found[0]
-    info = f"layerpath-{dist.version}.dist-info"
-    out = folder / f"layerpath-{dist.version}-py3-none-any.whl"
+    info = f"{dist.metadata['Name']}-{dist.version}.dist-info"
+    out = folder / f"{dist.metadata['Name']}-{dist.version}-py3-none-any.whl"
     record = []
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as wheel:
         for entry in dist.files or []:
@@ -175,7 +207,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     inst.add_argument("--resource-dir", type=Path, default=default_resource_dir())
     inst.add_argument("--kritarc", type=Path, default=None)
+    inst.add_argument(
+        "--no-wheels",
+        action="store_true",
+        help="carry no wheels (the plugin then cannot install its packages from inside Krita)",
+    )
     pack = sub.add_parser("package", help="build the plugin zip")
+    pack.add_argument("--no-wheels", action="store_true", help="carry no wheels")
     pack.add_argument(
         "--out",
         type=Path,
@@ -189,9 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     env.add_argument("--torch", choices=["none", "cpu", "cuda"], default="none")
     args = parser.parse_args(argv)
     if args.command == "install":
-        install(args.resource_dir, args.kritarc or default_kritarc())
+        install(args.resource_dir, args.kritarc or default_kritarc(), not args.no_wheels)
     elif args.command == "package":
-        package(args.out)
+        package(args.out, not args.no_wheels)
     else:
         environment(args.target, args.python, args.torch)
     return 0

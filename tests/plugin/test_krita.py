@@ -38,7 +38,10 @@ needs_krita = pytest.mark.skipif(
 )
 
 
-def install(tmp_path: Path) -> Path:
+def install(tmp_path: Path, wheels: bool = False) -> Path:
+    """The plugin installed into a resource folder of this test's (with the wheels it
+    carries for installing from inside Krita only when asked: building them takes a
+    few seconds)."""
     resource = tmp_path / "res"
     subprocess.run(
         [
@@ -49,6 +52,7 @@ def install(tmp_path: Path) -> Path:
             str(resource),
             "--kritarc",
             str(tmp_path / "kritarc"),
+            *([] if wheels else ["--no-wheels"]),
         ],
         check=True,
         capture_output=True,
@@ -102,8 +106,45 @@ def test_install_and_package(tmp_path: Path) -> None:
         "layerpath_krita/",
         "layerpath_krita/__init__.py",
         "layerpath_krita/env.py",
+        "layerpath_krita/bootstrap.py",
         "layerpath_krita/Manual.html",
     } <= set(names)
+    carried = {Path(n).name.split("-")[0] for n in names if n.startswith("layerpath_krita/wheels/")}
+    assert carried == {"layerpath", "pip"}  # (what it installs from inside Krita, and with)
+
+
+def test_the_plugin_installs_its_packages_with_a_python_that_has_no_pip(tmp_path: Path) -> None:
+    """From inside Krita the plugin installs layerpath for Krita's own Python: here a
+    Python with no pip at all (a venv made --without-pip, as Krita's bundled Python on
+    Windows and macOS has none) runs the plugin's bootstrap, which runs pip from the pip
+    wheel the plugin carries and installs the layerpath wheel it carries (--no-deps: its
+    packages would come from the package index) into the environment folder."""
+    import venv
+
+    resource = install(tmp_path, wheels=True)
+    bare = tmp_path / "bare"
+    venv.EnvBuilder(with_pip=False).create(bare)
+    python = bare / "bin" / "python"
+    target = tmp_path / "krita-env"
+    module = resource / "pykrita" / "layerpath_krita" / "bootstrap.py"
+    run = (
+        "import importlib.util, sys; from pathlib import Path; "
+        f"spec = importlib.util.spec_from_file_location('bootstrap', {str(module)!r}); "
+        "b = importlib.util.module_from_spec(spec); spec.loader.exec_module(b); "
+        "assert b.problem() is None, b.problem(); "
+        f"b.install(Path({str(target)!r}), print, ['--no-deps'])"
+    )
+    assert subprocess.run([str(python), "-c", "import pip"], capture_output=True).returncode != 0
+    done = subprocess.run([str(python), "-c", run], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Successfully installed layerpath" in done.stdout
+    assert (target / "layerpath" / "plugin" / "krita" / "docker.py").exists()
+    # a failure is said with pip's own last lines
+    broken = run.replace("['--no-deps']", "['--no-deps', '--no-such-option']")
+    failed = subprocess.run(
+        [str(python), "-c", broken], capture_output=True, text=True, timeout=600
+    )
+    assert failed.returncode != 0 and "pip could not install them" in failed.stderr
 
 
 KRITA_IMPORTER = Path("/usr/share/krita/pykrita/plugin_importer/plugin_importer.py")
@@ -554,6 +595,34 @@ def test_without_its_environment_the_plugin_says_what_to_run(tmp_path: Path) -> 
     problem = out.read_text(encoding="utf-8")
     assert "missing: layerpath" in problem
     assert "layerpath krita env" in problem and str(empty) in problem
+
+
+@pytest.mark.krita
+@needs_krita
+def test_in_krita_the_docker_offers_the_install_and_krita_s_python_does_it(
+    tmp_path: Path,
+) -> None:
+    """Real Krita, layerpath not installed for its Python: the docker says so and offers
+    'Install layerpath for Krita'; the install runs with the Python beside Krita's (here
+    Debian's, which has no pip: the carried pip wheel runs) and puts the carried layerpath
+    wheel into the folder the plugin looks in (--no-deps: its packages would come from
+    the package index, hundreds of MB)."""
+    resource = install(tmp_path, wheels=True)
+    target = tmp_path / "krita-env"
+    env = krita_env(tmp_path, [resource / "pykrita", HERE])
+    env["LAYERPATH_KRITA_ENV"] = str(target)
+    out = tmp_path / "bootstrap.json"
+    ran = subprocess.run(
+        ["kritarunner", "-s", "bootstrap_probe", str(out)],
+        env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert out.exists(), ran.stdout[-2000:] + ran.stderr[-2000:]
+    said = json.loads(out.read_text(encoding="utf-8"))
+    assert "missing: layerpath" in said["problem"] and said["cannot"] is None
+    assert said["button"] == ["Install layerpath for Krita", True]
+    assert "failure" not in said, said
+    assert any("Successfully installed layerpath" in line for line in said["lines"]), said
+    assert (target / "layerpath" / "plugin" / "krita" / "docker.py").exists()
 
 
 def test_the_installed_package_carries_the_installer_and_the_plugin(tmp_path: Path) -> None:
