@@ -573,6 +573,19 @@ def _warm_up(seed: int) -> Callable[[], list[dict[str, float]]]:
     return lambda: curve(seed, "shipped", Registry.from_catalogue(), [], learning=False)
 
 
+def _gimp(args: argparse.Namespace) -> int:
+    """`layerpath gimp install`: the GIMP 3 plug-in where GIMP 3 finds it."""
+    from layerpath.plugin import gimp
+
+    placed = gimp.install(args.plug_ins)
+    print(
+        f"installed the GIMP 3 plug-in as {placed}; restart GIMP and use Filters ▸ layerpath "
+        "▸ Edit in words… (it runs the layerpath command: keep it on PATH, or set "
+        "LAYERPATH_COMMAND)"
+    )
+    return 0
+
+
 def _completion(args: argparse.Namespace) -> int:
     """The completion script of every command and option, for `args.shell` (shtab)."""
     import shtab
@@ -611,6 +624,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tools": cmd_tools,
         "config": cli_config.cmd_config,
         "completion": _completion,
+        "gimp": _gimp,
         "models": cli_models.cmd_models,
         "rules": cli_actions.cmd_rules,
         "learn": cli_actions.cmd_learn,

@@ -157,6 +157,12 @@ def parser() -> argparse.ArgumentParser:
         "krita",
         help="install the Krita plugin, build its zip, or install layerpath for Krita's Python",
     )
+    gimp = sub.add_parser("gimp", help="install the GIMP 3 plug-in (Filters ▸ layerpath)")
+    gimp_action = gimp.add_subparsers(dest="gimp_command", required=True)
+    gimp_install = gimp_action.add_parser("install", help="copy it into GIMP 3's plug-ins folder")
+    gimp_install.add_argument(
+        "--plug-ins", type=Path, default=None, help="GIMP 3's plug-ins folder (default: yours)"
+    )
     sub.add_parser(  # (main hands its arguments to the editor)
         "gui", help="open the editor: layerpath gui [IMAGE] (pip install 'layerpath[gui]')"
     )

@@ -44,9 +44,15 @@ def resolve_mask(
     if wanted in SELECTION_WORDS:
         if selection is not None and selection.any():
             return "selection", selection
+        # a mask given as the selection (the command line's --mask this=FILE, a host
+        # that hands its selection over as a file)
+        for name, mask in masks.items():
+            if normalize_name(name) in SELECTION_WORDS and mask.any():
+                return name, mask
         raise TargetNotFound(
             "The instruction refers to 'this' but nothing is selected. Select the region "
-            "first, or name the object and give its mask."
+            "first (on the command line: --mask this=MASK.png), or name the object and give "
+            "its mask."
         )
     by_name = {normalize_name(name): (name, mask) for name, mask in masks.items()}
     singular = {_singular(k): v for k, v in by_name.items()}

@@ -59,6 +59,10 @@ def test_unknown_target_and_missing_selection_are_typed_errors(scene: Scene) -> 
         resolve_mask("giraffe", scene.masks, None)
     with pytest.raises(TargetNotFound, match="nothing is selected"):
         resolve_mask("this", scene.masks, None)
+    # a mask given as the selection (--mask this=FILE, as the failure above advises)
+    given = {**scene.masks, "this": scene.masks["ball"]}
+    assert resolve_mask("this", given, None)[0] == "this"
+    assert resolve_mask("the selection", given, scene.masks["wall"])[0] == "selection"
 
 
 def test_mask_source_gives_mask_and_one_box_per_instance(scene: Scene) -> None:
