@@ -5,6 +5,7 @@ rotating log file in the data folder (the terminal gets one line naming it)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import warnings
 from pathlib import Path
@@ -43,9 +44,14 @@ def test_quiet_prints_nothing_when_all_is_well_and_failures_when_not(
     said = capsys.readouterr()
     assert said.out == "" and said.err == ""
     image, _ = scene.save(tmp_path / "in2")
-    code = main(["-q", "edit", str(image), "remove the unicorn", "-o", str(tmp_path / "o.ora")])
+    report = tmp_path / "run.json"
+    asked = ["-q", "edit", str(image), "remove the unicorn", "-o", str(tmp_path / "o.ora")]
+    code = main([*asked, "--report", str(report)])
     failed = capsys.readouterr()
-    assert code in (1, 2) and failed.err.strip() and failed.out == ""
+    assert code == 1 and failed.err.strip() and failed.out == ""
+    # nothing was made, and the report asked for is written all the same
+    assert not (tmp_path / "o.ora").exists()
+    assert json.loads(report.read_text(encoding="utf-8"))["ok"] is False
 
 
 def test_numerical_warnings_go_to_the_log_file_not_the_terminal(
