@@ -21,6 +21,7 @@ from layerpath.engine.files.io import (
     Export,
     load_snapshot,
     output_problem,
+    read_mask,
     write_atomically,
 )
 from layerpath.engine.files.report import build_report, refusal_report
@@ -263,7 +264,9 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
         )
     references = parse_refs(getattr(args, "ref", None))
     mask_files = _parse_masks(args.mask, list(references))
+    selection = getattr(args, "selection", None)
     others = [*mask_files.values(), *_ref_files(getattr(args, "ref", None))]
+    others += [selection] if selection is not None else []
     inputs = [args.image, *others]
     if in_place:  # in the image's own format, over it (a link's file): the others stay inputs
         args.image = Path(args.image).resolve()
@@ -280,6 +283,9 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     if getattr(args, "rules", None):
         settings = settings.model_copy(update={"rules": args.rules})
     document = LayeredDocument.open(args.image, mask_files, int(settings.max_megapixels * 1e6))
+    if selection is not None:  # (a host's selection, as an editor's own would be)
+        size = (document.image.width, document.image.height)
+        document.selection = read_mask(selection, size, "selection")
     size = (document.image.width, document.image.height)
     # where the results go is checked before any tool runs: a problem found after the
     # tools ran would lose their work

@@ -79,6 +79,13 @@ def parser() -> argparse.ArgumentParser:
     edit.add_argument(
         "--mask", action="append", default=[], metavar="NAME=PNG", help="a named mask (repeatable)"
     )
+    edit.add_argument(
+        "--selection",
+        type=Path,
+        metavar="PNG",
+        help="the selection (white: selected), as an editor's: what 'this' means, and a rough "
+        "region around what the instruction names (refined to it)",
+    )
     edit.add_argument("--ref", action="append", default=[], metavar="NAME=FILE", help=REF_HELP)
     edit.add_argument(
         "-o",

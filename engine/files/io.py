@@ -1240,18 +1240,23 @@ def _flat(doc: LayeredImage, suffix: str, export: Export) -> Callable[[BinaryIO]
                 len(xmp) // 1024,
             )
             xmp = None
-        try:
-            _encode(file, colours, merged, icc, doc.exif, xmp)
-        except (ValueError, RuntimeError, TypeError, struct.error) as exc:
-            # metadata an encoder refuses (libtiff, Pillow's EXIF): the picture is kept,
-            # with its colour profile, and said
-            log.warning(
-                "the photo's metadata could not be written into %s (%s); it is written with "
-                "its colour profile only", suffix, exc,
-            )  # fmt: skip
-            file.seek(0)
-            file.truncate()
-            _encode(file, colours, merged, icc, None, None)
+        # metadata an encoder refuses (libtiff, Pillow's EXIF): the picture is kept, with
+        # what of it can be written (without the EXIF, then without the XMP too), and said
+        tries = [(doc.exif, xmp), (None, xmp), (None, None)]
+        for number, (exif, packet) in enumerate(tries):
+            try:
+                _encode(file, colours, merged, icc, exif, packet)
+                return
+            except (ValueError, RuntimeError, TypeError, struct.error) as exc:
+                if number == len(tries) - 1:
+                    raise
+                left = "its EXIF" if number == 0 else "its XMP too"
+                log.warning(
+                    "the photo's metadata could not be written into %s (%s); it is written "
+                    "without %s", suffix, exc, left,
+                )  # fmt: skip
+                file.seek(0)
+                file.truncate()
 
     def _encode(
         file: BinaryIO,

@@ -5,8 +5,10 @@ plug-in's own name, the file executable)."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -32,4 +34,9 @@ def install(plug_ins: Path | None = None) -> Path:
     target = folder / SOURCE.name
     shutil.copy2(SOURCE, target)
     target.chmod(target.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    # the command that runs this layerpath, as this Python runs it (GIMP started from a
+    # desktop menu may not see a shell's PATH or a virtual environment)
+    command = [sys.executable, "-m", "layerpath"]
+    quoted = subprocess.list2cmdline(command) if os.name == "nt" else shlex.join(command)
+    (folder / "layerpath-command.txt").write_text(quoted + "\n", encoding="utf-8")
     return target

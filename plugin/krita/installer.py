@@ -22,6 +22,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import zipfile
 from pathlib import Path
@@ -65,12 +66,19 @@ def enable_in_kritarc(kritarc: Path) -> None:
 
 
 def install(resource_dir: Path, kritarc: Path, wheels: bool = True) -> None:
-    pykrita = resource_dir / "pykrita"
-    pykrita.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(pykrita / NAME, ignore_errors=True)
-    shutil.copytree(PYKRITA / NAME, pykrita / NAME, ignore=shutil.ignore_patterns("__pycache__"))
-    if wheels:  # (what the plugin installs for Krita's own Python, from inside Krita)
-        carry_wheels(pykrita / NAME / "wheels")
+    with tempfile.TemporaryDirectory() as made:
+        # the wheels first (what the plugin installs for Krita's own Python from inside
+        # Krita): their failure leaves the plugin that is there as it is
+        carried = carry_wheels(Path(made)) if wheels else []
+        pykrita = resource_dir / "pykrita"
+        pykrita.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(pykrita / NAME, ignore_errors=True)
+        ignore = shutil.ignore_patterns("__pycache__")
+        shutil.copytree(PYKRITA / NAME, pykrita / NAME, ignore=ignore)
+        if carried:
+            (pykrita / NAME / "wheels").mkdir(exist_ok=True)
+            for wheel in carried:
+                shutil.copy2(wheel, pykrita / NAME / "wheels" / wheel.name)
     for file in (f"{NAME}.desktop", "layerpath_selftest.py"):
         shutil.copy2(PYKRITA / file, pykrita / file)
     (resource_dir / "actions").mkdir(exist_ok=True)
@@ -93,9 +101,8 @@ def package(out: Path, wheels: bool = True) -> None:
         files = [f for f in sorted((PYKRITA / NAME).rglob("*")) if f.suffix in (".py", ".html")]
         for file in files:
             archive.write(file, f"{NAME}/{file.relative_to(PYKRITA / NAME)}")
-        if wheels:
-            for wheel in carry_wheels(Path(made)):
-                archive.write(wheel, f"{NAME}/wheels/{wheel.name}")
+        for wheel in carry_wheels(Path(made)) if wheels else []:
+            archive.write(wheel, f"{NAME}/wheels/{wheel.name}")
         archive.write(PLUGIN / "actions" / f"{NAME}.action", f"{NAME}.action")
     print(f"wrote {out}: import it with Tools ▸ Scripts ▸ Import Python Plugin from File")
 
@@ -109,20 +116,49 @@ def _default_env() -> Path:
 
 def carry_wheels(folder: Path) -> list[Path]:
     """The wheels the plugin carries, written into `folder`: layerpath's (this checkout
-    built, or the installed files repacked) and pip's (the installed one repacked: a
-    Python without pip runs it from its wheel)."""
+    built, or the installed files repacked) and pip's (the one Python's ensurepip ships,
+    else the installed pip repacked: a Python without pip runs it from its wheel). What
+    cannot be made is said and left out (the docker then says the command instead): []
+    without layerpath's."""
     folder.mkdir(parents=True, exist_ok=True)
-    for old in folder.glob("*.whl"):
-        old.unlink()
-    if CHECKOUT:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder), str(ROOT)],
-            check=True,
+    try:
+        if CHECKOUT:
+            subprocess.run(
+                [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(folder),
+                 str(ROOT)],
+                check=True, capture_output=True,
+            )  # fmt: skip
+            made = [next(folder.glob("layerpath-*.whl"))]
+        else:
+            made = [wheel_of_installed(folder)]
+    except (OSError, subprocess.CalledProcessError, StopIteration, SystemExit) as exc:
+        print(
+            f"warning: no layerpath wheel for the plugin to carry ({exc}); from inside Krita "
+            "it will say to run `layerpath krita env` instead",
+            file=sys.stderr,
         )
-        made = [next(folder.glob("layerpath-*.whl"))]
-    else:
-        made = [wheel_of_installed(folder)]
-    return made + [wheel_of_installed(folder, "pip")]
+        return []
+    pip = _pip_wheel(folder)
+    if pip is None:
+        print(
+            "warning: no pip wheel for the plugin to carry (this Python has neither ensurepip "
+            "nor pip); a Krita whose Python has no pip will say to run `layerpath krita env`",
+            file=sys.stderr,
+        )
+    return made + ([pip] if pip is not None else [])
+
+
+def _pip_wheel(folder: Path) -> Path | None:
+    """pip's wheel: the one ensurepip ships with this Python (pip's own build), else
+    the installed pip repacked; None when neither is here."""
+    bundled = Path(sysconfig.get_paths()["stdlib"]) / "ensurepip" / "_bundled"
+    found = sorted(bundled.glob("pip-*.whl")) if bundled.is_dir() else []
+    if found:
+        return Path(shutil.copy2(found[-1], folder / found[-1].name))
+    try:
+        return wheel_of_installed(folder, "pip")
+    except Exception:  # (importlib's PackageNotFoundError: no pip installed either)
+        return None
 
 
 def wheel_of_installed(folder: Path, name: str = "layerpath") -> Path:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import os
 import re
 import signal
@@ -806,3 +807,24 @@ def test_in_place_follows_a_link_and_refuses_a_format_it_cannot_write(
     err = capsys.readouterr().err
     assert "cannot write a .webp file" in err and "-o OUT.jpg" in err
     assert webp.read_bytes() == before
+
+
+def test_metadata_an_encoder_refuses_leaves_the_rest_written_and_said(
+    scene: Scene, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """EXIF larger than a JPEG holds (a 70 KB description): the JPEG is written without
+    its EXIF, its XMP kept, and a warning says so; the picture is whole."""
+    photo = tmp_path / "in.png"
+    Image.fromarray(scene.image[..., :3]).save(photo)
+    doc = read_layered(photo)
+    huge = Image.Exif()
+    huge[0x010E] = "x" * 70_000
+    doc.exif = b"Exif\0\0" + huge.tobytes()
+    doc.xmp = XMP.replace(b"{turn}", b"1")
+    with caplog.at_level(logging.WARNING):
+        write_layered(doc, tmp_path / "out.jpg")
+    written = Image.open(tmp_path / "out.jpg")
+    assert written.size == (scene.image.shape[1], scene.image.shape[0])
+    assert b'xmp:Rating="5"' in _xmp_of(tmp_path / "out.jpg")
+    assert not written.getexif().get(0x010E)
+    assert "without its EXIF" in caplog.text

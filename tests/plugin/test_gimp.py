@@ -4,13 +4,15 @@ not run here. What runs for real: `layerpath gimp install` places it as GIMP 3 e
 (a folder of its own name, the file executable), the file compiles, and the part that
 runs layerpath — the picture and the selection as files, the real `layerpath` command,
 the ORA GIMP 3 opens natively — makes the run's group of step layers, the selection
-being the mask 'this' refers to."""
+(--selection) being a rough region around what the instruction names."""
 
 from __future__ import annotations
 
 import importlib.util
 import os
 import py_compile
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -30,6 +32,9 @@ def test_layerpath_gimp_install_places_the_plug_in_where_gimp_3_looks(tmp_path: 
     py_compile.compile(str(placed), doraise=True)
     text = placed.read_text(encoding="utf-8")
     assert 'gi.require_version("Gimp", "3.0")' in text and "Gimp.main(" in text
+    # the command it runs, as this Python runs layerpath (a desktop's GIMP may not see PATH)
+    command = shlex.split((placed.parent / "layerpath-command.txt").read_text(encoding="utf-8"))
+    assert subprocess.run([*command, "--version"], capture_output=True).returncode == 0
 
 
 def test_the_plug_in_runs_layerpath_on_the_picture_and_the_selection(
@@ -43,9 +48,15 @@ def test_the_plug_in_runs_layerpath_on_the_picture_and_the_selection(
     spec.loader.exec_module(plug_in)  # (outside GIMP: its GIMP part is only defined)
     picture, selection = tmp_path / "picture.png", tmp_path / "selection.png"
     Image.fromarray(scene.image[..., :3]).save(picture)
-    Image.fromarray(scene.masks["ball"].astype(np.uint8) * 255).save(selection)
+    ball = scene.masks["ball"]
+    ys, xs = np.nonzero(ball)  # a rough box around the ball, as a user selects one
+    box = np.zeros_like(ball)
+    box[ys.min() - 6 : ys.max() + 7, xs.min() - 6 : xs.max() + 7] = True
+    Image.fromarray(box.astype(np.uint8) * 255).save(selection)
     monkeypatch.setenv("LAYERPATH_COMMAND", f"{sys.executable} -m layerpath")
-    ora, report = plug_in.edit_files(picture, selection, "remove this and make it warmer", tmp_path)
+    ora, report = plug_in.edit_files(
+        picture, selection, "remove the ball and make it warmer", tmp_path
+    )
     with pytest.raises(RuntimeError, match="missing.png"):  # (layerpath's own words)
         plug_in.edit_files(tmp_path / "missing.png", None, "make it warmer", tmp_path)
     assert [s["solved_by"] != "failed" for s in report["subtasks"]] == [True, True]

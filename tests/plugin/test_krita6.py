@@ -124,10 +124,27 @@ def test_the_docker_that_offers_the_install_builds_under_pyqt6(
     plugin = importlib.import_module("layerpath_krita")
     assert plugin.problem and "missing: layerpath" in plugin.problem
     (factory,) = app.factories
+    monkeypatch.setattr(plugin.bootstrap, "problem", lambda: None)  # (as if it carried wheels)
     made = factory.kind()
     qtbot.addWidget(made)
-    assert made.button.text() == "Install layerpath for Krita"
+    assert made.button.text() == "Install layerpath for Krita" and made.button.isEnabled()
     assert plugin.problem in made.label.text()
+
+    # the install on its thread: pip's lines shown as they come, Krita never waiting; a
+    # failure said with the button back, a second try that works said so
+    def failing(target: Path, say: Any, extra: Any = ()) -> None:
+        say("Collecting numpy")
+        raise RuntimeError("pip could not install them:\nno network")
+
+    monkeypatch.setattr(plugin.bootstrap, "install", failing)
+    made.button.click()
+    qtbot.waitUntil(lambda: "could not be installed" in made.label.text(), timeout=5000)
+    assert "no network" in made.label.text() and made.button.isEnabled()
+    assert "Collecting numpy" in made.log.toPlainText()
+    monkeypatch.setattr(plugin.bootstrap, "install", lambda target, say, extra=(): say("done"))
+    made.button.click()
+    qtbot.waitUntil(lambda: "Restart Krita" in made.label.text(), timeout=5000)
+    assert not made.button.isEnabled()
 
 
 def _without_layerpath(real: Any) -> Any:

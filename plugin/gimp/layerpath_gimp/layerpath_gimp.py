@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -21,13 +22,18 @@ import tempfile
 from pathlib import Path
 
 PROCEDURE = "plug-in-layerpath-edit"
+#: the command `layerpath gimp install` found, beside this file (GIMP started from a
+#: desktop menu may not see the PATH a shell sets)
+COMMAND_FILE = Path(__file__).resolve().parent / "layerpath-command.txt"
 
 
 def command() -> list[str]:
     """How to run layerpath: LAYERPATH_COMMAND, else `layerpath` on PATH."""
     given = os.environ.get("LAYERPATH_COMMAND")
+    if not given and COMMAND_FILE.exists():  # (what `layerpath gimp install` wrote)
+        given = COMMAND_FILE.read_text(encoding="utf-8").strip()
     if given:
-        return given.split()
+        return shlex.split(given, posix=os.name != "nt")
     found = shutil.which("layerpath")
     if found is None:
         raise RuntimeError(
@@ -47,8 +53,8 @@ def edit_files(
     out, report = folder / "layerpath-result.ora", folder / "run.json"
     asked = [*command(), "-q", "edit", str(picture), instruction, "-o", str(out)]
     asked += ["--report", str(report)]
-    if selection is not None:
-        asked += ["--mask", f"this={selection}"]
+    if selection is not None:  # (what 'this' means, and a rough region around a named thing)
+        asked += ["--selection", str(selection)]
     done = subprocess.run(asked, capture_output=True, text=True)
     if done.returncode not in (0, 1) or not out.exists():
         said = (done.stderr or done.stdout).strip().splitlines()
@@ -73,6 +79,11 @@ def _plug_in() -> None:  # pragma: no cover (GIMP 3 only)
         def do_create_procedure(self, name):  # noqa: ANN001, ANN202
             procedure = Gimp.ImageProcedure.new(self, name, Gimp.PDBProcType.PLUGIN, self.run, None)
             procedure.set_image_types("RGB*, GRAY*")
+            procedure.set_sensitivity_mask(
+                Gimp.ProcedureSensitivityMask.DRAWABLE
+                | Gimp.ProcedureSensitivityMask.DRAWABLES
+                | Gimp.ProcedureSensitivityMask.NO_DRAWABLES
+            )  # (the whole picture goes, whichever layers are picked)
             procedure.set_menu_label("Edit in words…")
             procedure.add_menu_path("<Image>/Filters/layerpath")
             procedure.set_documentation(

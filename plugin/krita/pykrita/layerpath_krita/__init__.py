@@ -38,20 +38,28 @@ else:
         """pip on a thread of its own; its lines and its end read from a queue on Krita's
         (a timer): Krita never waits for it."""
 
+        #: one install at a time, whichever window's docker asked for it
+        running = threading.Lock()
+
         def __init__(self) -> None:
             self.lines: queue.Queue[str | None] = queue.Queue()
             self.failure: str | None = None
-            self.done = False
 
-        def start(self) -> None:
+        def start(self) -> bool:
+            """False when another docker's install is running."""
+            if not Installing.running.acquire(blocking=False):
+                return False
             threading.Thread(target=self._run, daemon=True).start()
+            return True
 
         def _run(self) -> None:
             try:
                 bootstrap.install(env.env_dir(), self.lines.put)
             except Exception as exc:  # (said in the docker, whatever it was)
                 self.failure = str(exc)
-            self.lines.put(None)
+            finally:
+                Installing.running.release()
+                self.lines.put(None)
 
     class MissingDocker(DockWidget):
         """Shown instead of the panel until the environment is installed: what is
@@ -83,11 +91,14 @@ else:
             self.timer.timeout.connect(self._poll)
 
         def install(self) -> None:
+            installing = Installing()
+            if not installing.start():
+                self.label.setText("The install is running in another window's docker.")
+                return
+            self.installing = installing
             self.button.setEnabled(False)
             self.label.setText("Installing layerpath's packages for Krita's Python…")
             self.log.show()
-            self.installing = Installing()
-            self.installing.start()
             self.timer.start(200)
 
         def _poll(self) -> None:

@@ -8,14 +8,27 @@ own executable is Krita, not Python: the Python beside its standard library runs
 
 from __future__ import annotations
 
-import os
+import functools
 import shutil
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 WHEELS = Path(__file__).resolve().parent / "wheels"
+#: the oldest Python layerpath runs on
+OLDEST = (3, 10)
+#: no console window for each process started from Krita on Windows
+_QUIET: dict[str, Any] = (
+    {"creationflags": subprocess.CREATE_NO_WINDOW} if sys.platform == "win32" else {}  # type: ignore[attr-defined]
+)
+#: pip run from its wheel by path (an embedded Python on Windows reads no PYTHONPATH)
+_FROM_WHEEL = (
+    "import runpy, sys; sys.path.insert(0, sys.argv.pop(1)); sys.argv[0] = 'pip'; "
+    "runpy.run_module('pip', run_name='__main__', alter_sys=True)"
+)
 
 
 def carried(name: str) -> Path | None:
@@ -24,32 +37,51 @@ def carried(name: str) -> Path | None:
     return found[-1] if found else None
 
 
+#: what a Python must share with Krita's for the packages pip picks to load in Krita:
+#: version, platform (architecture included), ABI flags and word size
+_KIND = (
+    "import sys, sysconfig; print(sys.version_info[0], sys.version_info[1], "
+    "sysconfig.get_platform(), getattr(sys, 'abiflags', ''), sys.maxsize > 2**32)"
+)
+
+
+def _kind() -> str:
+    return " ".join(
+        str(part)
+        for part in (
+            *sys.version_info[:2],
+            sysconfig.get_platform(),
+            getattr(sys, "abiflags", ""),
+            sys.maxsize > 2**32,
+        )  # fmt: skip
+    )
+
+
+@functools.lru_cache(maxsize=1)
 def interpreter() -> str | None:
-    """A Python of this version to run pip with: this process's own when it is one,
-    else the one beside its standard library, else one on PATH; None when none is."""
-    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    """A Python of Krita's own kind (_KIND) to run pip with: this process's own when it
+    is one, else the one beside its standard library, else one on PATH; None when none
+    is. (Asked once: each candidate is a process.)"""
     if Path(sys.executable).name.lower().startswith("python"):
         return sys.executable
+    version = f"{sys.version_info[0]}.{sys.version_info[1]}"
     base = Path(sys.base_prefix)
     names = [f"python{version}", "python3", "python"]
     places = [base / "bin" / n for n in names] + [base / f"{n}.exe" for n in names]
     places += [base / "python" / "python.exe"]
-    for place in places:
-        if place.is_file() and _version_of(str(place)) == version:
-            return str(place)
-    for name in names:
-        found = shutil.which(name)
-        if found and _version_of(found) == version:
-            return found
+    found = [str(p) for p in places if p.is_file()]
+    found += [w for w in (shutil.which(n) for n in names) if w]
+    for python in dict.fromkeys(found):
+        if _kind_of(python) == _kind():
+            return python
     return None
 
 
-def _version_of(python: str) -> str | None:
+def _kind_of(python: str) -> str | None:
     try:
         said = subprocess.run(
-            [python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-            capture_output=True, text=True, timeout=30,
-        )  # fmt: skip
+            [python, "-c", _KIND], capture_output=True, text=True, timeout=30, **_QUIET
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return said.stdout.strip() if said.returncode == 0 else None
@@ -57,6 +89,11 @@ def _version_of(python: str) -> str | None:
 
 def problem() -> str | None:
     """Why the packages cannot be installed from here (None: they can), in words."""
+    if sys.version_info[:2] < OLDEST:
+        return (
+            f"Krita's Python is {sys.version_info[0]}.{sys.version_info[1]}; layerpath needs "
+            f"{OLDEST[0]}.{OLDEST[1]} or later: a newer Krita (5.2 or later) brings one."
+        )
     if carried("layerpath") is None:
         return (
             "This copy of the plugin carries no layerpath package to install; install the "
@@ -66,8 +103,9 @@ def problem() -> str | None:
     if interpreter() is None:
         version = f"{sys.version_info[0]}.{sys.version_info[1]}"
         return (
-            f"No Python {version} was found beside Krita to run the installer with; with a "
-            f"Python {version} where layerpath is installed, run: layerpath krita env"
+            f"No Python {version} of Krita's own kind was found beside Krita to run the "
+            f"installer with; with a Python {version} where layerpath is installed, run: "
+            "layerpath krita env"
         )
     return None
 
@@ -79,21 +117,24 @@ def install(target: Path, say: Callable[[str], None], extra: Sequence[str] = ())
     python = interpreter()
     if wheel is None or python is None:
         raise RuntimeError(problem() or "nothing to install")
-    environment = dict(os.environ)
-    has_pip = subprocess.run([python, "-c", "import pip"], capture_output=True).returncode == 0
+    has_pip = (
+        subprocess.run([python, "-c", "import pip"], capture_output=True, **_QUIET).returncode == 0
+    )
     pip = carried("pip")
-    if not has_pip:
-        if pip is None:
-            raise RuntimeError("No pip was found for Krita's Python, and the plugin carries none.")
-        environment["PYTHONPATH"] = str(pip)  # (pip runs from its own wheel)
+    if has_pip:
+        runner = [python, "-m", "pip"]
+    elif pip is not None:  # (pip runs from its own wheel)
+        runner = [python, "-c", _FROM_WHEEL, str(pip)]
+    else:
+        raise RuntimeError("No pip was found for Krita's Python, and the plugin carries none.")
     target.mkdir(parents=True, exist_ok=True)
     command = [
-        python, "-m", "pip", "install", "--target", str(target), "--upgrade", "--no-input",
+        *runner, "install", "--target", str(target), "--upgrade", "--no-input",
         "--disable-pip-version-check", "--progress-bar", "off", str(wheel), *extra,
     ]  # fmt: skip
     say(f"installing with {python} into {target}")
     process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=environment
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **_QUIET
     )
     assert process.stdout is not None
     last: list[str] = []
