@@ -147,7 +147,9 @@ def test_save_reopens_with_the_same_layers(
     assert isinstance(group, GroupLayer) and len(group.children) == 2
     flat = tmp_path / "flat.png"
     window.save_file(flat)
-    assert np.array_equal(np.asarray(Image.open(flat)), composite(saved))
+    merged = composite(saved)  # (opaque: the flat PNG is RGB)
+    assert (merged[..., 3] == 255).all()
+    assert np.array_equal(np.asarray(Image.open(flat)), merged[..., :3])
 
 
 def test_screenshot_shows_the_panel_and_the_result(qtbot, window: EditorWindow) -> None:  # type: ignore[no-untyped-def]

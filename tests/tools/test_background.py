@@ -62,8 +62,9 @@ def test_remove_the_background_is_a_cut_out_layer_in_the_ora(
     out, psd = tmp_path / "out.ora", tmp_path / "out.psd"
     assert main(["edit", str(photo), "remove the background", "-o", str(out)]) == 0
     shown = [line.strip() for line in capsys.readouterr().err.splitlines() if "%" in line]
-    # the first choice on the photos suite; progress shown each quarter
-    assert shown == [f"salient_cutout {p}%" for p in (25, 50, 75, 100)]
+    # progress shown each quarter, in words (the tool's name only with -v); the first
+    # choice on the photos suite (made_by, below)
+    assert shown == [f"working: {p}%" for p in (25, 50, 75, 100)]
     doc = read_layered(out)
     original, group = doc.layers
     assert isinstance(original, PixelLayer) and np.array_equal(original.pixels, image)
