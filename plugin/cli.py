@@ -283,10 +283,9 @@ def cmd_edit(args: argparse.Namespace, action: Action | None = None) -> int:
     if getattr(args, "rules", None):
         settings = settings.model_copy(update={"rules": args.rules})
     document = LayeredDocument.open(args.image, mask_files, int(settings.max_megapixels * 1e6))
-    if selection is not None:  # (a host's selection, as an editor's own would be)
-        size = (document.image.width, document.image.height)
-        document.selection = read_mask(selection, size, "selection")
     size = (document.image.width, document.image.height)
+    if selection is not None:  # (a host's selection, as an editor's own would be)
+        document.selection = read_mask(selection, size, "selection")
     # where the results go is checked before any tool runs: a problem found after the
     # tools ran would lose their work
     problem = output_problem(args.output, inputs, size, deep=document.image.deep)
@@ -586,8 +585,7 @@ def _gimp(args: argparse.Namespace) -> int:
     placed = gimp.install(args.plug_ins)
     print(
         f"installed the GIMP 3 plug-in as {placed}; restart GIMP and use Filters ▸ layerpath "
-        "▸ Edit in words… (it runs the layerpath command: keep it on PATH, or set "
-        "LAYERPATH_COMMAND)"
+        "▸ Edit in words… (it runs this layerpath, as layerpath-command.txt beside it says)"
     )
     return 0
 

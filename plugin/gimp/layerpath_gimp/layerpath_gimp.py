@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""layerpath in GIMP 3: Filters ▸ layerpath ▸ Edit in words… sends the picture (and the
-selection, as the mask named "this") to the `layerpath` command, and brings back the
-run's group of step layers, one layer per tool step, above the image's own layers.
+"""layerpath in GIMP 3: Filters ▸ layerpath ▸ Edit in words… sends the picture and the
+selection (what 'this' means, and a rough region around what the words name) to the
+`layerpath` command, and brings back the run's group of step layers, one layer per tool
+step, above the image's own layers.
 
 GIMP 3 runs this file with its own Python (GObject Introspection); layerpath itself runs
-as the command it installs (found on PATH, or where LAYERPATH_COMMAND says). Install
+as its command: the one `layerpath gimp install` wrote beside this file, else
+LAYERPATH_COMMAND, else `layerpath` on PATH. Install
 with `layerpath gimp install`. Written against GIMP 3.0's libgimp API; no GIMP 3 was
 available to run it where it was built (Debian 12 ships GIMP 2.10): the part that runs
 layerpath (edit_files) is tested with the real command, the GIMP calls are not.
@@ -28,7 +30,8 @@ COMMAND_FILE = Path(__file__).resolve().parent / "layerpath-command.txt"
 
 
 def command() -> list[str]:
-    """How to run layerpath: LAYERPATH_COMMAND, else `layerpath` on PATH."""
+    """How to run layerpath: LAYERPATH_COMMAND, else the command install wrote beside
+    this file, else `layerpath` on PATH."""
     given = os.environ.get("LAYERPATH_COMMAND")
     if not given and COMMAND_FILE.exists():  # (what `layerpath gimp install` wrote)
         given = COMMAND_FILE.read_text(encoding="utf-8").strip()
@@ -47,8 +50,8 @@ def edit_files(
     picture: Path, selection: Path | None, instruction: str, folder: Path
 ) -> tuple[Path, dict]:
     """Run the instruction on `picture` (a PNG), with `selection` (a grey PNG: white is
-    selected) as the mask named "this"; the ORA written (the picture and the run's
-    group of step layers) and the run's report. RuntimeError with layerpath's own words
+    selected) as the selection; the ORA written (the picture and the run's group of step
+    layers) and the run's report. RuntimeError with layerpath's own words
     when it could not run at all (a refused input, a missing command)."""
     out, report = folder / "layerpath-result.ora", folder / "run.json"
     asked = [*command(), "-q", "edit", str(picture), instruction, "-o", str(out)]
