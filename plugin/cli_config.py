@@ -12,7 +12,6 @@ from layerpath.settings import load_settings, save_settings
 from layerpath.settings.endpoints import (
     chosen,
     endpoint_url,
-    environment_key,
     forget,
     preset_named,
     recalled,
@@ -73,10 +72,6 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 def _key_state(base_url: str) -> str:
     """Whether a key would go to this server, and from where (never the key)."""
-    from layerpath.settings.secrets import stored_api_key
+    from layerpath.settings.secrets import key_source
 
-    if stored_api_key(base_url):
-        return "stored in the OS keyring"
-    if environment_key(base_url):
-        return "from OPENAI_API_KEY"
-    return "none stored"
+    return key_source(base_url) or "none stored"

@@ -130,14 +130,19 @@ def _memory_path() -> Path:
 REMEMBERED_S = 24 * 3600
 
 
-def recalled(base_url: str, model: str) -> dict[str, Any]:
-    """What was found about this endpoint and model in the last REMEMBERED_S: "format"
-    (one of FORMATS) and "images" (whether it takes a picture); {} when nothing was."""
+def _remembered() -> dict[str, Any]:
+    """The memory file's entries ({} when it is missing or unreadable)."""
     try:
         found = json.loads(_memory_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    facts = found.get(f"{base_url.rstrip('/')} {model}") if isinstance(found, dict) else None
+    return found if isinstance(found, dict) else {}
+
+
+def recalled(base_url: str, model: str) -> dict[str, Any]:
+    """What was found about this endpoint and model in the last REMEMBERED_S: "format"
+    (one of FORMATS) and "images" (whether it takes a picture); {} when nothing was."""
+    facts = _remembered().get(f"{base_url.rstrip('/')} {model}")
     if not isinstance(facts, dict):
         return {}
     if time.time() - float(facts.get("at", 0)) > REMEMBERED_S:
@@ -147,12 +152,12 @@ def recalled(base_url: str, model: str) -> dict[str, Any]:
 
 def forget() -> int:
     """Forget what was found about every endpoint; how many were remembered."""
+    found = _remembered()
     try:
-        found = json.loads(_memory_path().read_text(encoding="utf-8"))
         _memory_path().unlink()
-    except (OSError, ValueError):
+    except OSError:
         return 0
-    return len(found) if isinstance(found, dict) else 0
+    return len(found)
 
 
 def remember(base_url: str, model: str, **facts: Any) -> None:
@@ -161,11 +166,7 @@ def remember(base_url: str, model: str, **facts: Any) -> None:
     from layerpath.files import write_atomically
 
     path = _memory_path()
-    try:
-        found = json.loads(path.read_text(encoding="utf-8"))
-        found = found if isinstance(found, dict) else {}
-    except (OSError, ValueError):
-        found = {}
+    found = _remembered()
     key = f"{base_url.rstrip('/')} {model}"
     entry = found.get(key)
     was: dict[str, Any] = entry if isinstance(entry, dict) else {}

@@ -25,6 +25,18 @@ def get_api_key(base_url: str) -> str | None:
     return key
 
 
+def key_source(base_url: str) -> str | None:
+    """Where the key for this endpoint comes from, in words (never the key): the OS
+    keyring, OPENAI_API_KEY, or None for none."""
+    from layerpath.settings.endpoints import environment_key
+
+    if stored_api_key(base_url):
+        return "stored in the OS keyring"
+    if environment_key(base_url):
+        return "from OPENAI_API_KEY"
+    return None
+
+
 def stored_api_key(base_url: str) -> str | None:
     """The key stored for this endpoint in the OS keyring, or None (also when no
     keyring backend works, or keyring is not installed)."""
