@@ -3,6 +3,7 @@ next time (layerpath/memory.py). Run in a process of its own, as the command lin
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -17,7 +18,8 @@ if sys.argv[1] == "reuse":
     assert reuse_freed_memory()
 def faults():
     return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-picture = np.ones((4000, 6000, 4), np.uint8); del picture  # a 24 MP step made and freed
+# a 24 MP step and its copy made and freed
+picture = np.ones((4000, 6000, 4), np.uint8); copy = picture.copy(); del picture, copy
 before = faults()
 for _ in range(3):
     picture = np.ones((4000, 6000, 4), np.uint8); copy = picture.copy(); del picture, copy
@@ -26,8 +28,11 @@ print(faults() - before)
 
 
 def _faults(mode: str) -> int:
+    # counted in 4 KB pages: numpy asks for transparent huge pages on big arrays, and
+    # whether the kernel has 2 MB ones free changes the count a hundredfold
+    quiet = {**os.environ, "NUMPY_MADVISE_HUGEPAGE": "0"}
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True
+        [sys.executable, "-c", PROBE, mode], capture_output=True, text=True, check=True, env=quiet
     )
     return int(done.stdout.split()[-1])
 
@@ -36,6 +41,4 @@ def _faults(mode: str) -> int:
 def test_freed_pictures_are_reused_without_page_faults() -> None:
     pages = 3 * 2 * 4000 * 6000 * 4 // 4096  # what six fresh 96 MB blocks would fault in
     assert _faults("reuse") < pages // 50
-    # as glibc leaves it: every block mapped afresh (fewer faults with huge pages, each
-    # one zeroing 2 MB)
-    assert _faults("default") > 4 * max(1, _faults("reuse"))
+    assert _faults("default") > pages // 2  # as glibc leaves it: every block mapped afresh
