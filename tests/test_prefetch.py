@@ -29,7 +29,7 @@ def test_the_reader_takes_the_decode_made_ahead(tmp_path: Path) -> None:
     prefetch.start(path)
     early = prefetch.taken(path)
     assert early is not None and early[0] == path.read_bytes()
-    assert np.array_equal(cv2.cvtColor(early[1], cv2.COLOR_BGR2RGBA), want)
+    assert np.array_equal(early[1], want)  # RGBA, decoded straight into four channels
     prefetch.start(path)
     assert np.array_equal(read_layered(path).layers[0].pixels, want)
     assert prefetch.taken(path) is None  # (taken once)

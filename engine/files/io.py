@@ -405,17 +405,17 @@ def _readable(path: Path, data: bytes | None) -> Iterator[None]:
 
 
 def _jpeg_rgba(data: bytes, picture: Image.Image, decoded: np.ndarray | None) -> np.ndarray | None:
-    """An RGB JPEG's pixels as RGBA, decoded by OpenCV straight into its own array (the
-    same libjpeg-turbo decode as Pillow's, tested level for level, without Pillow's
-    copy of it and the copy out of that: two camera-sized buffers fewer), or as
-    `decoded` already (layerpath/prefetch.py); None for any other picture, or one
-    OpenCV cannot decode (Pillow then reads it, or says why not)."""
+    """An RGB JPEG's pixels as RGBA, decoded by libjpeg-turbo straight into its own array
+    (the same decode as Pillow's, tested level for level, without Pillow's copy of it
+    and the copy out of that), or as `decoded` already (layerpath/prefetch.py); None for
+    any other picture, or one libjpeg-turbo refuses (Pillow then reads it, or says why
+    not)."""
     if picture.format != "JPEG" or picture.mode != "RGB":
         return None
-    bgr = decoded if decoded is not None else decode_jpeg(data)
-    if bgr is None or bgr.shape != (picture.height, picture.width, 3):
+    rgba = decoded if decoded is not None else decode_jpeg(data)
+    if rgba is None or rgba.shape != (picture.height, picture.width, 4):
         return None
-    return cv2.cvtColor(bgr, cv2.COLOR_BGR2RGBA)
+    return rgba
 
 
 #: the largest stack.xml read (a real one is a few kB; a zip bomb's is gigabytes)

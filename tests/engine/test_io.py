@@ -21,6 +21,7 @@ from layerpath.engine.files.io import (
     write_ora,
 )
 from layerpath.errors import BadInput
+from layerpath.prefetch import decode_jpeg
 from tests.conftest import Scene
 
 
@@ -239,9 +240,10 @@ def test_an_opaque_picture_is_written_to_jpeg_without_a_blend(tmp_path: Path) ->
     ids=["4:4:4", "4:2:0", "progressive", "turned"],
 )
 def test_a_jpeg_is_read_as_pillow_reads_it(tmp_path: Path, how: dict[str, int]) -> None:
-    """An RGB JPEG is decoded by OpenCV (two camera-sized copies fewer): level for level
-    what Pillow decodes, turned upright once by its EXIF orientation; a JPEG cut short
-    is still refused with the file named."""
+    """An RGB JPEG is decoded by libjpeg-turbo straight into RGBA (no three-channel copy
+    to widen): level for level what Pillow decodes, turned upright once by its EXIF
+    orientation; a JPEG cut short is still refused with the file named, and one whose
+    data ends early (which libjpeg-turbo refuses) is read as Pillow reads it."""
     rng = np.random.default_rng(9)
     smooth = cv2.resize(rng.integers(0, 256, (30, 40, 3), dtype=np.uint8), (400, 300))
     path = tmp_path / "photo.jpg"
@@ -257,6 +259,12 @@ def test_a_jpeg_is_read_as_pillow_reads_it(tmp_path: Path, how: dict[str, int]) 
     cut.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
     with pytest.raises(BadInput, match="cut.jpg"):
         read_layered(cut)
+    stray = tmp_path / "stray.jpg"  # cut short, then given an end: Pillow reads it
+    stray.write_bytes(path.read_bytes()[: path.stat().st_size // 2] + b"\xff\xd9")
+    assert decode_jpeg(stray.read_bytes()) is None
+    with Image.open(stray) as opened:
+        want = np.asarray(ImageOps.exif_transpose(opened).convert("RGBA"))
+    assert np.array_equal(read_layered(stray).layers[0].pixels, want)
 
 
 def test_psd_layer_names_keep_every_character(tmp_path: Path) -> None:
