@@ -404,7 +404,7 @@ class SceneryLook(AnyDepth):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         out, window = adjusted(inputs[ArtifactKind.IMAGE], None, scenery_asked(ctx), params)
-        return ToolResult({ArtifactKind.IMAGE: out}, window=window)
+        return ToolResult({ArtifactKind.IMAGE: out}, window=window, everywhere=True)
 
 
 def scenery_asked(ctx: ToolContext) -> dict[str, Any]:
@@ -438,7 +438,8 @@ class PhotoAdjust(AnyDepth):
             # of a pixel or two, not a fade that leaves a band of the old tone along it
             params = {**params, "feather": EDGE_FEATHER * min(image.shape[:2]), "edge": True}
         out, window = adjusted(image, region, ctx.subtask_params, params)
-        return ToolResult({ArtifactKind.IMAGE: out}, window=window)
+        whole = region is None and not ctx.subtask_params.get("graduated")
+        return ToolResult({ArtifactKind.IMAGE: out}, window=window, everywhere=whole)
 
 
 #: the feather (a share of the picture's shorter side) of a region whose outline lies on

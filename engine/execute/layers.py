@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import cv2
 import numpy as np
@@ -12,6 +12,7 @@ from layerpath.engine.execute.search import Node
 from layerpath.engine.execute.steps import Rejected
 from layerpath.engine.kinds import kind_spec
 from layerpath.engine.types import (
+    Artifact,
     ArtifactKind,
     Box,
     LayerKind,
@@ -20,7 +21,7 @@ from layerpath.engine.types import (
     SubtaskKind,
     TextBox,
 )
-from layerpath.kit.imaging import differs, mask_box
+from layerpath.kit.imaging import differs, mask_box, opaque
 from layerpath.kit.regions import crop, full_box
 from layerpath.tools.base import Tool
 
@@ -175,6 +176,13 @@ def rejected_layer(subtask: Subtask, rejected: Rejected) -> StepLayer | None:
     return StepLayer(kind=LayerKind.PIXELS, pixels=pixels, offset=offset, **common)
 
 
+def _whole(everywhere: bool, produced: Mapping[ArtifactKind, Artifact]) -> bool:
+    """Whether a step's picture is its layer whole: worked over as one and opaque (a
+    clear pixel over the picture beneath would not show what the step made)."""
+    picture = produced[ArtifactKind.IMAGE].value
+    return everywhere and picture.dtype == np.uint8 and opaque(picture)
+
+
 def step_layers(subtask: Subtask, path: Sequence[Node]) -> list[StepLayer]:
     """One StepLayer per executed tool step of an accepted path."""
     layers = []
@@ -202,6 +210,12 @@ def step_layers(subtask: Subtask, path: Sequence[Node]) -> list[StepLayer]:
             layers.append(
                 StepLayer(kind=LayerKind.PIXELS, pixels=grown, canvas=canvas, shift=shift, **common)
             )
+        elif ArtifactKind.IMAGE in produced and _whole(node.result.everywhere, produced):
+            # the whole picture worked over as one (a global adjustment, a look): its
+            # layer is that picture, shared, not a copy holed where a value stayed the same
+            shared = produced[ArtifactKind.IMAGE].value.view()
+            shared.flags.writeable = False
+            layers.append(StepLayer(kind=LayerKind.PIXELS, pixels=shared, **common))
         elif ArtifactKind.IMAGE in produced:
             before = node.parent.state[ArtifactKind.IMAGE].value
             after = produced[ArtifactKind.IMAGE].value

@@ -36,7 +36,7 @@ from layerpath.errors import BadInput, Cancelled, LayerpathError, TargetNotFound
 from layerpath.kit.colours import to_lab
 from layerpath.kit.imaging import dilate, erode, mask_box, rgb
 from layerpath.kit.names import user_region
-from layerpath.kit.regions import changed_window, confined, crop, grow_box
+from layerpath.kit.regions import changed_window, confined, crop, full_box, grow_box
 from layerpath.tools.base import Tool
 
 log = logging.getLogger(__name__)
@@ -97,6 +97,7 @@ class StepResult:
     window: Box | None = None  # where the produced image may differ from the input
     reason: str = ""  # what the checks found wrong with it, in plain words
     opinions: tuple[Opinion, ...] = ()  # each expert's verdict (engine/judge/experts.py)
+    everywhere: bool = False  # the whole picture worked over as one (ToolResult's)
 
 
 @dataclass(frozen=True, eq=False)
@@ -336,8 +337,10 @@ class StepRunner:
                 # (only the window the tool reported can differ: grown a pixel, as below)
                 told = None if out.window is None else grow_box(out.window, 1, made.shape)
                 outputs[ArtifactKind.IMAGE] = confined(before, made, bound, within=told)
+            else:
+                called.everywhere = out.everywhere
             called.produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in outputs.items()}
-            called.window = _image_window(state, outputs, out.window)
+            called.window = _image_window(state, outputs, out.window, called.everywhere)
         except TargetNotFound as exc:
             if self.target_fatal:
                 raise
@@ -420,6 +423,7 @@ class StepRunner:
             called.window,
             judged.reason,
             judged.opinions,
+            called.everywhere,
         )
         self.ledger.memo[called.key] = result
         if error is None and not passed and self.subtask.kind in tool.spec.subtasks:
@@ -458,6 +462,7 @@ class _Called:
     ctx: ToolContext  # the context the tool ran with (its progress and cancel wired)
     produced: dict[ArtifactKind, Artifact] = field(default_factory=dict)
     window: Box | None = None
+    everywhere: bool = False
     reported: float | None = None  # seconds the tool says the work took
     settled: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
@@ -543,16 +548,19 @@ def _malformed(tool: Tool, out: object, state: State) -> str | None:
 
 
 def _image_window(
-    state: State, outputs: Mapping[ArtifactKind, Any], told: Box | None
+    state: State, outputs: Mapping[ArtifactKind, Any], told: Box | None, everywhere: bool = False
 ) -> Box | None:
     """Where a produced image may differ from the input image: the window the tool
-    reported (grown by a pixel against rounding at its edge), else what really changed;
-    None when no same-size image was produced."""
+    reported (grown by a pixel against rounding at its edge), the whole picture for a
+    picture worked over as one, else what really changed; None when no same-size image
+    was produced."""
     after = outputs.get(ArtifactKind.IMAGE)
     before = state[ArtifactKind.IMAGE].value if ArtifactKind.IMAGE in state else None
     if not isinstance(after, np.ndarray) or before is None or after.shape != before.shape:
         return None
     if told is not None:
         return grow_box(told, 1, after.shape)
+    if everywhere:
+        return full_box(after.shape)
     found = changed_window(before, after)
     return found if found is not None else Box(0, 0, 0, 0)

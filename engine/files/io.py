@@ -46,6 +46,7 @@ from layerpath.engine.files.curves import Curves
 from layerpath.engine.types import Snapshot, StepLayer
 from layerpath.errors import BadInput, shown
 from layerpath.files import output_refusal, regular_file, write_atomically
+from layerpath.kit.imaging import opaque
 from layerpath.prefetch import decode_jpeg
 
 log = logging.getLogger(__name__)
@@ -161,18 +162,9 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
     opaque; outside the layer's bounds nothing stays). Each layer is blended only over
     its own bounds; an opaque layer is copied, not blended. A user's isolated group
     that holds a layer in a blend mode is worked out on its own first."""
-    only = doc.layers[0] if len(doc.layers) == 1 else None
-    if (
-        isinstance(only, PixelLayer)
-        and only.visible
-        and only.blend == "normal"
-        and only.offset == (0, 0)
-        and only.pixels.shape == (doc.height, doc.width, 4)
-        and only.pixels.dtype == np.uint8
-        and not deep
-        and _opaque(only.pixels)
-    ):  # a photo just opened: its one layer, shared (read only), not copied
-        shared = only.pixels.view()
+    covering = None if deep else _covering(doc)
+    if covering is not None:  # a photo just opened, or a step that remade every pixel:
+        shared = covering.view()  # that layer, shared (read only), not copied
         shared.flags.writeable = False
         return shared
     out = np.zeros((doc.height, doc.width, 4), dtype=np.uint16 if deep else np.uint8)
@@ -188,6 +180,26 @@ def composite(doc: LayeredImage, deep: bool = False) -> np.ndarray:
     return out
 
 
+def _covering(doc: LayeredImage) -> np.ndarray | None:
+    """The pixels of the topmost visible layer when it alone makes the 8-bit composite:
+    it covers the canvas, is opaque and is laid on normally (what lies beneath cannot
+    show); else None."""
+    shown = [layer for layer, visible in doc.pixel_layers() if visible]
+    if not shown:
+        return None
+    top = shown[-1]
+    pixels = top.pixels
+    if (
+        top.blend == "normal"
+        and top.offset == (0, 0)
+        and pixels.shape == (doc.height, doc.width, 4)
+        and pixels.dtype == np.uint8
+        and opaque(pixels)
+    ):
+        return pixels
+    return None
+
+
 #: the TIFF tag an XMP packet goes under (XMLPacket)
 XMP_TAG = 700
 
@@ -195,15 +207,8 @@ XMP_TAG = 700
 def _all_opaque(pixels: np.ndarray) -> bool:
     """Whether every pixel of RGBA at 8 or 16 bits is opaque."""
     if pixels.dtype == np.uint8:
-        return _opaque(pixels)
+        return opaque(pixels)
     return int(pixels[..., 3].min()) == int(np.iinfo(pixels.dtype).max)
-
-
-def _opaque(pixels: np.ndarray) -> bool:
-    """Whether every pixel of 8-bit RGBA is opaque (read as whole pixels where it can)."""
-    if pixels.flags.c_contiguous and sys.byteorder == "little":
-        return int(pixels.view(np.uint32).min()) >= 255 << 24
-    return int(pixels[..., 3].min()) == 255
 
 
 def _composite_onto(
@@ -273,12 +278,12 @@ def _over_into(src: np.ndarray, dst: np.ndarray, top: int) -> None:
         if all_clear:
             continue
         if pixels is not None:  # (a pixel is part-clear when c <= p < o: one unsigned pass)
-            opaque = pixels >= whole(opaque_from)
+            solid = pixels >= whole(opaque_from)
             soft = (pixels - whole(clear_below)) < whole(opaque_from - clear_below)
         else:
-            opaque = alpha == top
-            soft = (alpha > 0) & ~opaque
-        np.copyto(d.view(whole)[..., 0], s.view(whole)[..., 0], where=opaque)
+            solid = alpha == top
+            soft = (alpha > 0) & ~solid
+        np.copyto(d.view(whole)[..., 0], s.view(whole)[..., 0], where=solid)
         if soft.any():  # soft edges and cut-outs: blended
             d[soft] = over(s[soft], d[soft])
 
@@ -1307,7 +1312,7 @@ def _for_jpeg(rgba: np.ndarray) -> Image.Image:
     Pillow's RGBX, the fourth byte unread: no copy of a camera-sized picture), else on
     white paper (on_white)."""
     h, w = rgba.shape[:2]
-    if rgba.flags.c_contiguous and _opaque(rgba):
+    if rgba.flags.c_contiguous and opaque(rgba):
         return Image.frombuffer("RGBX", (w, h), rgba, "raw", "RGBX", 0, 1)
     return Image.fromarray(on_white(rgba), "RGB")
 
@@ -1357,7 +1362,7 @@ def on_white(rgba: np.ndarray) -> np.ndarray:
     """8-bit RGBA as RGB on white paper (for a format without transparency). An opaque
     picture's colour channels as they are, with no blend; else a band of rows at a time
     in integers (round(c*a/255 + 255 - a))."""
-    if _opaque(rgba):
+    if opaque(rgba):
         return cv2.cvtColor(np.ascontiguousarray(rgba), cv2.COLOR_RGBA2RGB)
     out = np.empty(rgba.shape[:2] + (3,), np.uint8)
     for row in range(0, rgba.shape[0], BAND):

@@ -3,6 +3,8 @@ masks, sectors and filters (colours by name: kit/colours.py)."""
 
 from __future__ import annotations
 
+import sys
+
 import cv2
 import numpy as np
 
@@ -30,6 +32,13 @@ def differs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         whole = np.uint32 if a.dtype == np.uint8 else np.uint64
         return a.view(whole)[..., 0] != b.view(whole)[..., 0]
     return np.any(a != b, axis=-1)
+
+
+def opaque(pixels: np.ndarray) -> bool:
+    """Whether every pixel of 8-bit RGBA is opaque (read as whole pixels where it can)."""
+    if pixels.flags.c_contiguous and sys.byteorder == "little":
+        return int(pixels.view(np.uint32).min()) >= 255 << 24
+    return int(pixels[..., 3].min()) == 255
 
 
 def paint_region(mask: np.ndarray, grow: int) -> np.ndarray:

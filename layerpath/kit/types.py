@@ -225,9 +225,12 @@ class ToolResult:
     the input (the engine finds it when a tool does not say); `settled`: parameters the
     tool chose for itself from this input (patch_fill: a smooth fill or copied
     patches), so that the same tool tried elsewhere to vouch for this result works the
-    same way."""
+    same way; `everywhere`: the image is the whole picture worked over as one (a global
+    adjustment or look, not a region's edit), so its step layer is that picture whole,
+    not only the pixels whose values happened to change."""
 
     outputs: Mapping[ArtifactKind, Any]
     cost: float | None = None
     window: Box | None = None
     settled: Mapping[str, Any] = field(default_factory=dict)
+    everywhere: bool = False

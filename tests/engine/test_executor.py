@@ -398,3 +398,33 @@ def test_a_hole_that_is_a_small_share_of_a_camera_file_is_no_speck(registry: Reg
         "named_masks",
         "opencv_telea",
     )
+
+
+def test_a_whole_picture_adjustment_is_its_picture_and_a_regions_only_its_pixels(
+    registry: Registry, scene: Scene
+) -> None:
+    """A global step's layer is the picture it made, whole and opaque (no copy holed where
+    a grey pixel kept its value: the same composite, none of the copying); a region's
+    step still holds only the pixels it changed."""
+    result, seen = run(Engine(registry), scene, "make it black and white")
+    (step,) = steps_of(seen)
+    assert result.ok and step.offset == (0, 0) and step.pixels.shape == scene.image.shape
+    assert (step.pixels[..., 3] == 255).all() and not step.pixels.flags.writeable
+    grey = step.pixels[..., :3].astype(int)
+    assert (grey.max(axis=2) - grey.min(axis=2)).max() <= 1
+    unchanged = (scene.image == step.pixels).all(axis=2)
+    assert unchanged.any()  # (grey pixels the step left as they were: in the layer too)
+    doc = LayeredImage(320, 240, [PixelLayer("Original", scene.image), GroupLayer("run", [
+        PixelLayer(step.name, step.pixels, step.offset, step.visible)])])  # fmt: skip
+    assert np.array_equal(composite(doc), result.image)
+
+    masked = replace(scene, masks={"wall": scene.masks["wall"]})
+    result, seen = run(Engine(registry), masked, "darken the wall")
+    step = steps_of(seen)[-1]
+    assert result.ok and step.tool == "region_adjust"
+    wall = scene.masks["wall"]
+    x, y = step.offset
+    h, w = step.pixels.shape[:2]
+    shown = np.zeros(wall.shape, bool)
+    shown[y : y + h, x : x + w] = step.pixels[..., 3] > 0
+    assert not (shown & ~dilate(wall, 8)).any()  # nothing of the picture beyond the wall

@@ -357,3 +357,30 @@ def test_a_one_layer_documents_composite_is_its_opaque_layer_or_the_blend() -> N
     merged = composite(LayeredImage(9, 8, [PixelLayer("photo", holed)]))
     assert not np.shares_memory(merged, holed)
     assert (merged[2:4, 3:5] == 0).all() and np.array_equal(merged[5:], holed[5:])
+
+
+def test_a_step_that_remade_every_pixel_is_the_composite_itself() -> None:
+    """A run's step layer that covers the canvas opaquely is what the picture shows: the
+    composite is that layer (no copy, no blend); hidden, offset, blended or holed, it is
+    laid over what is beneath as always."""
+    base = np.zeros((8, 9, 4), np.uint8)
+    base[..., 0], base[..., 3] = 90, 255
+    step = np.full((8, 9, 4), 200, np.uint8)
+    step[..., 3] = 255
+
+    def merged(**how: object) -> np.ndarray:
+        layer = PixelLayer("step", step, **how)  # type: ignore[arg-type]
+        group = GroupLayer("run", [layer])
+        return composite(LayeredImage(9, 8, [PixelLayer("photo", base), group]))
+
+    shown = merged()
+    assert np.shares_memory(shown, step) and not shown.flags.writeable
+    hidden = merged(visible=False)
+    assert np.array_equal(hidden, base) and not np.shares_memory(hidden, step)
+    moved = merged(offset=(3, 0))
+    assert np.array_equal(moved[:, :3], base[:, :3]) and np.array_equal(moved[:, 3:], step[:, 3:])
+    multiplied = merged(blend="multiply")
+    assert not np.shares_memory(multiplied, step) and multiplied[0, 0, 0] == round(90 * 200 / 255)
+    step[2, 2, 3] = 0  # one clear pixel: the photo shows through it
+    holed = merged()
+    assert not np.shares_memory(holed, step) and np.array_equal(holed[2, 2], base[2, 2])
