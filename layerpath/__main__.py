@@ -1,3 +1,3 @@
-from layerpath.plugin.app import main
+from layerpath.plugin.app import run
 
-raise SystemExit(main())
+run()

@@ -14,6 +14,7 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from layerpath.plugin import cli_args
 
@@ -120,3 +121,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     from layerpath.plugin import cli
 
     return cli.main(argv)
+
+
+def run() -> None:
+    """The `layerpath` command: main(), then Python's own exit work (the other threads
+    joined, exit handlers run: logs flushed, temporary files removed), the output
+    flushed, and out, without tearing down its ~550 modules one by one (45 ms of every
+    command, which writes nothing). The editor closes the ordinary way: Qt saves its
+    settings as its objects go."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    if argv[:1] == ["gui"]:
+        sys.exit(code)
+    leave(code)
+
+
+def leave(code: int) -> NoReturn:
+    """Out of the process with `code` once what Python does at exit that anyone could
+    see is done."""
+    import atexit
+    import os
+    import threading
+
+    threading._shutdown()  # type: ignore[attr-defined]  # (as Python's own exit does first)
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # (a closed pipe: nobody is reading)
+            pass
+    os._exit(code)

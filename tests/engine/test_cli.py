@@ -329,3 +329,50 @@ def test_an_edit_does_not_import_the_batch_pool() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.stdout.strip() == "[]", done.stdout + done.stderr[-800:]
+
+
+def test_the_command_leaves_quickly_with_its_work_done(tmp_path: Path) -> None:
+    """`layerpath` (plugin/app.run) skips the modules' teardown but not what anyone could
+    see: a thread still working is waited for, exit handlers run, the output is whole,
+    and the exit status is main's."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import atexit, pathlib, sys, threading, time\n"
+        f"folder = pathlib.Path({str(tmp_path)!r})\n"
+        "def late():  # (done once Python's exit has begun: the main thread stopped)\n"
+        "    threading.main_thread().join()\n"
+        "    time.sleep(0.2)\n"
+        "    (folder / 'thread').write_text('done')\n"
+        "threading.Thread(target=late).start()\n"
+        "atexit.register(lambda: (folder / 'atexit').write_text('ran'))\n"
+        "from layerpath.plugin import app\n"
+        "sys.argv = ['layerpath'] + sys.argv[1:]\n"
+        "app.run()\n"
+        "(folder / 'after').write_text('never')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "tools"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "offline_finder" in done.stdout and done.stdout.endswith("\n")
+    assert (tmp_path / "thread").read_text() == "done"
+    assert (tmp_path / "atexit").read_text() == "ran"
+    assert not (tmp_path / "after").exists()
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "layerpath",
+            "edit",
+            str(tmp_path / "missing.jpg"),
+            "warmer",
+            "-o",
+            str(tmp_path / "out.jpg"),
+        ],  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2 and "missing.jpg" in refused.stderr
