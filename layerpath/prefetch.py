@@ -34,8 +34,10 @@ def decode_jpeg(data: bytes) -> Any:
     Pillow's, slow DCT and smooth upsampling, not turned by its EXIF orientation), or
     None when the file does not end as a JPEG does (cut short) or libjpeg-turbo finds
     anything wrong with it (the reader then lets Pillow read it, or say why not)."""
-    import simplejpeg
-
+    try:
+        import simplejpeg
+    except ImportError:  # (a copy installed without it: Pillow reads the file)
+        return None
     if not data.endswith(b"\xff\xd9"):
         return None
     try:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 from PIL import Image
 
 from layerpath import prefetch
@@ -94,3 +95,17 @@ def test_a_jpegs_frame_is_read_from_its_header() -> None:
             assert prefetch.jpeg_frame(made.getvalue()) == (123, 45, components)
     assert prefetch.jpeg_frame(b"\x89PNG\r\n\x1a\n" + bytes(40)) is None
     assert prefetch.jpeg_frame(b"\xff\xd8\xff\xe0\x00") is None  # (cut short)
+
+
+def test_without_simplejpeg_pillow_reads_the_photo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A copy installed without simplejpeg (a host's own packages) still reads a JPEG, as
+    Pillow decodes it."""
+    import sys
+
+    path = tmp_path / "photo.jpg"
+    want = _photo(path, 4)
+    monkeypatch.setitem(sys.modules, "simplejpeg", None)  # (import fails)
+    assert prefetch.decode_jpeg(path.read_bytes()) is None
+    assert np.array_equal(read_layered(path).layers[0].pixels, want)

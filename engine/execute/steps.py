@@ -36,7 +36,7 @@ from layerpath.errors import BadInput, Cancelled, LayerpathError, TargetNotFound
 from layerpath.kit.colours import to_lab
 from layerpath.kit.imaging import dilate, erode, mask_box, rgb
 from layerpath.kit.names import user_region
-from layerpath.kit.regions import changed_window, confined, crop, full_box, grow_box
+from layerpath.kit.regions import changed_window, confined, crop, grow_box
 from layerpath.tools.base import Tool
 
 log = logging.getLogger(__name__)
@@ -340,7 +340,7 @@ class StepRunner:
             else:
                 called.everywhere = out.everywhere
             called.produced = {k: Artifact(k, v, _artifact_id(key, k)) for k, v in outputs.items()}
-            called.window = _image_window(state, outputs, out.window, called.everywhere)
+            called.window = _image_window(state, outputs, out.window)
         except TargetNotFound as exc:
             if self.target_fatal:
                 raise
@@ -548,19 +548,17 @@ def _malformed(tool: Tool, out: object, state: State) -> str | None:
 
 
 def _image_window(
-    state: State, outputs: Mapping[ArtifactKind, Any], told: Box | None, everywhere: bool = False
+    state: State, outputs: Mapping[ArtifactKind, Any], told: Box | None
 ) -> Box | None:
     """Where a produced image may differ from the input image: the window the tool
-    reported (grown by a pixel against rounding at its edge), the whole picture for a
-    picture worked over as one, else what really changed; None when no same-size image
-    was produced."""
+    reported (grown by a pixel against rounding at its edge), else what really changed
+    (also for a picture worked over as one: the checks judge where it changed); None
+    when no same-size image was produced."""
     after = outputs.get(ArtifactKind.IMAGE)
     before = state[ArtifactKind.IMAGE].value if ArtifactKind.IMAGE in state else None
     if not isinstance(after, np.ndarray) or before is None or after.shape != before.shape:
         return None
     if told is not None:
         return grow_box(told, 1, after.shape)
-    if everywhere:
-        return full_box(after.shape)
     found = changed_window(before, after)
     return found if found is not None else Box(0, 0, 0, 0)

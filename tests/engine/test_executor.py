@@ -428,3 +428,27 @@ def test_a_whole_picture_adjustment_is_its_picture_and_a_regions_only_its_pixels
     shown = np.zeros(wall.shape, bool)
     shown[y : y + h, x : x + w] = step.pixels[..., 3] > 0
     assert not (shown & ~dilate(wall, 8)).any()  # nothing of the picture beyond the wall
+
+
+def test_a_whole_picture_step_is_judged_where_it_changed(
+    registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its layer is the whole picture, but the checks look where its pixels changed (the
+    shadows lifted at the bottom of a photo light elsewhere), not at the whole frame."""
+    from layerpath.engine.execute import executor
+
+    windows: list[object] = []
+    judged = executor.judge
+
+    def recording(*args: object, **given: object) -> object:
+        windows.append(given.get("window", args[5] if len(args) > 5 else None))
+        return judged(*args, **given)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(executor, "judge", recording)
+    picture = np.full((300, 400, 4), 235, np.uint8)
+    picture[240:, :, :3] = np.linspace(10, 60, 60, dtype=np.uint8)[:, None, None]
+    snapshot = Snapshot(picture, {})
+    result = Engine(registry).run(EditRequest("lift the shadows", snapshot), lambda e: None)
+    assert result.outcomes and windows
+    window = windows[0]
+    assert window is not None and window.y0 >= 200 and window.height < 100, window  # type: ignore[attr-defined]
