@@ -17,7 +17,7 @@ from layerpath.gui.qt import QtWidgets, Signal
 from layerpath.gui.worker import RunController
 from layerpath.settings import CloudSettings, LlmSettings, Settings, save_settings
 from layerpath.settings.endpoints import PRESETS
-from layerpath.settings.secrets import get_api_key, key_source, set_api_key
+from layerpath.settings.secrets import FROM_ENVIRONMENT, get_api_key, key_source, set_api_key
 from layerpath.tools.endpoint import LLM_EXTRA, llm_installed, openai_client
 from layerpath.tools.models import ModelManager
 from layerpath.tools.registry import Registry
@@ -61,8 +61,9 @@ def check_connection(base_url: str, api_key: str | None, timeout_s: float = 10.0
 def _key_said(base_url: str) -> str | None:
     """Where the key for this server comes from, in words (never the key); None: none."""
     said = key_source(base_url)
-    from_environment = said is not None and "OPENAI_API_KEY" in said
-    return f"{said} (type one to store it in the OS keyring instead)" if from_environment else said
+    if said == FROM_ENVIRONMENT:
+        return f"{said} (type one to store it in the OS keyring instead)"
+    return said
 
 
 class SettingsDialog(QtWidgets.QDialog):

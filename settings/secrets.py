@@ -25,15 +25,19 @@ def get_api_key(base_url: str) -> str | None:
     return key
 
 
+#: where a key comes from, as key_source says it
+FROM_KEYRING, FROM_ENVIRONMENT = "stored in the OS keyring", "from OPENAI_API_KEY"
+
+
 def key_source(base_url: str) -> str | None:
     """Where the key for this endpoint comes from, in words (never the key): the OS
     keyring, OPENAI_API_KEY, or None for none."""
     from layerpath.settings.endpoints import environment_key
 
     if stored_api_key(base_url):
-        return "stored in the OS keyring"
+        return FROM_KEYRING
     if environment_key(base_url):
-        return "from OPENAI_API_KEY"
+        return FROM_ENVIRONMENT
     return None
 
 

@@ -38,23 +38,17 @@ def carried(name: str) -> Path | None:
 
 
 #: what a Python must share with Krita's for the packages pip picks to load in Krita:
-#: version, platform (architecture included), ABI flags and word size
-_KIND = (
-    "import sys, sysconfig; print(sys.version_info[0], sys.version_info[1], "
-    "sysconfig.get_platform(), getattr(sys, 'abiflags', ''), sys.maxsize > 2**32)"
+#: version, platform (architecture included), ABI flags and word size; read by each
+#: candidate Python and by Krita's own, in the same words
+_PARTS = (
+    "sys.version_info[0], sys.version_info[1], sysconfig.get_platform(), "
+    "getattr(sys, 'abiflags', ''), sys.maxsize > 2**32"
 )
+_KIND = f"import sys, sysconfig; print({_PARTS})"
 
 
 def _kind() -> str:
-    return " ".join(
-        str(part)
-        for part in (
-            *sys.version_info[:2],
-            sysconfig.get_platform(),
-            getattr(sys, "abiflags", ""),
-            sys.maxsize > 2**32,
-        )  # fmt: skip
-    )
+    return " ".join(str(part) for part in eval(_PARTS, {"sys": sys, "sysconfig": sysconfig}))
 
 
 @functools.lru_cache(maxsize=1)
