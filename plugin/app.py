@@ -116,7 +116,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = cli_args.parser().parse_args(argv)  # --help, --version, mistakes: no engine yet
         if args.command == "edit":  # its photo decoded while the engine is imported
             from layerpath import prefetch
+            from layerpath.memory import reuse_freed_memory
 
+            reuse_freed_memory()  # (before the first thread: glibc fixes its arenas then)
             prefetch.start(args.image)
     from layerpath.plugin import cli
 
