@@ -7,7 +7,8 @@ the tolerance a viewer would notice) is a failed step, not a done one."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
+from functools import cache
 from typing import Any
 
 import cv2
@@ -240,39 +241,63 @@ def _correlation(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def look_changes(
-    before: np.ndarray, after: np.ndarray, inside: np.ndarray
+    before: np.ndarray,
+    after: np.ndarray,
+    inside: np.ndarray,
+    measures: Collection[str] | None = None,
 ) -> dict[str, float | None]:
     """What moved between two Lab pictures (H x W x 3) inside the region, per measure of
-    tools/data/looks.json; None where this photo cannot show it. The white point is read
-    on the mid-tone pixels near grey (a saturated or a darkened colour moves b* for
-    other reasons); a photo without them (a meadow) cannot show it."""
+    tools/data/looks.json (those in `measures`; None: all); None where this photo cannot
+    show it. The white point is read on the mid-tone pixels near grey (a saturated or a
+    darkened colour moves b* for other reasons); a photo without them (a meadow) cannot
+    show it. "layout": not an expectation, how much of the coarse layout is still there
+    (1 = all). Only the measures asked for are worked out (a look names three or four)."""
     lab0, lab1 = _within(before, inside), _within(after, inside)
     l0, l1 = lab0[:, 0], lab1[:, 0]
-    chroma0, chroma1 = np.hypot(lab0[:, 1], lab0[:, 2]), np.hypot(lab1[:, 1], lab1[:, 2])
-    neutral = (l0 > 20) & (l0 < 95) & (chroma0 < NEUTRAL_CHROMA)
-    readable = neutral.mean() >= 0.02 and neutral.sum() >= 64
-    shift = lambda c: float(lab1[neutral, c].mean() - lab0[neutral, c].mean())  # noqa: E731
-    local0 = _local_contrast(np.where(inside, before[..., 0], float(l0.mean())))
-    local1 = _local_contrast(np.where(inside, after[..., 0], float(l1.mean())))
-    bright, dark = l0 >= np.percentile(l0, 70), l0 <= np.percentile(l0, 30)
-    split = lambda lab: float(lab[bright, 2].mean() - lab[dark, 2].mean())  # noqa: E731
-    fine0, layout0 = _detail_and_layout(np.where(inside, before[..., 0], float(l0.mean())))
-    fine1, layout1 = _detail_and_layout(np.where(inside, after[..., 0], float(l1.mean())))
-    return {
-        "lightness": float(l1.mean() - l0.mean()),
-        "warmth": shift(2) if readable else None,
-        "tint": shift(1) if readable else None,
-        "chroma": float(chroma1.mean() - chroma0.mean()),
-        "contrast": float(l1.std() - l0.std()),
-        "local_contrast": local1 / max(1e-6, local0) - 1.0,
-        "black_point": float(np.percentile(l1, 10) - np.percentile(l0, 10)),
-        "greens": _greens(lab1) - _greens(lab0),
-        "autumn_hues": _share(lab1, AUTUMN_HUES) - _share(lab0, AUTUMN_HUES),
-        "split": split(lab1) - split(lab0),
-        "redrawn": 1.0 - _correlation(_within(fine0, inside), _within(fine1, inside)),
-        # not an expectation: how much of the coarse layout is still there (1 = all)
-        "layout": _correlation(_within(layout0, inside), _within(layout1, inside)),
+
+    @cache
+    def chromas() -> tuple[np.ndarray, np.ndarray]:
+        return np.hypot(lab0[:, 1], lab0[:, 2]), np.hypot(lab1[:, 1], lab1[:, 2])
+
+    def shift(c: int) -> float | None:
+        neutral = (l0 > 20) & (l0 < 95) & (chromas()[0] < NEUTRAL_CHROMA)
+        if neutral.mean() < 0.02 or neutral.sum() < 64:
+            return None
+        return float(lab1[neutral, c].mean() - lab0[neutral, c].mean())
+
+    def local() -> float:
+        local0 = _local_contrast(np.where(inside, before[..., 0], float(l0.mean())))
+        local1 = _local_contrast(np.where(inside, after[..., 0], float(l1.mean())))
+        return local1 / max(1e-6, local0) - 1.0
+
+    def split() -> float:
+        bright, dark = l0 >= np.percentile(l0, 70), l0 <= np.percentile(l0, 30)
+        of = lambda lab: float(lab[bright, 2].mean() - lab[dark, 2].mean())  # noqa: E731
+        return of(lab1) - of(lab0)
+
+    @cache
+    def detail() -> tuple[np.ndarray, ...]:
+        fine0, layout0 = _detail_and_layout(np.where(inside, before[..., 0], float(l0.mean())))
+        fine1, layout1 = _detail_and_layout(np.where(inside, after[..., 0], float(l1.mean())))
+        return fine0, fine1, layout0, layout1
+
+    makers: dict[str, Callable[[], float | None]] = {
+        "lightness": lambda: float(l1.mean() - l0.mean()),
+        "warmth": lambda: shift(2),
+        "tint": lambda: shift(1),
+        "chroma": lambda: float(chromas()[1].mean() - chromas()[0].mean()),
+        "contrast": lambda: float(l1.std() - l0.std()),
+        "local_contrast": local,
+        "black_point": lambda: float(np.percentile(l1, 10) - np.percentile(l0, 10)),
+        "greens": lambda: _greens(lab1) - _greens(lab0),
+        "autumn_hues": lambda: _share(lab1, AUTUMN_HUES) - _share(lab0, AUTUMN_HUES),
+        "split": split,
+        "redrawn": lambda: (
+            1.0 - _correlation(_within(detail()[0], inside), _within(detail()[1], inside))
+        ),
+        "layout": lambda: _correlation(_within(detail()[2], inside), _within(detail()[3], inside)),
     }
+    return {measure: makers[measure]() for measure in (makers if measures is None else measures)}
 
 
 def _look(
@@ -298,7 +323,7 @@ def _look(
     if not inside.any():
         return Verdict(0.0, "the region is empty")
     lab0, lab1 = _lab(small_before), _lab(small_after)
-    changes = look_changes(lab0, lab1, inside)
+    changes = look_changes(lab0, lab1, inside, [*look.expect, "layout"])
     inner = _within(lab0, inside)
     chroma0 = float(np.hypot(inner[:, 1], inner[:, 2]).mean())
     greens0 = _greens(inner)
