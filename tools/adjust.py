@@ -644,15 +644,24 @@ def _in_bands(
     ahead = None
     if op == "look":
         look = look_named(str(extra["look"]))
-        lut = _look_lut(look.name, amount) if part.dtype == np.uint8 else None
-        whole = lut is not None and lut[0] == len(_runs(look.recipe))
+        runs = _runs(look.recipe)
+        # an 8-bit look over the whole picture whose steps read the pixel alone (or a
+        # whole picture's field) is made with OpenCV's tables, a band at a time (one
+        # whose every step is position-free through one 3D LUT, when that is near)
+        eight = part.dtype == np.uint8 and weight is None and margin == 0
+        wanted = part.dtype == np.uint8 and (not eight or _free_runs(runs) == len(runs))
+        lut = _look_lut(look.name, amount) if wanted else None
+        whole = lut is not None and lut[0] == len(runs)
         if lut is not None and lut[2] and whole and weight is None:
             _through_lut(lut[1], part, values)  # the whole look: one LUT
             return values
         # its glow's or clarity's field, from the whole picture: through the look's
         # first runs' LUT however near; the picture only where it is within tolerance
-        prefix = (lut[0], lut[1]) if lut is not None and not whole else None
-        extra = {**extra, "fields": _look_fields(look, amount, part, prefix)}
+        prefix = (lut[0], lut[1]) if lut is not None and not whole and not eight else None
+        fields = _look_fields(look, amount, part, prefix, eight)
+        if eight:
+            return _look_8bit(look, amount, part, fields, values)
+        extra = {**extra, "fields": fields}
         ahead = prefix if lut is not None and lut[2] else None
     rows = band_rows(w, margin)
 
@@ -688,11 +697,29 @@ def _on_every_core(work: Callable[[int], None], bands: Iterable[int]) -> None:
         list(pool.map(work, bands))
 
 
+def _look_8bit(
+    look: Look, strength: float, part: np.ndarray, fields: dict[int, np.ndarray], values: np.ndarray
+) -> np.ndarray:
+    """An 8-bit look over the whole picture made `into` values (tools/looks8.py), a band
+    of rows at a time on every core."""
+    from layerpath.tools.looks8 import made8
+
+    h, w = part.shape[:2]
+    rows = band_rows(w, 0)
+
+    def band(y: int) -> None:
+        values[y : y + rows] = made8(look, strength, part[y : y + rows], (y, h, w), fields)
+
+    _on_every_core(band, range(0, h, rows))
+    return values
+
+
 def _look_fields(
     look: Look,
     strength: float,
     part: np.ndarray,
     ahead: tuple[int, Any] | None = None,
+    eight: bool = False,
 ) -> dict[int, np.ndarray]:
     """The fields of a look's glow or clarity (tools/looks.py), each from the picture as
     the look's steps before it leave it, made in bands a whole number of the field's
@@ -701,7 +728,7 @@ def _look_fields(
     for index, run in enumerate(_runs(look.recipe)):
         if run[0]["op"] in FIELD_STEPS:
             op = str(run[0]["op"])
-            fields[index] = _look_field(look, strength, part, index, op, dict(fields), ahead)
+            fields[index] = _look_field(look, strength, part, index, op, dict(fields), ahead, eight)
     return fields
 
 
@@ -713,9 +740,13 @@ def _look_field(
     op: str,
     known: dict[int, np.ndarray],
     ahead: tuple[int, Any] | None = None,
+    eight: bool = False,
 ) -> np.ndarray:
     """One field of _look_fields: the step `op` at `index`, after the `known` fields'
-    steps (the look's first runs through the LUT `ahead`, when it has one)."""
+    steps (the look's first runs through the LUT `ahead`, when it has one; with
+    `eight`, the 8-bit picture's steps as tools/looks8.py makes them)."""
+    from layerpath.tools.looks8 import styled8
+
     top = 65535 if part.dtype == np.uint16 else 255
     h, w = part.shape[:2]
     sigma, block = field_blur(op, (h, w))
@@ -723,11 +754,14 @@ def _look_field(
     small = np.empty((-(-h // block), -(-w // block), 3 if op == "glow" else 1), np.float32)
 
     def source(y: int) -> None:
-        read = part[y : y + rows, :, :3].astype(np.float32) / top
-        here: dict[str, Any] = {"rows": (y, h, w), "fields": known}
-        if ahead is not None:
-            here["begun"] = (ahead[0], _lut_band(ahead[1], part[y : y + rows]))
-        state = render(look, strength, read, here, index)
+        if eight:
+            state = styled8(look, part[y : y + rows], (y, h, w), known, index)
+        else:
+            read = part[y : y + rows, :, :3].astype(np.float32) / top
+            here: dict[str, Any] = {"rows": (y, h, w), "fields": known}
+            if ahead is not None:
+                here["begun"] = (ahead[0], _lut_band(ahead[1], part[y : y + rows]))
+            state = render(look, strength, read, here, index)
         means = block_means(field_source(op, state), block)
         small[y // block : y // block + means.shape[0]] = means
 
@@ -743,6 +777,11 @@ LUT_SIZE = 65
 LUT_TOLERANCE = 0.5
 
 
+def _free_runs(runs: Sequence[Sequence[Mapping[str, Any]]]) -> int:
+    """How many runs of steps a look starts with that are position-free."""
+    return next((i for i, run in enumerate(runs) if run[0]["op"] not in POSITION_FREE), len(runs))
+
+
 @lru_cache(maxsize=16)
 def _look_lut(name: str, strength: float) -> tuple[int, Any, bool] | None:
     """The run of position-free steps a look starts with, as a 3D LUT (Pillow's
@@ -756,7 +795,7 @@ def _look_lut(name: str, strength: float) -> tuple[int, Any, bool] | None:
 
     look = look_named(name)
     runs = _runs(look.recipe)
-    count = next((i for i, run in enumerate(runs) if run[0]["op"] not in POSITION_FREE), len(runs))
+    count = _free_runs(runs)
     if count == 0:
         return None
     until = None if count == len(runs) else count
@@ -858,11 +897,28 @@ def _grey_tables() -> tuple[np.ndarray, np.ndarray]:
 def vignette_gain(amount: float, rows: tuple[int, int, int], count: int) -> np.ndarray:
     """A vignette's gain on linear light for `count` rows of the frame from `rows`' (top,
     frame height, frame width): 1 in the middle, falling towards the corners (amount
-    0.5: the corners a stop darker; a negative amount lightens them)."""
+    0.5: the corners a stop darker; a negative amount lightens them). Read from a table
+    of the squared distance from the middle, the sum of a row's and a column's share."""
     top, h, w = rows
-    yy = np.arange(top, top + count, dtype=np.float32)[:, None]
-    xx = np.arange(0, w, dtype=np.float32)[None, :]
-    r = np.hypot((xx - (w - 1) / 2) / (w / 2), (yy - (h - 1) / 2) / (h / 2)) / np.sqrt(2)
+    down = ((np.arange(top, top + count, dtype=np.float32) - (h - 1) / 2) / (h / 2)) ** 2
+    across = ((np.arange(0, w, dtype=np.float32) - (w - 1) / 2) / (w / 2)) ** 2
+    index = down[:, None] + across[None, :]  # twice the squared distance: 0..2
+    index *= np.float32(VIGNETTE_STEPS / 2)
+    index += np.float32(0.5)
+    np.minimum(index, VIGNETTE_STEPS, out=index)  # (beyond the frame: as at its corners)
+    return np.take(_vignette_table(float(amount)), index.astype(np.int32))
+
+
+#: the steps of the squared distance from the middle a vignette's table holds
+VIGNETTE_STEPS = 1 << 16
+
+
+@lru_cache(maxsize=8)
+def _vignette_table(amount: float) -> np.ndarray:
+    """The vignette's gain at each step of the squared distance from the middle (0 in
+    the middle, 1 at the corners): two to the power of -2 `amount` times a smoothstep
+    of the distance from 0.35 to 1."""
+    r = np.sqrt(np.linspace(0.0, 1.0, VIGNETTE_STEPS + 1, dtype=np.float64))
     return (2.0 ** (-2.0 * amount * smoothstep(0.35, 1.0, r))).astype(np.float32)
 
 
@@ -1023,6 +1079,41 @@ def _inner(
     return v[start:stop], rows
 
 
+def look_step(
+    look: Look,
+    styled: np.ndarray,
+    steps: Sequence[Mapping[str, Any]],
+    rows: tuple[int, int, int] | None,
+    field: np.ndarray | None,
+) -> np.ndarray:
+    """One run of the look's steps (_runs) on float RGB `styled`: `rows` where its rows lie
+    in the frame, `field` the whole picture's field of its glow or clarity."""
+    if steps[0]["op"] in PER_CHANNEL:  # one table per channel for the whole run
+        return _through_tables(styled, _tables(tuple(_key(step) for step in steps)))
+    step = steps[0]
+    op, amount = str(step["op"]), float(step.get("amount", 1.0))
+    here = {**step, **({"rows": rows} if rows is not None else {})}
+    if field is not None:
+        here["field"] = field
+    if op == "split_tone":
+        return split_tone(styled, amount, step)
+    if op == "hue_shift":
+        return hue_shift(styled, amount, here)
+    if op == "haze":
+        return haze(styled, amount, here)
+    if op == "glow":
+        return glow(styled, amount, here)
+    if op == "clarity":
+        return clarity(styled, amount, here)
+    if op == "fade":
+        return fade(styled, amount)
+    if op == "medium":
+        return medium(styled, step)
+    if op in ADJUSTMENTS:
+        return apply(op, amount, styled, here)
+    raise BadInput(f"look {look.name}: '{op}' is not a step layerpath knows.")
+
+
 def render(
     look: Look,
     strength: float,
@@ -1055,32 +1146,7 @@ def render(
             return styled
         if index - 1 == last_blur and inner is not None and last_blur >= 0:
             (styled, rows), (v, _) = _inner(styled, rows, inner), _inner(v, rows, inner)
-        if steps[0]["op"] in PER_CHANNEL:  # one table per channel for the whole run
-            styled = _through_tables(styled, _tables(tuple(_key(step) for step in steps)))
-            continue
-        step = steps[0]
-        op, amount = str(step["op"]), float(step.get("amount", 1.0))
-        here = {**step, **({"rows": rows} if rows is not None else {})}
-        if index in fields:
-            here["field"] = fields[index]
-        if op == "split_tone":
-            styled = split_tone(styled, amount, step)
-        elif op == "hue_shift":
-            styled = hue_shift(styled, amount, here)
-        elif op == "haze":
-            styled = haze(styled, amount, here)
-        elif op == "glow":
-            styled = glow(styled, amount, here)
-        elif op == "clarity":
-            styled = clarity(styled, amount, here)
-        elif op == "fade":
-            styled = fade(styled, amount)
-        elif op == "medium":
-            styled = medium(styled, step)
-        elif op in ADJUSTMENTS:
-            styled = apply(op, amount, styled, here)
-        else:
-            raise BadInput(f"look {look.name}: '{op}' is not a step layerpath knows.")
+        styled = look_step(look, styled, steps, rows, fields.get(index))
     if inner is not None and last_blur == len(runs) - 1:
         (styled, _), (v, _) = _inner(styled, rows, inner), _inner(v, rows, inner)
     return np.clip(v + strength * (styled - v), 0.0, 1.0).astype(np.float32)

@@ -8,6 +8,7 @@ adjustments. The paper's Changing Scenery ('make it night') gets the same looks 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import cv2
@@ -31,12 +32,34 @@ def _chroma_of(colour: Sequence[float]) -> np.ndarray:
 
 def split_tone(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
     """The shadows tinted towards one colour and the highlights towards another, the
-    brightness kept (a colourist's split toning)."""
-    y = luma(v)[..., None]
+    brightness kept (a colourist's split toning): each pixel's tint read from a table of
+    its luma's steps (one gather, not the two ramps worked per pixel)."""
+    tints = _tone_table(0.5 * amount, tuple(step["shadows"]), tuple(step["highlights"]))
+    index = luma(v)
+    index *= np.float32(TONE_STEPS)
+    index += np.float32(0.5)
+    np.clip(index, 0, TONE_STEPS, out=index)
+    out = np.take(tints, index.astype(np.int32), axis=0)
+    out += v
+    return np.clip(out, 0.0, 1.0, out=out)
+
+
+#: the steps of luma a split toning's table holds (its tint moves by a hundred-thousandth
+#: of a level from one step to the next)
+TONE_STEPS = 1 << 16
+
+
+@lru_cache(maxsize=16)
+def _tone_table(
+    share: float, shadows: tuple[float, ...], highlights: tuple[float, ...]
+) -> np.ndarray:
+    """The tint split toning adds at each step of luma: the shadows' colour fading out
+    over 0.05-0.55, the highlights' fading in over 0.45-0.95, `share` of each."""
+    y = np.linspace(0.0, 1.0, TONE_STEPS + 1, dtype=np.float64)
     low = 1.0 - smoothstep(0.05, 0.55, y)
     high = smoothstep(0.45, 0.95, y)
-    tint = low * _chroma_of(step["shadows"]) + high * _chroma_of(step["highlights"])
-    return np.clip(v + 0.5 * amount * tint, 0.0, 1.0)
+    tint = low[:, None] * _chroma_of(shadows) + high[:, None] * _chroma_of(highlights)
+    return (share * tint).astype(np.float32)
 
 
 def hue_shift(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
@@ -168,8 +191,12 @@ def field_of(op: str, v: np.ndarray, step: Mapping[str, Any]) -> np.ndarray:
 def glow(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
     """A soft bloom: the bright parts spread wide and laid over the picture as light
     (screen), as diffusion filters on a lens do."""
-    spread = field_of("glow", v, step)
-    return 1.0 - (1.0 - v) * (1.0 - np.clip(amount * spread, 0.0, 1.0))
+    light = field_of("glow", v, step) * np.float32(amount)
+    np.clip(light, 0.0, 1.0, out=light)
+    out = 1.0 - v  # screen: 1 - (1 - v)(1 - light) = v + light (1 - v)
+    out *= light
+    out += v
+    return out
 
 
 def clarity(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndarray:
