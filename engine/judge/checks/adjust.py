@@ -325,19 +325,19 @@ def _look(
     lab0, lab1 = _lab(small_before), _lab(small_after)
     changes = look_changes(lab0, lab1, inside, [*look.expect, "layout"])
     inner = _within(lab0, inside)
-    chroma0 = float(np.hypot(inner[:, 1], inner[:, 2]).mean())
-    greens0 = _greens(inner)
     defects: dict[str, float] = {}
     for measure, expected in look.expect.items():
         need, moved = expected * strength, changes[measure]
         if moved is None:
             continue  # this photo cannot show it; the look's other measures decide
         if measure in ("greens", "autumn_hues"):  # as much as there is green to turn
+            greens0 = _greens(inner)
             if greens0 < 3.0:
                 defects["hardly any green in the photo to turn"] = 2.0
                 continue
             need = float(np.sign(need)) * min(abs(need), 0.5 * greens0)
         elif measure == "chroma":  # a share of the colour the photo has
+            chroma0 = float(np.hypot(inner[:, 1], inner[:, 2]).mean())
             need = max(need, -0.3 * chroma0) if need < 0 else min(need, 0.15 * chroma0)
         shortfall = (abs(need) - np.sign(need) * moved) / max(1e-6, abs(need))
         defects[f"{MEASURE_WORDS[measure]} hardly changed"] = max(0.0, shortfall) / 0.75
