@@ -185,21 +185,24 @@ def test_a_medium_is_painted_on_a_working_copy_of_a_large_photo(tmp_path: Path) 
     assert check_adjustment(asked, large, out, None).score >= 0.5
 
 
-def test_a_camera_sized_glow_made_in_small_bands_is_the_glow_made_whole() -> None:
+@pytest.mark.parametrize("name", ["sunset", "dreamy"])
+def test_a_camera_sized_glow_made_in_small_bands_is_the_glow_made_whole(name: str) -> None:
     """At camera size a glow's field is scaled down by blocks of several pixels and the
     look is made in bands of a million pixels, on every core: the picture is the one
-    the look makes on the whole picture at once, within a level, with no seam at the
-    bands' edges."""
+    the look makes on the whole picture at once in float, within a level and off by one
+    at few values, with no seam at the bands' edges. (A field made from the picture
+    averaged by squares of two first, a quarter of the work, was 2 levels off here.)"""
     from layerpath.tools.adjust import band_rows
     from layerpath.tools.looks import field_blur
 
     tall = rgba(np.tile(data.astronaut(), (5, 6, 1)))  # 2560 x 3072
     h, w = tall.shape[:2]
     assert field_blur("glow", (h, w))[1] > 1 and h > 4 * band_rows(w, 0)
-    banded, _ = styled(tall, "sunset", amount=1.0)
-    whole = render(look_named("sunset"), 1.0, tall[..., :3].astype(np.float32) / 255, {})
+    banded, _ = styled(tall, name, amount=1.0)
+    whole = render(look_named(name), 1.0, tall[..., :3].astype(np.float32) / 255, {})
     whole8 = np.clip(np.rint(whole * 255), 0, 255).astype(np.uint8)
-    assert np.abs(banded[..., :3].astype(int) - whole8.astype(int)).max() <= 1
+    off = np.abs(banded[..., :3].astype(int) - whole8.astype(int))
+    assert off.max() <= 1 and off.mean() < 0.05, (off.max(), off.mean())
 
 
 @pytest.mark.parametrize("name", sorted(looks()))
