@@ -539,7 +539,7 @@ def adjusted(
         # a look that turns a band of hues reads a margin of rows around each band (its
         # glow and clarity read fields of the whole picture instead)
         margin = halo(look, (image.shape[0], image.shape[1])) if look is not None else 0
-        values = _in_bands(op, amount, part, weight, extra, margin, into)
+        values = _in_bands(op, amount, part, weight, extra, margin, into, out)
     else:
         values = _whole(op, amount, part, weight, extra)
     if whole:
@@ -626,10 +626,12 @@ def _in_bands(
     extra: dict[str, Any],
     margin: int = 0,
     into: np.ndarray | None = None,
+    picture: np.ndarray | None = None,
 ) -> np.ndarray:
     """The adjustment made a band of rows at a time (band_rows), each read with `margin` rows
     above and below it for the steps that look around a pixel (a look's glow); the
-    colours made `into` the given array (the new picture's), else a new one."""
+    colours made `into` the given array (the new picture's colours, of RGBA `picture`
+    when given), else a new one."""
     top = 65535 if part.dtype == np.uint16 else 255
     h, w = part.shape[:2]
     values = into if into is not None else np.empty((h, w, 3), part.dtype)
@@ -660,7 +662,7 @@ def _in_bands(
         prefix = (lut[0], lut[1]) if lut is not None and not whole and not eight else None
         fields = _look_fields(look, amount, part, prefix, eight)
         if eight:
-            return _look_8bit(look, amount, part, fields, values)
+            return _look_8bit(look, amount, part, fields, values, picture)
         extra = {**extra, "fields": fields}
         ahead = prefix if lut is not None and lut[2] else None
     rows = band_rows(w, margin)
@@ -698,17 +700,28 @@ def _on_every_core(work: Callable[[int], None], bands: Iterable[int]) -> None:
 
 
 def _look_8bit(
-    look: Look, strength: float, part: np.ndarray, fields: dict[int, np.ndarray], values: np.ndarray
+    look: Look,
+    strength: float,
+    part: np.ndarray,
+    fields: dict[int, np.ndarray],
+    values: np.ndarray,
+    picture: np.ndarray | None = None,
 ) -> np.ndarray:
-    """An 8-bit look over the whole picture made `into` values (tools/looks8.py), a band
-    of rows at a time on every core."""
+    """An 8-bit look over the whole picture made into `values` (tools/looks8.py), the
+    colours of RGBA `picture` when given (OpenCV lays each band's into its rows: a
+    fifth of numpy's strided copy), a band of rows at a time on every core."""
     from layerpath.tools.looks8 import made8
 
     h, w = part.shape[:2]
     rows = band_rows(w, 0)
+    whole = picture is not None and picture.shape == part.shape and picture.flags.c_contiguous
 
     def band(y: int) -> None:
-        values[y : y + rows] = made8(look, strength, part[y : y + rows], (y, h, w), fields)
+        made = made8(look, strength, part[y : y + rows], (y, h, w), fields)
+        if whole and picture is not None:
+            cv2.mixChannels([made], [picture[y : y + rows]], [0, 0, 1, 1, 2, 2])
+        else:
+            values[y : y + rows] = made
 
     _on_every_core(band, range(0, h, rows))
     return values

@@ -108,37 +108,13 @@ def _vignetted(
     styled: np.ndarray, amount: float, gain: float, rows: tuple[int, int, int]
 ) -> np.ndarray:
     """The closing vignette (times the exposure's `gain`) on float RGB `styled`: its
-    display values times 255. Above the sRGB curve's straight toe a gain g on linear
-    light is exactly a gain g^(1/2.4) on (value + 0.055), so most values take one
-    multiply and add; those dark enough to land in the toe are worked through linear
-    light (read from tables), all of a band's when they are a fifth of it or more."""
-    count = styled.shape[0]
-    linear_gain = vignette_gain(amount, rows, count) * np.float32(gain)
-    # the brightest value a gain this band has can bring into the toe
-    floor = 1.055 * (TOE / max(float(linear_gain.min()), 1e-6)) ** (1 / 2.4) - 0.055
-    dark = styled < np.float32(floor)
-    share = float(np.count_nonzero(dark)) / max(1, dark.size)
-    if share >= 0.2:
-        return _through_linear(styled, linear_gain[..., None])
-    display_gain = np.power(linear_gain, np.float32(1 / 2.4)) * np.float32(255)
-    out = styled * display_gain[..., None]
-    out += (np.float32(0.055) * display_gain - np.float32(0.055 * 255))[..., None]
-    if share:
-        ys, xs, _ = np.nonzero(dark)
-        out[dark] = _through_linear(styled[dark], linear_gain[ys, xs])
-    return out
-
-
-#: linear light's top of the sRGB curve's straight toe
-TOE = 0.0031308
-
-
-def _through_linear(values: np.ndarray, linear_gain: np.ndarray) -> np.ndarray:
-    """Display values (0..1) times `linear_gain` on linear light, as display values
-    times 255, read from tables."""
-    linear = to_linear(values)
-    linear *= linear_gain
-    linear *= np.float32(LINEAR_STEPS)
+    display values times 255, through linear light's tables. (Above the sRGB curve's
+    straight toe a gain on linear light is exactly a multiply and add on the display
+    values; finding and redoing the values that land in the toe cost more than the
+    tables save: 32 ms a band of a 24 MP photo, not 26.)"""
+    steps = vignette_gain(amount, rows, styled.shape[0]) * np.float32(gain * LINEAR_STEPS)
+    linear = to_linear(styled)
+    linear *= steps[..., None]  # (the gain in steps of the display table)
     linear += np.float32(0.5)
     return np.take(_display255(), linear.astype(np.int32))
 
@@ -148,5 +124,5 @@ def _display255() -> np.ndarray:
     """Each step of linear light's display value times 255 (LINEAR_STEPS + 1 of them,
     the sRGB curve worked exactly)."""
     linear = np.linspace(0.0, 1.0, LINEAR_STEPS + 1, dtype=np.float64)
-    display = np.where(linear <= TOE, linear * 12.92, 1.055 * linear ** (1 / 2.4) - 0.055)
+    display = np.where(linear <= 0.0031308, linear * 12.92, 1.055 * linear ** (1 / 2.4) - 0.055)
     return (display * 255.0).astype(np.float32)
