@@ -350,6 +350,9 @@ class SubtaskOutcome:
     start_image: np.ndarray | None = None  # the picture the subtask started from (no copy)
     # the parameters each tool of the accepted path ran with (what an action replays)
     params: tuple[Mapping[str, Any], ...] = ()
+    # what each of those tools chose for itself from its input (a contrast's pivot): how
+    # it is made again on a lattice of colours (engine/files/cube.py), not replayed
+    settled: tuple[Mapping[str, Any], ...] = ()
     # each expert's verdict on the last step of the accepted path (on failure: of the
     # best attempt the checks turned down)
     opinions: tuple[Opinion, ...] = ()

@@ -643,6 +643,7 @@ class Engine:
             features=features,
             start_image=image.value,
             params=tuple(dict(n.result.params) for n in accepted.path if n.result),
+            settled=tuple(dict(n.result.settled) for n in accepted.path if n.result),
             opinions=final.result.opinions if final.result is not None else (),
             origin=rule_origin(served) if served is not None else "",
         )

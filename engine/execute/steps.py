@@ -98,6 +98,9 @@ class StepResult:
     reason: str = ""  # what the checks found wrong with it, in plain words
     opinions: tuple[Opinion, ...] = ()  # each expert's verdict (engine/judge/experts.py)
     everywhere: bool = False  # the whole picture worked over as one (ToolResult's)
+    # what the tool chose for itself from this input (ToolResult's): the same tool run
+    # again elsewhere to stand for this result (a LUT's lattice) works the same way
+    settled: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, eq=False)
@@ -424,6 +427,7 @@ class StepRunner:
             judged.reason,
             judged.opinions,
             called.everywhere,
+            dict(called.settled),
         )
         self.ledger.memo[called.key] = result
         if error is None and not passed and self.subtask.kind in tool.spec.subtasks:

@@ -85,7 +85,10 @@ def through(
 ) -> Callable[[np.ndarray], np.ndarray]:
     """The step's tool, with the parameters it ran with, on a picture of colours."""
     tool = registry.get(outcome.tools[0])
-    params = outcome.params[0] if outcome.params else {}
+    params = {
+        **(outcome.params[0] if outcome.params else {}),
+        **(outcome.settled[0] if outcome.settled else {}),  # (as it chose on the photo)
+    }
     ctx = result.request.context(outcome.subtask)
 
     def run(colours: np.ndarray) -> np.ndarray:

@@ -195,3 +195,28 @@ def test_the_psd_keeps_each_of_three_overlapping_steps_live(tmp_path: Path) -> N
     steps = {layer.name.split(" ")[0]: layer for layer in psd.descendants()}
     mean, p99 = off(hidden(psd, steps["Vignette"]), alone["Vignette"])
     assert mean <= 2.0 and p99 <= 6
+
+
+def test_a_contrast_turned_around_a_dark_photos_middle_stays_a_live_curve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """'add contrast' turns around the photo's own middle tone, chosen from the photo
+    (the tool's settled pivot): made again on a ramp of levels for its curves, and on a
+    lattice of colours for a .cube, it turns around the same tone, so it is still a
+    curves layer in Krita and a step of the LUT (a pivot chosen afresh from the ramp
+    would make another curve, and the step a paint layer)."""
+    from skimage import data
+
+    dark = np.rint(255 * (data.astronaut() / 255.0) ** 2.6).astype(np.uint8)
+    photo, out, cube = tmp_path / "dark.png", tmp_path / "out.kra", tmp_path / "c.cube"
+    Image.fromarray(dark).save(photo)
+    args = ["edit", str(photo), "add contrast", "-o", str(out), "--no-traces", "--cube", str(cube)]
+    assert main(args) == 0
+    said = capsys.readouterr()
+    assert "live in Krita as curves layers: Contrast" in said.err
+    assert "LUT of: Contrast" in said.out
+    with zipfile.ZipFile(out) as archive:
+        kinds = {
+            name.split(" ")[0]: node.get("nodetype") for name, node in _layers(archive).items()
+        }
+    assert kinds["Contrast"] == "adjustmentlayer"

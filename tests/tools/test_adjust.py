@@ -347,3 +347,23 @@ def test_a_per_channel_step_in_a_region_is_made_once_through_its_tables(
     for op in ("exposure", "temperature"):
         out, _ = adjust.adjusted(photo, region, {"op": op, "amount": 0.5, **asked}, {})
         assert out.shape == photo.shape and not np.array_equal(out, photo)
+
+
+@pytest.mark.parametrize("power", [2.6, 0.3])  # a dark forest's tones, a pale wood's
+def test_contrast_turns_around_the_photos_own_middle_tone(power: float) -> None:
+    """'add contrast' on a dark or a pale photo adds contrast a viewer sees and its check
+    passes, the photo neither darker nor paler (around mid-grey a dark photo's S went
+    darker with hardly more spread; a pale one's flatter: both refused); a look's
+    contrast step still turns around mid-grey."""
+    from layerpath.tools.adjust import apply, tone_pivot
+
+    photo = rgba(np.rint(255 * (data.astronaut() / 255.0) ** power).astype(np.uint8))
+    pivot = tone_pivot(photo, None)
+    assert (pivot < 0.45) if power > 1 else (pivot > 0.55)
+    out, _ = run(photo, "contrast", 0.35)
+    l0, l1 = lab(photo)[..., 0], lab(out)[..., 0]
+    assert l1.std() - l0.std() > 1.5  # (what the check asks of this amount)
+    assert abs(float(np.median(l1)) - float(np.median(l0))) < 2.5
+    assert check_adjustment({"op": "contrast", "amount": 0.35}, photo, out, None).score >= 0.5
+    ramp = np.linspace(0, 1, 11, dtype=np.float32)[:, None, None].repeat(3, 2)
+    assert abs(float(apply("contrast", 0.35, ramp, {})[5, 0, 0]) - 0.5) < 1e-6
