@@ -210,7 +210,7 @@ def test_a_look_made_the_fast_way_is_the_picture_its_arithmetic_makes(name: str)
     """At 8 bits a look is made the fast way: its position-free steps through one 3D LUT
     where that is within a level, else each level's colour from OpenCV's tables, its
     luma's tints, its glow's field and its closing vignette read from tables, a band at a
-    time (tools/looks8.py). The picture is the one the arithmetic makes on every pixel of
+    time (tools/adjust.py: made8). The picture is the one the arithmetic makes on every pixel of
     the whole picture in float (`render`), within a level (skimage's photos, saturated
     and deep colours among them), and off by a level at fewer than one value in twenty
     (what rounding alone does); a 16-bit picture is the arithmetic's, as near."""
