@@ -32,8 +32,8 @@ KEPT_BYTES = 1 << 30
 def reuse_freed_memory() -> bool:
     """Ask glibc to serve and keep big blocks in the heap, every thread's from one;
     whether it took the advice (False off Linux or with another C library: nothing
-    changes). Called before the process starts a thread: glibc fixes how many heaps
-    threads may have when the first one needs its own."""
+    changes). Called before the process starts a thread: a thread that has a heap of
+    its own already keeps it."""
     if not sys.platform.startswith("linux"):
         return False
     try:

@@ -584,10 +584,12 @@ def tone_pivot(part: np.ndarray, weight: np.ndarray | None) -> float:
     pale one's flatter (mate's Wood, 4.2 -> 3.6); the photo's brightness is kept."""
     step = max(1, round(np.sqrt(part.shape[0] * part.shape[1] / 250_000)))
     top = 65535 if part.dtype == np.uint16 else 255
-    sample = part[::step, ::step, :3].astype(np.float32) / top
-    tones = luma(sample)
+    sample = part[::step, ::step].astype(np.float32) / top
+    tones = luma(np.ascontiguousarray(sample[..., :3]))
+    seen = sample[..., 3] > 0  # (a transparent pixel's colour is no tone of the picture)
     if weight is not None:
-        tones = tones[weight[::step, ::step] > 0]
+        seen &= weight[::step, ::step] > 0
+    tones = tones[seen]
     if not tones.size:
         return 0.5
     return 0.5 + PIVOT_SHARE * (float(np.clip(np.median(tones), *PIVOTS)) - 0.5)
@@ -844,8 +846,9 @@ def _closing(runs: Sequence[Sequence[Mapping[str, Any]]]) -> tuple[int, float, f
     if amount < 0 or runs[-1][0].get("protect"):
         return None
     before = runs[-2] if len(runs) > 1 else []
-    if [step["op"] for step in before] == ["exposure"] and float(before[0]["amount"]) <= 0:
-        return len(runs) - 2, amount, 2.0 ** float(before[0]["amount"])
+    exposure = float(before[0].get("amount", 1.0)) if len(before) == 1 else 1.0
+    if [step["op"] for step in before] == ["exposure"] and exposure <= 0:
+        return len(runs) - 2, amount, 2.0**exposure
     return len(runs) - 1, amount, 1.0
 
 

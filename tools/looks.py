@@ -35,7 +35,7 @@ def split_tone(v: np.ndarray, amount: float, step: Mapping[str, Any]) -> np.ndar
     brightness kept (a colourist's split toning): each pixel's tint read from a table of
     its luma's steps (one gather, not the two ramps worked per pixel)."""
     tints = _tone_table(0.5 * amount, tuple(step["shadows"]), tuple(step["highlights"]))
-    index = luma(v)
+    index = np.asarray(luma(v))  # (a single colour's: an array to work in place)
     index *= np.float32(TONE_STEPS)
     index += np.float32(0.5)
     np.clip(index, 0, TONE_STEPS, out=index)

@@ -87,7 +87,9 @@ class DeepTrack:
             return None
         inputs = {k: a.value for k, a in node.parent.state.items()}
         try:
-            answer = redo(ctx, inputs, node.result.params, self.image)
+            # (with what the tool settled on the 8-bit picture: a contrast's pivot)
+            params = {**node.result.params, **node.result.settled}
+            answer = redo(ctx, inputs, params, self.image)
         except Exception as exc:
             log.warning(
                 "%s could not work its step out at 16 bits (%s: %s); its 8-bit result stands",

@@ -269,10 +269,12 @@ def luma(v: np.ndarray) -> np.ndarray:
 def smoothstep(lo: float, hi: float, x: np.ndarray) -> np.ndarray:
     """0 below `lo`, 1 above `hi`, a smooth S between (worked in place: one new array
     for an array's, not six)."""
+    if hi == lo:  # (a hard step)
+        return np.asarray(np.greater_equal(x, lo), np.float32)
     if np.ndim(x) == 0:
         s = min(max((float(x) - lo) / (hi - lo), 0.0), 1.0)
         return np.asarray(s * s * (3 - 2 * s))
-    t = np.subtract(x, lo)
+    t = np.subtract(x, lo, dtype=np.result_type(x, np.float32))
     t *= 1.0 / (hi - lo)
     np.clip(t, 0.0, 1.0, out=t)
     s = t * t

@@ -367,3 +367,21 @@ def test_contrast_turns_around_the_photos_own_middle_tone(power: float) -> None:
     assert check_adjustment({"op": "contrast", "amount": 0.35}, photo, out, None).score >= 0.5
     ramp = np.linspace(0, 1, 11, dtype=np.float32)[:, None, None].repeat(3, 2)
     assert abs(float(apply("contrast", 0.35, ramp, {})[5, 0, 0]) - 0.5) < 1e-6
+
+
+def test_a_contrasts_middle_tone_is_read_on_the_visible_pixels() -> None:
+    """A cut-out on a transparent layer: the clear pixels' colour (black here) is no
+    tone of the picture, so the contrast turns around the subject's middle and the
+    subject keeps its brightness (read on them, the pivot fell to its darkest and the
+    subject brightened by 20 levels)."""
+    from layerpath.tools.adjust import tone_pivot
+
+    layer = np.zeros((200, 200, 4), np.uint8)
+    ramp = np.linspace(90, 170, 100).astype(np.uint8)
+    layer[50:150, 50:150, :3] = ramp[None, :, None]
+    layer[50:150, 50:150, 3] = 255
+    assert abs(tone_pivot(layer, None) - 0.5) < 0.03
+    out, _ = run(layer, "contrast", 0.35)
+    subject = (slice(50, 150), slice(50, 150))
+    assert abs(float(out[subject][..., :3].mean()) - float(layer[subject][..., :3].mean())) < 3
+    assert np.array_equal(out[..., 3], layer[..., 3])
