@@ -1140,23 +1140,36 @@ def _region_blur(part: np.ndarray, weight: np.ndarray, sigma: float, top: int) -
     h, w = part.shape[:2]
     scale = 8.0 / sigma
     size = (max(1, round(w * scale)), max(1, round(h * scale)))
-    region = weight > 0
+    region = (weight > 0).view(np.uint8)
     inside = cv2.resize(region.astype(np.float32), size, interpolation=cv2.INTER_AREA)
+    colours = (
+        cv2.cvtColor(part, cv2.COLOR_RGBA2RGB)
+        if part.shape[2] == 4 and part.flags.c_contiguous
+        else np.ascontiguousarray(part[..., :3])
+    )
     # the pixels outside the region are left out before scaling down (a scaled-down
     # pixel on the region's edge would carry the subject's colour into the blur)
-    own = np.where(region[..., None], part[..., :3], 0).astype(part.dtype)
+    own = cv2.bitwise_and(colours, colours, mask=region)
     own_small = cv2.resize(own, size, interpolation=cv2.INTER_AREA).astype(np.float32)
     del own
-    small = cv2.resize(part[..., :3], size, interpolation=cv2.INTER_AREA).astype(np.float32)
+    small = cv2.resize(colours, size, interpolation=cv2.INTER_AREA).astype(np.float32)
     spread = cv2.GaussianBlur(own_small, (0, 0), 8.0)
     share = cv2.GaussianBlur(inside, (0, 0), 8.0)[..., None]
     blurred = np.where(share > 1e-3, spread / np.maximum(share, 1e-3), small)
     blurred = cv2.resize(blurred, (w, h), interpolation=cv2.INTER_LINEAR)
     values = np.empty((h, w, 3), part.dtype)
-    for y in range(0, h, BAND_ROWS):
-        v = part[y : y + BAND_ROWS, :, :3].astype(np.float32)
-        mixed = v + (blurred[y : y + BAND_ROWS] - v) * weight[y : y + BAND_ROWS, :, None]
-        values[y : y + BAND_ROWS] = np.clip(np.rint(mixed), 0, top)
+    rows = band_rows(w, 0)
+
+    def band(y: int) -> None:  # laid in through the weight, on every core
+        v = colours[y : y + rows].astype(np.float32)
+        mixed: np.ndarray = blurred[y : y + rows]  # (the blur, mixed in place)
+        mixed -= v
+        mixed *= weight[y : y + rows, :, None]
+        mixed += v
+        np.rint(mixed, out=mixed)
+        values[y : y + rows] = np.clip(mixed, 0, top, out=mixed)
+
+    _on_every_core(band, range(0, h, rows))
     return values
 
 

@@ -452,3 +452,22 @@ def test_a_whole_picture_step_is_judged_where_it_changed(
     assert result.outcomes and windows
     window = windows[0]
     assert window is not None and window.y0 >= 200 and window.height < 100, window  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_found_regions_layer_is_its_colour_where_the_mask_is_and_clear_elsewhere(
+    order: str,
+) -> None:
+    """The layer showing a found region (each pixel's four bytes made as one word): the
+    mask's colour at 140 of 255 on every pixel of the mask, nothing elsewhere, over the
+    mask's box; a mask of 0/1 bytes or in column order alike."""
+    from layerpath.engine.execute.layers import _MASK_COLOR, mask_overlay
+
+    rng = np.random.default_rng(4)
+    mask = np.zeros((60, 90), bool)
+    mask[7:50, 12:80] = rng.random((43, 68)) > 0.3
+    for given in (np.asarray(mask, order=order), np.asarray(mask.astype(np.uint8), order=order)):
+        pixels, (x0, y0) = mask_overlay(given)
+        crop = mask[y0 : y0 + pixels.shape[0], x0 : x0 + pixels.shape[1]]
+        assert (x0, y0) == (12, 7) and crop.sum() == mask.sum()
+        assert (pixels[crop] == (*_MASK_COLOR, 140)).all() and not pixels[~crop].any()
