@@ -51,7 +51,7 @@ class GrabCutBackground(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
-        small = small_copy(rgb(image), int(params["resolution"]))
+        small = small_copy(image, int(params["resolution"]))
         h, w = small.shape[:2]
         margin = float(params["margin"])
         frame = (
@@ -200,7 +200,7 @@ class SalientCutout(Tool):
         started = time.perf_counter()
         _, preparing = closed_form()  # (imported once here: see closed_form)
         image = inputs[ArtifactKind.IMAGE]
-        small = small_copy(rgb(image), int(params["resolution"]))
+        small = small_copy(image, int(params["resolution"]))
         h, w = small.shape[:2]
         subject = salient_subject(small, params, ctx)
         radius = max(2, round(min(h, w) * float(params["edge"])))

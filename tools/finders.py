@@ -23,7 +23,7 @@ import cv2
 import numpy as np
 
 from layerpath.errors import TargetNotFound, ToolFailed, shown
-from layerpath.kit.imaging import component_boxes, guided_mask, main_pieces, rgb, small_copy
+from layerpath.kit.imaging import component_boxes, guided_mask, main_pieces, small_copy
 from layerpath.kit.names import finder_for, position_of
 from layerpath.kit.regions import full_size_mask, overlap
 from layerpath.kit.sky import find_sky
@@ -283,7 +283,7 @@ class OfflineFinder(Tool):
         what = finder_for(ctx.target)
         if what is None:
             raise not_found(ctx.target)
-        small = small_copy(rgb(image), int(params["resolution"]))
+        small = small_copy(image, int(params["resolution"]))
         position = position_of(ctx.target, ctx.subtask_params)
         if what in ("face", "people"):
             found = find_faces(small) if what == "face" else find_people(small)

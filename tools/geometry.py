@@ -72,10 +72,10 @@ def _placed(profile: np.ndarray, length: int, span: int) -> int:
 def _subject_weight(image: np.ndarray) -> np.ndarray:
     """How much each pixel of a small copy is the picture's subject: what is unlike its
     border (the offline saliency the cut-out uses), above the middling."""
-    from layerpath.kit.imaging import rgb, small_copy
+    from layerpath.kit.imaging import small_copy
     from layerpath.kit.segments import border_saliency
 
-    small = small_copy(rgb(image), 256)
+    small = small_copy(image, 256)
     return (np.clip(border_saliency(small) - 0.5, 0, None) ** 2).astype(np.float64)
 
 

@@ -45,14 +45,14 @@ def refined_selection(image: np.ndarray, selection: np.ndarray, label: str) -> n
     """A rough rectangle selected around a named object, refined to the object inside
     it (GrabCut from the rectangle, on a copy at most WORK_SIDE pixels across); any
     other selection's shape is the user's own and is kept."""
-    from layerpath.kit.imaging import mask_box, rgb, small_copy
+    from layerpath.kit.imaging import mask_box, small_copy
     from layerpath.kit.regions import full_size_mask
     from layerpath.tools.finders import WORK_SIDE, refine_box
 
     bounds = mask_box(selection)
     if bounds is None or selection[bounds.y0 : bounds.y1, bounds.x0 : bounds.x1].mean() < BOXLIKE:
         return selection
-    small = small_copy(rgb(image), WORK_SIDE)
+    small = small_copy(image, WORK_SIDE)
     scale = small.shape[1] / image.shape[1]
     box = Box(
         int(bounds.x0 * scale), int(bounds.y0 * scale),

@@ -303,10 +303,17 @@ def noise_sigma(grey: np.ndarray) -> float:
     return float(np.median(np.abs(residual)) * 1.4826 * 1.125)
 
 
-def small_copy(image_rgb: np.ndarray, resolution: int) -> np.ndarray:
-    h, w = image_rgb.shape[:2]
+def small_copy(image: np.ndarray, resolution: int) -> np.ndarray:
+    """The picture's colours (an RGB picture's, or an RGBA one's RGB) at most
+    `resolution` pixels on its long side, area-averaged. (An RGBA picture is scaled
+    whole and its colours taken from the copy: its RGB view, not contiguous, was copied
+    whole first: 0.2 s of a 20 MP photo.)"""
+    h, w = image.shape[:2]
     scale = min(1.0, resolution / max(h, w))
     if scale == 1.0:
-        return image_rgb
+        return rgb(image) if image.ndim == 3 and image.shape[2] == 4 else image
     size = (max(8, round(w * scale)), max(8, round(h * scale)))
-    return cv2.resize(image_rgb, size, interpolation=cv2.INTER_AREA)
+    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    return (
+        np.ascontiguousarray(small[..., :3]) if small.ndim == 3 and small.shape[2] == 4 else small
+    )

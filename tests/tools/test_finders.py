@@ -4,6 +4,7 @@ box refined to the object, and a clear message when nothing here can find a thin
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 from skimage import data
@@ -121,3 +122,18 @@ def test_a_background_with_no_people_is_all_but_the_subject_found_meanwhile() ->
     background, subject = find(image, "background"), find(image, "the subject")
     assert subject.any() and background.any()
     assert np.array_equal(background, ~subject)
+
+
+def test_a_small_copy_of_an_rgba_photo_is_its_colours_small_copy() -> None:
+    """The finders' working copy of an RGBA photo is scaled whole and its colours taken
+    from the copy: the same pixels as scaling its colours alone (as they were), RGB and
+    contiguous; a photo already small enough is its colours as they are."""
+    from layerpath.kit.imaging import rgb, small_copy
+
+    photo = np.dstack([data.astronaut(), np.full((512, 512), 200, np.uint8)])
+    small = small_copy(photo, 300)
+    want = cv2.resize(np.ascontiguousarray(rgb(photo)), (300, 300), interpolation=cv2.INTER_AREA)
+    assert small.shape == (300, 300, 3) and small.flags.c_contiguous
+    assert np.array_equal(small, want)
+    assert np.array_equal(small_copy(photo, 600), rgb(photo))
+    assert np.array_equal(small_copy(rgb(photo), 300), want)
