@@ -114,6 +114,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_gui(argv[1:])
     if argv[:1] != ["krita"]:  # (the installer reads its own options)
         args = cli_args.parser().parse_args(argv)  # --help, --version, mistakes: no engine yet
+        if args.command == "batch" and (args.jobs or 1) > 1 and not args.ray:
+            from layerpath.workers import start_early
+
+            start_early()  # (its workers' engine loaded beside this process's)
         if args.command == "edit":  # its photo decoded while the engine is imported
             from layerpath import prefetch
             from layerpath.memory import reuse_freed_memory

@@ -844,19 +844,18 @@ def _pool_run(
 ) -> None:
     """`jobs` worker processes, each building its engine once; a photo is handed out
     when a worker is free, so a cancel leaves the rest untouched."""
-    import multiprocessing
-
     from layerpath.engine.learn.learning import host_python
+    from layerpath.workers import worker_context
 
-    context = multiprocessing.get_context("spawn")  # no fork of a process with threads
     python = host_python()
     if python is None:
         raise BadInput(
             f"Photos at once need a Python {sys.version_info[0]}.{sys.version_info[1]} on "
             "PATH (this program embeds Python); do one photo at a time meanwhile."
         )
-    if python != sys.executable:  # in a host (Krita): not the host itself
-        context.set_executable(python)
+    # forked from a fork server with the engine loaded (never from this process, which
+    # has threads), or in a host spawned by its Python
+    context = worker_context(python)
     # A host's Python may hand its children no `site` (-S), its own standard library
     # (of another build of this Python version) and find layerpath only through folders
     # it added itself: each worker first puts its own standard library first and reads

@@ -331,3 +331,55 @@ def test_ray_makes_the_same_pixels_as_the_local_run(tmp_path: Path) -> None:
         assert np.array_equal(composite(local), composite(remote))
     rows = journal_rows(tmp_path / "ray")
     assert {s for s, _ in rows.values()} == {"done"}
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a fork server (POSIX)")
+def test_photo_workers_start_with_the_engine_loaded() -> None:
+    """Workers for photos at once are forked from a fork server that loaded the engine
+    (spawned, each loaded it afresh: 0.4 s of a core apiece); in a host's Python they
+    are spawned by that Python."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from layerpath.workers import WORKER_MODULE, worker_context
+
+    context = worker_context(sys.executable)
+    assert context.get_start_method() == "forkserver"
+    probe = f"{WORKER_MODULE!r} in __import__('sys').modules"
+    with ProcessPoolExecutor(1, mp_context=context) as pool:
+        assert pool.submit(eval, probe).result(timeout=120) is True
+    assert worker_context("/opt/host/bin/python3.11").get_start_method() == "spawn"
+
+
+#: a fresh `layerpath batch ...` whose command line stops once the arguments are read
+#: (the engine's own entry replaced): is the fork server running, and the engine loaded?
+EARLY_PROBE = """
+import os, sys, types
+
+def main(argv):
+    kids = [p for p in os.listdir("/proc") if p.isdigit() and os.path.exists(f"/proc/{p}/stat")
+            and open(f"/proc/{p}/stat").read().split(") ")[-1].split()[1] == str(os.getpid())]
+    lines = [open(f"/proc/{p}/cmdline", "rb").read() for p in kids]
+    print(any(b"multiprocessing.forkserver" in line for line in lines),
+          "layerpath.engine.hosts.batch" in sys.modules)
+    return 0
+
+sys.modules["layerpath.plugin.cli"] = types.ModuleType("layerpath.plugin.cli")
+sys.modules["layerpath.plugin.cli"].main = main
+from layerpath.plugin import app
+app.main(["batch", "photos", "-i", "make it warmer", "-o", "out", *sys.argv[1:]])
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, a fork server")
+@pytest.mark.parametrize("jobs,server", [("2", "True"), ("1", "False")])
+def test_photos_at_once_start_the_fork_server_before_the_engine(jobs: str, server: str) -> None:
+    """`layerpath batch --jobs 2` starts the fork server before it loads the engine
+    itself, so the two load side by side; one photo at a time starts none."""
+    done = subprocess.run(
+        [sys.executable, "-c", EARLY_PROBE, "--jobs", jobs],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [server, "False"]
