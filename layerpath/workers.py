@@ -1,8 +1,9 @@
-"""The processes that edit photos at once (`layerpath batch --jobs N`): on POSIX, in
+"""The processes that edit photos at once (`layerpath batch --jobs N`): on Linux, in
 layerpath's own Python, forked from a fork server that has loaded the engine, so a
 worker is ready at once instead of loading it afresh (0.4 s of a core each); the server
 is started as soon as the command knows it will want workers, and loads beside the
-command's own start-up. In a host's Python (Krita) or on Windows they are spawned.
+command's own start-up. In a host's Python (Krita), on macOS or Windows they are
+spawned.
 
 Light on purpose: the command line imports it before the engine."""
 
@@ -21,7 +22,8 @@ def worker_context(python: str) -> BaseContext:
     spawned by `python`."""
     import multiprocessing
 
-    if python == sys.executable and "forkserver" in multiprocessing.get_all_start_methods():
+    # (Linux only: macOS's system libraries are not safe to fork once loaded)
+    if python == sys.executable and sys.platform.startswith("linux"):
         forking = multiprocessing.get_context("forkserver")
         forking.set_forkserver_preload([WORKER_MODULE])
         return forking
