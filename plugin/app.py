@@ -122,7 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from layerpath import prefetch
             from layerpath.memory import reuse_freed_memory
 
-            reuse_freed_memory()  # (before the first thread: glibc fixes its arenas then)
+            reuse_freed_memory()  # (before the first thread: a thread keeps the heap it got)
             prefetch.start(args.image)
     from layerpath.plugin import cli
 
