@@ -251,3 +251,14 @@ def test_a_fields_rows_are_its_bilinear_scaling(
     want = across[:, x0] + (across[:, x1] - across[:, x0]) * wx[None, :, None]
     got = field_rows(field, block, top, rows, width)
     assert got.shape == want.shape and np.abs(got - want).max() < 1e-5
+
+
+def test_a_grey_photo_is_not_refused_a_look_for_colour_it_has_not_got() -> None:
+    """A look that takes some colour away (moody: darker, less colourful) on a grey
+    photo: there is no colour to take, so its other measures decide; it passes, and the
+    photo left as it was still fails (it was refused as 'the colourfulness hardly changed
+    (610711x the tolerance)')."""
+    grey = rgba(np.repeat(data.camera()[..., None], 3, axis=2))
+    out, asked = styled(grey, "moody", amount=0.8)
+    assert check_adjustment(asked, grey, out, None).score >= 0.5
+    assert check_adjustment(asked, grey, grey.copy(), None).score < 0.5

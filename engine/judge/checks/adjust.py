@@ -198,6 +198,10 @@ GREEN_HUES, GREEN_CHROMA = (100.0, 200.0), 12.0
 #: pixels this close to grey before a look carry its white point: where a warmer or a
 #: pinker light shows (a saturated or a darkened colour moves b* for other reasons)
 NEUTRAL_CHROMA = 15.0
+#: a photo's mean chroma below which it has no colour a look could take away (a grey
+#: photo: less than half of a just-noticeable difference; a moody look on KDE's grey
+#: ColdRipple was refused as "the colourfulness hardly changed (610711x the tolerance)")
+GREY_PHOTO = 1.0
 #: the measures' plain names, for a failed check's reason
 MEASURE_WORDS = {"lightness": "the brightness", "warmth": "the warmth", "tint": "the tint",
                  "chroma": "the colourfulness", "contrast": "the contrast",
@@ -338,6 +342,8 @@ def _look(
             need = float(np.sign(need)) * min(abs(need), 0.5 * greens0)
         elif measure == "chroma":  # a share of the colour the photo has
             chroma0 = float(np.hypot(inner[:, 1], inner[:, 2]).mean())
+            if need < 0 and chroma0 < GREY_PHOTO:
+                continue  # no colour to take away; the look's other measures decide
             need = max(need, -0.3 * chroma0) if need < 0 else min(need, 0.15 * chroma0)
         shortfall = (abs(need) - np.sign(need) * moved) / max(1e-6, abs(need))
         defects[f"{MEASURE_WORDS[measure]} hardly changed"] = max(0.0, shortfall) / 0.75
