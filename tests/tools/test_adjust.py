@@ -385,3 +385,13 @@ def test_a_contrasts_middle_tone_is_read_on_the_visible_pixels() -> None:
     subject = (slice(50, 150), slice(50, 150))
     assert abs(float(out[subject][..., :3].mean()) - float(layer[subject][..., :3].mean())) < 3
     assert np.array_equal(out[..., 3], layer[..., 3])
+
+
+def test_colour_asked_of_a_grey_photo_is_refused_with_why() -> None:
+    """'make the colours pop' on a grey photo: nothing to strengthen, so the step fails,
+    and says the photo is grey (not 'the colour hardly changed')."""
+    grey = rgba(np.repeat(data.camera()[..., None], 3, axis=2))
+    for op in ("vibrance", "saturation"):
+        out, params = run(grey, op, 0.4)
+        verdict = check_adjustment(params, grey, out, None)
+        assert verdict.score < 0.5 and "no colour to strengthen" in verdict.reason

@@ -147,6 +147,9 @@ def check_adjustment(
         reason = "the photo has hardly any shadows (its darkest quarter is light)"
     elif op == "highlights" and np.percentile(lab0[:, 0], 90) < 55:
         reason = "the photo has hardly any highlights (its brightest tenth is dark)"
+    elif op in ("saturation", "vibrance") and amount > 0:
+        if float(np.hypot(lab0[:, 1], lab0[:, 2]).mean()) < GREY_PHOTO:
+            reason = "the photo has no colour to strengthen (it is grey)"
     return _graded(shortfall, 0.75, reason, untouched)
 
 
