@@ -585,7 +585,7 @@ def tone_pivot(part: np.ndarray, weight: np.ndarray | None) -> float:
     step = max(1, round(np.sqrt(part.shape[0] * part.shape[1] / 250_000)))
     top = 65535 if part.dtype == np.uint16 else 255
     sample = part[::step, ::step].astype(np.float32) / top
-    tones = luma(np.ascontiguousarray(sample[..., :3]))
+    tones = luma(sample[..., :3])
     seen = sample[..., 3] > 0  # (a transparent pixel's colour is no tone of the picture)
     if weight is not None:
         seen &= weight[::step, ::step] > 0
@@ -699,9 +699,10 @@ def _in_bands(
         if lut is not None and lut[2] and whole and weight is None:
             _through_lut(lut[1], part, values)  # the whole look: one LUT
             return values
-        # its glow's or clarity's field, from the whole picture: through the look's
-        # first runs' LUT however near; the picture only where it is within tolerance
-        prefix = (lut[0], lut[1]) if lut is not None and not whole and not eight else None
+        # its glow's or clarity's field, from the whole picture: made as made8 makes the
+        # steps before it, or else through the look's first runs' LUT however near (the
+        # picture itself only where that LUT is within tolerance)
+        prefix = (lut[0], lut[1]) if lut is not None and not whole else None
         fields = _look_fields(look, amount, part, prefix, eight)
         if eight:
             return _look_8bit(look, amount, part, fields, values, picture)
@@ -817,8 +818,8 @@ def styled8(
 
 
 def _colours(band: np.ndarray) -> np.ndarray:
-    """An 8-bit band's colours, contiguous (OpenCV's RGBA to RGB: a twentieth of
-    numpy's strided copy)."""
+    """A picture's or a band's colours (RGB of RGB or RGBA, any depth), contiguous
+    (OpenCV's RGBA to RGB: a twentieth of numpy's strided copy)."""
     if band.shape[2] == 4:
         return cv2.cvtColor(np.ascontiguousarray(band), cv2.COLOR_RGBA2RGB)
     return np.ascontiguousarray(band)
@@ -1142,11 +1143,7 @@ def _region_blur(part: np.ndarray, weight: np.ndarray, sigma: float, top: int) -
     size = (max(1, round(w * scale)), max(1, round(h * scale)))
     region = (weight > 0).view(np.uint8)
     inside = cv2.resize(region.astype(np.float32), size, interpolation=cv2.INTER_AREA)
-    colours = (
-        cv2.cvtColor(part, cv2.COLOR_RGBA2RGB)
-        if part.shape[2] == 4 and part.flags.c_contiguous
-        else np.ascontiguousarray(part[..., :3])
-    )
+    colours = _colours(part)
     # the pixels outside the region are left out before scaling down (a scaled-down
     # pixel on the region's edge would carry the subject's colour into the blur)
     own = cv2.bitwise_and(colours, colours, mask=region)

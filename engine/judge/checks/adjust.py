@@ -148,7 +148,7 @@ def check_adjustment(
     elif op == "highlights" and np.percentile(lab0[:, 0], 90) < 55:
         reason = "the photo has hardly any highlights (its brightest tenth is dark)"
     elif op in ("saturation", "vibrance") and amount > 0:
-        if float(np.hypot(lab0[:, 1], lab0[:, 2]).mean()) < GREY_PHOTO:
+        if _mean_chroma(lab0) < GREY_PHOTO:
             reason = "the photo has no colour to strengthen (it is grey)"
     return _graded(shortfall, 0.75, reason, untouched)
 
@@ -222,6 +222,11 @@ def _share(lab: np.ndarray, hues: tuple[float, float]) -> float:
     hue = np.degrees(np.arctan2(lab[:, 2], lab[:, 1])) % 360.0
     chroma = np.hypot(lab[:, 1], lab[:, 2])
     return 100.0 * float(((hue >= hues[0]) & (hue <= hues[1]) & (chroma >= GREEN_CHROMA)).mean())
+
+
+def _mean_chroma(lab: np.ndarray) -> float:
+    """The mean chroma of a list of Lab pixels (under GREY_PHOTO: a grey photo)."""
+    return float(np.hypot(lab[:, 1], lab[:, 2]).mean())
 
 
 def _greens(lab: np.ndarray) -> float:
@@ -344,7 +349,7 @@ def _look(
                 continue
             need = float(np.sign(need)) * min(abs(need), 0.5 * greens0)
         elif measure == "chroma":  # a share of the colour the photo has
-            chroma0 = float(np.hypot(inner[:, 1], inner[:, 2]).mean())
+            chroma0 = _mean_chroma(inner)
             if need < 0 and chroma0 < GREY_PHOTO:
                 continue  # no colour to take away; the look's other measures decide
             need = max(need, -0.3 * chroma0) if need < 0 else min(need, 0.15 * chroma0)
