@@ -580,8 +580,9 @@ def tone_pivot(part: np.ndarray, weight: np.ndarray | None) -> float:
     """The middle tone of the picture (inside the region's weight) a contrast turns
     around: mid-grey moved PIVOT_SHARE of the way to its luma's median (within PIVOTS).
     Around mid-grey a dark photo's S went darker with hardly more contrast (KDE's Path,
-    a forest at L* 17: its brightest tenth 29 -> 23, the L* spread 10.8 -> 11.0) and a
-    pale one's flatter (mate's Wood, 4.2 -> 3.6); the photo's brightness is kept."""
+    a forest at mean L* 16.8: to 12.0, its L* spread 10.8 -> 11.0) and a pale one's
+    flatter (mate's Wood, 4.2 -> 3.6); around this pivot Path goes to L* 13.9 with a
+    spread of 12.6 (all the way to its median: 16.1), a moss at 18.5 to 18.3."""
     step = max(1, round(np.sqrt(part.shape[0] * part.shape[1] / 250_000)))
     top = 65535 if part.dtype == np.uint16 else 255
     sample = part[::step, ::step].astype(np.float32) / top

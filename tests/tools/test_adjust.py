@@ -352,7 +352,7 @@ def test_a_per_channel_step_in_a_region_is_made_once_through_its_tables(
 @pytest.mark.parametrize("power", [2.6, 0.3])  # a dark forest's tones, a pale wood's
 def test_contrast_turns_around_the_photos_own_middle_tone(power: float) -> None:
     """'add contrast' on a dark or a pale photo adds contrast a viewer sees and its check
-    passes, the photo neither darker nor paler (around mid-grey a dark photo's S went
+    passes, the photo's middle tone kept (around mid-grey a dark photo's S went
     darker with hardly more spread; a pale one's flatter: both refused); a look's
     contrast step still turns around mid-grey."""
     from layerpath.tools.adjust import apply, tone_pivot
