@@ -332,6 +332,15 @@ SKY_LEFT = 0.2
 SKY_ELSEWHERE = 0.05
 #: fine detail (kit/sky.py's texture) under which a piece of sky is smooth
 SMOOTH = 0.012
+#: how far (a share of the long side) the found sky's colours are carried to judge a
+#: patch apart from it as the same sky
+CARRIED = 0.1
+#: the share of the frame's top a sky reaches across, at least, before it is doubted, and
+#: the share short of it that is the tolerance: a sky lies over the scene and meets the
+#: top of the frame across much of it (the finder's right skies on the tuning photos
+#: reach 0.6 and more, a sky seen through leaves the least), where a pale wall in a
+#: corner or a flower's petals out of focus do not (0.1-0.16)
+REACHES_TOP = (0.4, 0.2)
 
 
 def work_copies(picture: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -373,8 +382,9 @@ def sky_measures(picture: np.ndarray, sky: np.ndarray) -> tuple[float, float, fl
     """(the share of the sky's outline on a gradient past STRONG, or past six times the
     sky's own; the share of a band just outside it that looks like the sky nearby:
     within 6 of its colour, CIELAB, and smooth; the sky left out further away, as a
-    share of the found sky: smooth patches of a sky's colour within 10 of the found
-    sky's there, no lower than it reaches, and clouds it left out)."""
+    share of the found sky: smooth patches within 10 of the found sky's colour there
+    (fitted over the frame, for a sky's colour, or carried across from the sky nearby),
+    no lower than it reaches, and clouds it left out)."""
     grad = gradient(picture)
     kernel = np.ones((3, 3), np.uint8)
     inner = cv2.erode(sky.astype(np.uint8), kernel, iterations=3) > 0
@@ -389,13 +399,23 @@ def sky_measures(picture: np.ndarray, sky: np.ndarray) -> tuple[float, float, fl
     smooth = grad < strong
     alike = (np.linalg.norm(lab - near, axis=2) < 6.0) & smooth
     left = float(alike[band].mean()) if band.any() else 0.0
-    patches = (np.linalg.norm(lab - sky_model(lab, sky), axis=2) < 10.0) & smooth
-    patches &= sky_coloured(picture) & ~grown
+    # of the sky's colours: of a sky's colour and near the smooth surface fitted to the
+    # found sky, or near the found sky's own colour carried across to it (a dusk's violet
+    # or a sunset's pink, which are no sky's colour to sky_coloured, left out past a cut)
+    modelled = (np.linalg.norm(lab - sky_model(lab, sky), axis=2) < 10.0) & sky_coloured(picture)
+    carried = mean_near(lab, sky, CARRIED * max(sky.shape))
+    patches = (modelled | (np.linalg.norm(lab - carried, axis=2) < 10.0)) & smooth & ~grown
     patches[int(np.nonzero(sky.any(axis=1))[0].max()) + 1 :] = False
     patches = cv2.morphologyEx(patches.astype(np.uint8), cv2.MORPH_OPEN, kernel) > 0
     # and clouds left out: smooth pieces of a sky's colour bordered mostly by the sky
     patches |= clouds_in(sky, sky_coloured(picture) & (texture(picture) < SMOOTH))
     return gradient_share, left, float(patches.sum()) / max(1.0, float(sky.sum()))
+
+
+def top_reached(sky: np.ndarray) -> float:
+    """The share of the frame's columns whose top rows (a fiftieth of its height, two at
+    least) the sky reaches."""
+    return float(sky[: max(2, sky.shape[0] // 50)].any(axis=0).mean())
 
 
 def edge_doubt(picture: np.ndarray, region: np.ndarray) -> float:
@@ -407,13 +427,17 @@ def edge_doubt(picture: np.ndarray, region: np.ndarray) -> float:
 def sky_doubts(picture: np.ndarray, sky: np.ndarray) -> dict[str, float]:
     """What speaks against a found sky (on work copies: work_copies), each in units of
     its tolerance: its edge off the picture's edges or running through smooth sky, sky
-    of its colour left beside it, and elsewhere."""
+    of its colour left beside it, and elsewhere, and a 'sky' that stays in a corner of
+    the frame's top."""
     on_gradient, left, elsewhere = sky_measures(picture, sky)
     return {
         "its edge does not follow the picture": edge_doubt(picture, sky),
         "the sky's edge runs through smooth sky": max(0.0, SKY_ON_GRADIENT - on_gradient) / 0.15,
         "sky left out along its edge": max(0.0, left - SKY_LEFT) / 0.1,
         "sky left out elsewhere": max(0.0, elsewhere - SKY_ELSEWHERE) / 0.05,
+        "the sky found does not reach across the top of the frame": (
+            max(0.0, REACHES_TOP[0] - top_reached(sky)) / REACHES_TOP[1]
+        ),
     }
 
 

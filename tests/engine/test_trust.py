@@ -329,6 +329,43 @@ def test_a_found_region_is_vouched_for_by_the_picture() -> None:
     assert check_found_region("sky", picture, no_clouds).score < 0.5
 
 
+@pytest.mark.parametrize(
+    ("instruction", "what"), [("darken the sky", "sky"), ("blur the background", "background")]
+)
+def test_a_region_found_on_scikit_images_cat_is_not_taken_on_trust(
+    instruction: str, what: str
+) -> None:
+    """scikit-image's cat (a real photo, no sky): the sky finder takes a pale corner of
+    the wall above the cat, and the subject finder the cat's face alone, its ears and
+    body left in the background. Both were called done (a wall darkened as sky; the
+    ears blurred); now each fails, says to select the region, and keeps the picture."""
+    from skimage import data
+
+    cat = data.chelsea()
+    picture = np.dstack([cat, np.full(cat.shape[:2], 255, np.uint8)])
+    result = Engine(Registry.from_catalogue()).run(EditRequest(instruction, Snapshot(picture)))
+    (outcome,) = result.outcomes
+    assert not outcome.ok
+    assert f"select the {what}" in (outcome.error or "")
+    assert np.array_equal(result.image, picture)
+
+
+def test_a_dusk_sky_found_in_part_is_refused() -> None:
+    """A violet dusk sky (no sky's colour to the finder's test of blue, grey or warm) over
+    a ridge: the whole sky passes; the sky with the right quarter of the frame left out
+    fails (it passed: the sky left out was looked for in a sky's colours only)."""
+    from layerpath.engine.judge.checks.region import check_found_region
+
+    picture, sky = sky_over_ridge(1500, 1000, clouds=False)
+    y = np.linspace(0, 1, sky.shape[0])[:, None, None]
+    dusk = np.array([95, 80, 170]) * (1 - y) + np.array([195, 160, 210]) * y
+    picture[..., :3] = np.where(sky[..., None], dusk, picture[..., :3]).astype(np.uint8)
+    assert check_found_region("sky", picture, sky).score >= 0.5
+    part = sky.copy()
+    part[:, 1100:] = False
+    assert check_found_region("sky", picture, part).score < 0.5
+
+
 def test_a_found_background_must_leave_out_the_subject_and_only_it() -> None:
     """On scikit-image's grass, a red-brown disc: the background that leaves out the disc
     passes; one that leaves out grass instead (the disc, which stands out most, left in
@@ -351,6 +388,29 @@ def test_a_found_background_must_leave_out_the_subject_and_only_it() -> None:
     for x in (100, 350, 600, 800):
         scattered[80:160, x - 40 : x + 40] = False
     assert check_found_region("background", rgba, scattered).score < 0.5
+
+
+def test_a_found_background_that_takes_in_half_the_subject_is_refused() -> None:
+    """scikit-image's astronaut's face, an oval of it, on its grass: the background that
+    leaves out the whole face passes; one that takes the face's upper half in fails (it
+    passed: the half left in stood out no more than the half found)."""
+    from skimage import data
+
+    from layerpath.engine.judge.checks.region import check_found_region
+
+    grass = cv2.resize(data.grass(), (900, 600))
+    picture = np.dstack([grass * 0.6 + 40, grass * 0.8 + 30, grass * 0.4 + 20]).astype(np.uint8)
+    face = cv2.resize(data.astronaut()[30:230, 150:330], (216, 240))
+    yy, xx = np.mgrid[:240, :216]
+    oval = ((xx - 108) / 108) ** 2 + ((yy - 120) / 120) ** 2 <= 1
+    picture[200:440, 450:666][oval] = face[oval]
+    thing = np.zeros(grass.shape, bool)
+    thing[200:440, 450:666] = oval
+    rgba = np.dstack([picture, np.full(grass.shape, 255, np.uint8)])
+    assert check_found_region("background", rgba, ~thing).score >= 0.5
+    lower = thing.copy()
+    lower[:320] = False
+    assert check_found_region("background", rgba, ~lower).score < 0.5
 
 
 def test_brightening_a_snow_scene_keeps_the_snows_shading() -> None:
