@@ -28,6 +28,7 @@ from layerpath.benchmarks.photos import Photo, split_photos
 from layerpath.benchmarks.sources import TUNING
 from layerpath.engine.judge.quality import judge as judge_step
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
+from layerpath.errors import TargetNotFound
 from layerpath.kit.regions import changed_window
 from layerpath.tools.ocr import read_text
 
@@ -203,11 +204,13 @@ def region_cases(
 ) -> Iterator[CheckCase]:
     """The found-region checks' cases: skies put above the split's photos without one,
     things put on its photos without a subject, each with its truth and the regions a
-    finder could wrongly return (benchmarks/region_tasks.py)."""
+    finder could wrongly return (benchmarks/region_tasks.py); and the skies the offline
+    finder itself finds in its photos without one."""
     from layerpath.benchmarks import region_tasks as regions
     from layerpath.benchmarks.sources import (
         BACKDROPS,
         GROUNDS,
+        NO_SKY,
         load_cutout,
         sky_bands,
         stamp_files,
@@ -215,6 +218,9 @@ def region_cases(
 
     skies = sky_bands(cache, split)
     things = [load_cutout(p) for p in stamp_files(cache, split)]
+    for photo in photos:
+        if photo.name in NO_SKY[split]:
+            yield from skies_found_wrongly(photo)
     for index, photo in enumerate(photos):
         rng = np.random.default_rng([seed, index, 17])
         if skies and photo.name in GROUNDS[split]:
@@ -237,6 +243,28 @@ def region_cases(
                     rgba(picture),
                     region,
                 )
+
+
+def skies_found_wrongly(photo: Photo) -> Iterator[CheckCase]:
+    """The sky the offline finder (as a run calls it) finds in a photo that has none: a
+    wrong region to the found-sky check, when the finder finds one at all."""
+    from layerpath.kit.types import ToolContext
+    from layerpath.tools.registry import Registry
+
+    finder = Registry.from_catalogue().get("offline_finder")
+    picture = rgba(photo.rgb)
+    try:
+        found = finder.run(
+            ToolContext(K.REGION_ADJUSTMENT, target="sky"),
+            {ArtifactKind.IMAGE: picture},
+            finder.spec.param_schedule()[0],
+        ).outputs[ArtifactKind.MASK]
+    except TargetNotFound:
+        return
+    yield CheckCase(
+        "found sky", photo.name, "a sky found in a photo without one", False, picture, picture,
+        found,
+    )  # fmt: skip
 
 
 def bench_checks(

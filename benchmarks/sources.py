@@ -111,6 +111,15 @@ GROUNDS = {
              "RainDrops", "grass", "gravel", "brick", "Blinds"),
     HELD_OUT: ("Path", "FallenLeaf", "OneStandsOut", "ColorfulCups", "Grey"),
 }  # fmt: skip
+#: photos without a sky, on which a sky the offline finder finds is a wrong one (by eye:
+#: the grounds above, and photos of things indoors, close up or against a backdrop)
+NO_SKY = {
+    TUNING: (*GROUNDS[TUNING], "coffee", "chelsea", "astronaut", "motorcycle", "Aqua",
+             "FreshFlower", "TwoWings", "YellowFlower", "Picture_0B_by_freespace",
+             "Picture_1A_by_freespace", "Wine_by_Jakkub_Mede", "free_by_Peter_Nerlich",
+             "friends_by_Aitzol_Berasategi", "greentock_by_Peter_Nerlich"),
+    HELD_OUT: GROUNDS[HELD_OUT],
+}  # fmt: skip
 #: photos without a subject of their own, on which a thing put in is the subject (by eye)
 BACKDROPS = {
     TUNING: ("life_by_Aitzol_Berasategi", "GreenMeadow", "Wood", "RainDrops", "grass",
