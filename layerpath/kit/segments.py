@@ -226,6 +226,19 @@ def lines_across(
     return agree, length, local
 
 
+def nearest_distance(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
+    """Each point's (N x 3, float32) Euclidean distance to the nearest of `centres`
+    (float32, N x 1), in one pass of OpenCV's over all of them."""
+    distance, _ = cv2.batchDistance(
+        np.ascontiguousarray(points, np.float32),
+        np.ascontiguousarray(centres, np.float32),
+        cv2.CV_32F,
+        normType=cv2.NORM_L2,
+        K=1,
+    )
+    return distance
+
+
 def border_saliency(small_rgb: np.ndarray) -> np.ndarray:
     """How unlike the picture's border each pixel is (0..1): the Lab distance to the
     nearest of the border's representative colours, softened, with a mild preference
@@ -251,10 +264,7 @@ def border_saliency(small_rgb: np.ndarray) -> np.ndarray:
                 for k in range(len(centres))
             ]
         )
-    flat = lab.reshape(-1, 3)
-    distance = np.full(len(flat), np.inf, np.float32)
-    for centre in centres:
-        distance = np.minimum(distance, np.linalg.norm(flat - centre, axis=1))
+    distance = nearest_distance(lab.reshape(-1, 3), centres)
     unlike = cv2.GaussianBlur(distance.reshape(h, w), (0, 0), max(1.0, min(h, w) / 100))
     yy, xx = np.mgrid[:h, :w].astype(np.float32)
     centre_prior = 1.0 - 0.5 * np.hypot((xx - w / 2) / (w / 2), (yy - h / 2) / (h / 2)) / np.sqrt(2)

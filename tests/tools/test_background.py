@@ -234,3 +234,20 @@ def test_the_same_photo_gets_the_same_cut_whatever_ran_before(name: str) -> None
         )
         cuts.append(out.outputs[A.IMAGE][..., 3])
     assert all(np.array_equal(cuts[0], cut) for cut in cuts[1:])
+
+
+def test_the_distance_to_the_nearest_border_colour_is_the_same_as_pixel_by_pixel() -> None:
+    """border_saliency's distances from each pixel of a photo (scikit-image's coffee, in
+    Lab) to the nearest of 12 colours, found in one pass of OpenCV's, are the distances
+    worked out centre by centre."""
+    from skimage import data
+
+    from layerpath.kit.colours import to_lab
+    from layerpath.kit.segments import nearest_distance
+
+    lab = to_lab(data.coffee()).reshape(-1, 3)
+    centres = lab[np.random.default_rng(0).choice(len(lab), 12, replace=False)] + 0.5
+    by_centre = np.min([np.linalg.norm(lab - c, axis=1) for c in centres], axis=0)
+    found = nearest_distance(lab, centres).ravel()
+    assert found.shape == by_centre.shape
+    np.testing.assert_allclose(found, by_centre, rtol=1e-6, atol=1e-4)
