@@ -213,6 +213,12 @@ def mean_near(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray
     return spread / np.maximum(weight, 1e-4)[..., None]
 
 
+def near_enough(where: np.ndarray, sigma: float) -> np.ndarray:
+    """Where mean_near(values, where, sigma) averages pixels of `where` at all: within
+    about 2.3 sigma of them (a weight of 1 %); past that it is an average of nothing."""
+    return cv2.GaussianBlur(where.astype(np.float32), (0, 0), sigma) > 0.01
+
+
 def guided_filter(guide: np.ndarray, values: np.ndarray, radius: int, eps: float) -> np.ndarray:
     """He, Sun and Tang's guided filter: `values` (float32, H x W) smoothed where the
     grey `guide` (float32 0..1, same size) is smooth and kept sharp along its edges."""

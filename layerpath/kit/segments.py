@@ -227,8 +227,8 @@ def lines_across(
 
 
 def nearest_distance(points: np.ndarray, centres: np.ndarray) -> np.ndarray:
-    """Each point's (N x 3, float32) Euclidean distance to the nearest of `centres`
-    (float32, N x 1), in one pass of OpenCV's over all of them."""
+    """Each point's (N x 3) Euclidean distance to the nearest of `centres` (M x 3): an
+    N x 1 float32 array, in one pass of OpenCV's over all of them."""
     distance, _ = cv2.batchDistance(
         np.ascontiguousarray(points, np.float32),
         np.ascontiguousarray(centres, np.float32),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from layerpath.kit.imaging import guided_mask, mean_near, rgb, small_copy
+from layerpath.kit.imaging import guided_mask, mean_near, near_enough, rgb, small_copy
 
 #: the long side the sky is looked for at
 WORK_SIDE = 512
@@ -339,7 +339,9 @@ CARRIED = 0.1
 #: the share short of it that is the tolerance: a sky lies over the scene and meets the
 #: top of the frame across much of it (the finder's right skies on the tuning photos
 #: reach 0.6 and more, a sky seen through leaves the least), where a pale wall in a
-#: corner or a flower's petals out of focus do not (0.1-0.16)
+#: corner or a flower's petals out of focus do not (0.1-0.16). (A scan with a plain
+#: border above its picture has no sky in its top rows: it is refused, asking for a
+#: selection)
 REACHES_TOP = (0.4, 0.2)
 
 
@@ -403,8 +405,10 @@ def sky_measures(picture: np.ndarray, sky: np.ndarray) -> tuple[float, float, fl
     # found sky, or near the found sky's own colour carried across to it (a dusk's violet
     # or a sunset's pink, which are no sky's colour to sky_coloured, left out past a cut)
     modelled = (np.linalg.norm(lab - sky_model(lab, sky), axis=2) < 10.0) & sky_coloured(picture)
-    carried = mean_near(lab, sky, CARRIED * max(sky.shape))
-    patches = (modelled | (np.linalg.norm(lab - carried, axis=2) < 10.0)) & smooth & ~grown
+    reach = CARRIED * max(sky.shape)
+    carried = np.linalg.norm(lab - mean_near(lab, sky, reach), axis=2) < 10.0
+    carried &= near_enough(sky, reach)  # (further away it is an average of nothing)
+    patches = (modelled | carried) & smooth & ~grown
     patches[int(np.nonzero(sky.any(axis=1))[0].max()) + 1 :] = False
     patches = cv2.morphologyEx(patches.astype(np.uint8), cv2.MORPH_OPEN, kernel) > 0
     # and clouds left out: smooth pieces of a sky's colour bordered mostly by the sky
@@ -435,7 +439,7 @@ def sky_doubts(picture: np.ndarray, sky: np.ndarray) -> dict[str, float]:
         "the sky's edge runs through smooth sky": max(0.0, SKY_ON_GRADIENT - on_gradient) / 0.15,
         "sky left out along its edge": max(0.0, left - SKY_LEFT) / 0.1,
         "sky left out elsewhere": max(0.0, elsewhere - SKY_ELSEWHERE) / 0.05,
-        "the sky found does not reach across the top of the frame": (
+        "the sky found does not reach across the top of the photo": (
             max(0.0, REACHES_TOP[0] - top_reached(sky)) / REACHES_TOP[1]
         ),
     }

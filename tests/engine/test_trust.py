@@ -519,3 +519,31 @@ def test_a_kind_needs_its_record_and_a_tool_and_nothing_else(
     monkeypatch.setitem(KINDS, kind, KindSpec(whole=True, overrides=True))  # type: ignore[arg-type]
     (unchecked,) = Engine(registry).run(request).outcomes
     assert not unchecked.ok and "no check for Landmark Detection" in (unchecked.error or "")
+
+
+def test_the_checks_judge_no_colour_where_nothing_lies_near_enough_to_say() -> None:
+    """Where no ground (or no sky) lies near, the colour 'averaged' from it is nothing
+    (black): a subject filling all but a thin strip at the top of a flat grey picture
+    does not carry on past its edge (it read 0.86: every light pixel was 'unlike the
+    ground'); a sunset's sky over the left half, with a black silhouette far off on the
+    right, leaves no sky out there (it read the silhouette as sky of the sky's colour)."""
+    from layerpath.engine.judge.checks.region import carried_on
+    from layerpath.kit.sky import sky_measures
+
+    flat = np.full((400, 512, 3), 150, np.uint8)
+    subject = np.ones((400, 512), bool)
+    subject[:7] = False  # a strip of background along the top
+    subject[390:, 500:] = False  # and a speck in a far corner
+    assert carried_on(flat, subject) < 0.05
+
+    h, w = 320, 512
+    y = np.linspace(0, 1, h)[:, None, None]
+    picture = np.broadcast_to(np.array([250, 150, 80]) * (1 - y) + np.array([255, 200, 150]) * y,
+                              (h, w, 3)).astype(np.uint8).copy()  # fmt: skip
+    picture[200:] = (60, 70, 40)  # the ground
+    picture[:, 260:] = (60, 70, 40)  # ground across the right half, up to the top
+    picture[40:200, 420:500] = (2, 2, 2)  # a black silhouette far from the sky
+    sky = np.zeros((h, w), bool)
+    sky[:200, :260] = True
+    _, _, elsewhere = sky_measures(picture, sky)
+    assert elsewhere < 0.05

@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 
 from layerpath.engine.judge.checks.verdict import Verdict, verdict
-from layerpath.kit.imaging import dilate, erode, mean_near
+from layerpath.kit.imaging import dilate, erode, mean_near, near_enough
 from layerpath.kit.sky import edge_doubt, sky_doubts, work_copies
 
 #: the share of a subject's area a piece must have to count as a piece of it
@@ -71,9 +71,12 @@ def check_found_region(what: str | None, picture: np.ndarray, region: np.ndarray
         defects["something left out stands out more than the subject"] = (
             max(0.0, standing_out(small, subject) - STANDS_OUT) / 0.2
         )
-        defects["the subject carries on past the edge found"] = (
-            max(0.0, carried_on(small, subject) - CARRIES_ON[0]) / CARRIES_ON[1]
+        left_in = (
+            "part of the subject seems left in the background"
+            if what == "background"
+            else "the subject seems to carry on past the edge found"
         )
+        defects[left_in] = max(0.0, carried_on(small, subject) - CARRIES_ON[0]) / CARRIES_ON[1]
     return verdict(defects)
 
 
@@ -91,13 +94,16 @@ def carried_on(picture: np.ndarray, subject: np.ndarray) -> float:
     """The share of a band just outside the subject (two to six pixels out) whose colours
     are the subject's beside them and not the ground's further out: the part of a thing
     a cut left in the background, a cat's ears and body when its face was taken for it.
-    Where the subject's colours are the ground's too, nothing counts."""
+    Where the subject's colours are the ground's too, nothing counts; nor does the band
+    where no ground lies near enough to say what the ground's colour is (a strip of
+    background along the frame's edge thinner than the band): 0 when there is none."""
     lab = cv2.cvtColor(picture.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
     band = dilate(subject, 6) & ~dilate(subject, 2)
     inner, ground = erode(subject, 2), ~dilate(subject, 8)
-    if not band.any() or not inner.any() or not ground.any():
-        return 0.0
     reach = max(3.0, 0.02 * max(subject.shape))
+    band &= near_enough(ground, 3 * reach)
+    if not band.any() or not inner.any():
+        return 0.0
     to_subject = np.linalg.norm(lab - mean_near(lab, inner, reach), axis=2)
     to_ground = np.linalg.norm(lab - mean_near(lab, ground, 3 * reach), axis=2)
     like = (to_subject < SUBJECT_LIKE) & (to_ground > to_subject + GROUND_APART)
