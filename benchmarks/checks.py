@@ -204,8 +204,8 @@ def region_cases(
 ) -> Iterator[CheckCase]:
     """The found-region checks' cases: skies put above the split's photos without one,
     things put on its photos without a subject, each with its truth and the regions a
-    finder could wrongly return (benchmarks/region_tasks.py); and the skies the offline
-    finder itself finds in its photos without one."""
+    finder could wrongly return (benchmarks/region_tasks.py); and what the offline finder
+    itself finds in its photos without a sky or without a subject."""
     from layerpath.benchmarks import region_tasks as regions
     from layerpath.benchmarks.sources import (
         BACKDROPS,
@@ -220,7 +220,10 @@ def region_cases(
     things = [load_cutout(p) for p in stamp_files(cache, split)]
     for photo in photos:
         if photo.name in NO_SKY[split]:
-            yield from skies_found_wrongly(photo)
+            yield from found_wrongly(photo, "sky", "a sky found in a photo without one")
+        if photo.name in BACKDROPS[split]:
+            family = "a background found around no subject"
+            yield from found_wrongly(photo, "background", family)
     for index, photo in enumerate(photos):
         rng = np.random.default_rng([seed, index, 17])
         if skies and photo.name in GROUNDS[split]:
@@ -245,9 +248,10 @@ def region_cases(
                 )
 
 
-def skies_found_wrongly(photo: Photo) -> Iterator[CheckCase]:
-    """The sky the offline finder (as a run calls it) finds in a photo that has none: a
-    wrong region to the found-sky check, when the finder finds one at all."""
+def found_wrongly(photo: Photo, what: str, family: str) -> Iterator[CheckCase]:
+    """The region the offline finder (as a run calls it) finds for `what` in a photo that
+    has none (a sky in a photo without one, a background around no subject): a wrong
+    region to its check, when the finder finds one at all."""
     from layerpath.kit.types import ToolContext
     from layerpath.tools.registry import Registry
 
@@ -255,16 +259,14 @@ def skies_found_wrongly(photo: Photo) -> Iterator[CheckCase]:
     picture = rgba(photo.rgb)
     try:
         found = finder.run(
-            ToolContext(K.REGION_ADJUSTMENT, target="sky"),
+            ToolContext(K.REGION_ADJUSTMENT, target=what),
             {ArtifactKind.IMAGE: picture},
             finder.spec.param_schedule()[0],
         ).outputs[ArtifactKind.MASK]
     except TargetNotFound:
         return
-    yield CheckCase(
-        "found sky", photo.name, "a sky found in a photo without one", False, picture, picture,
-        found,
-    )  # fmt: skip
+    checker = next(name for name, region in REGION_CHECKERS.items() if region == what)
+    yield CheckCase(checker, photo.name, family, False, picture, picture, found)
 
 
 def bench_checks(
