@@ -130,6 +130,7 @@ class _Progress:
             why = str(event.outcome.error)
             failure = event.outcome.failure
             if failure is not None and failure.region:  # how to give one, in this front end
+                why = why if why.endswith((".", "!", "?")) else why + "."
                 why += f" Here: --mask {failure.region.split()[-1]}=mask.png."
             say(f"  FAILED {event.outcome.subtask.describe()}: {printable(why)}")
 

@@ -376,3 +376,19 @@ def test_the_command_leaves_quickly_with_its_work_done(tmp_path: Path) -> None:
         timeout=120,
     )
     assert refused.returncode == 2 and "missing.jpg" in refused.stderr
+
+
+def test_a_region_found_wrongly_is_refused_in_sentences_with_how_to_give_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """'darken the sky' on scikit-image's cat (no sky): the command says why the sky it
+    found is doubted, ends that sentence, then says how to give the region here."""
+    from PIL import Image
+    from skimage import data
+
+    photo, out = tmp_path / "cat.png", tmp_path / "out.ora"
+    Image.fromarray(data.chelsea()).save(photo)
+    assert main(["edit", str(photo), "darken the sky", "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "does not reach across the top of the photo" in err
+    assert "kept as a hidden layer. Here: --mask sky=mask.png." in err
