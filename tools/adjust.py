@@ -25,7 +25,14 @@ import numpy as np
 from layerpath.errors import BadInput, ToolFailed
 from layerpath.kit.adjustments import ADJUSTMENTS, TONES
 from layerpath.kit.colours import hue_direction
-from layerpath.kit.imaging import luma, mask_box, noise_sigma, smoothstep, wide_blur
+from layerpath.kit.imaging import (
+    luma,
+    mask_box,
+    noise_sigma,
+    rgb_contiguous,
+    smoothstep,
+    wide_blur,
+)
 from layerpath.kit.looks import (
     REACH,
     Look,
@@ -789,7 +796,7 @@ def made8(
     frame height, frame width) of the frame, with the whole picture's `fields` of its
     glow or clarity: the band's new 8-bit colours."""
     runs = _runs(look.recipe)
-    colours = _colours(band)
+    colours = rgb_contiguous(band)
     closing = _closing(runs)
     stop = len(runs) if closing is None else closing[0]
     styled = styled8(look, colours, rows, fields, stop)
@@ -812,18 +819,10 @@ def styled8(
     runs = _runs(look.recipe)
     first = 1 if runs and runs[0][0]["op"] in PER_CHANNEL and until > 0 else 0
     keys = tuple(_key(step) for step in runs[0]) if first else ()
-    styled = cv2.LUT(_colours(colours), _level_table(keys))
+    styled = cv2.LUT(rgb_contiguous(colours), _level_table(keys))
     for index in range(first, until):
         styled = look_step(look, styled, runs[index], rows, fields.get(index))
     return styled
-
-
-def _colours(band: np.ndarray) -> np.ndarray:
-    """A picture's or a band's colours (RGB of RGB or RGBA, any depth), contiguous
-    (OpenCV's RGBA to RGB: a twentieth of numpy's strided copy)."""
-    if band.shape[2] == 4:
-        return cv2.cvtColor(np.ascontiguousarray(band), cv2.COLOR_RGBA2RGB)
-    return np.ascontiguousarray(band)
 
 
 @lru_cache(maxsize=32)
@@ -1144,7 +1143,7 @@ def _region_blur(part: np.ndarray, weight: np.ndarray, sigma: float, top: int) -
     size = (max(1, round(w * scale)), max(1, round(h * scale)))
     region = (weight > 0).view(np.uint8)
     inside = cv2.resize(region.astype(np.float32), size, interpolation=cv2.INTER_AREA)
-    colours = _colours(part)
+    colours = rgb_contiguous(part)
     # the pixels outside the region are left out before scaling down (a scaled-down
     # pixel on the region's edge would carry the subject's colour into the blur)
     own = cv2.bitwise_and(colours, colours, mask=region)

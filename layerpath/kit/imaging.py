@@ -208,15 +208,25 @@ def sector_energy(
 def mean_near(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
     """`values` (H x W x C) averaged over the nearby pixels of `where`, carried across
     the pixels between them (normalised convolution, float32)."""
+    return mean_and_reach_near(values, where, sigma)[0]
+
+
+def mean_and_reach_near(
+    values: np.ndarray, where: np.ndarray, sigma: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """mean_near's average, and where it averages pixels of `where` at all: within about
+    2.3 sigma of them (a weight of 1 %); past that it is an average of nothing."""
     weight = cv2.GaussianBlur(where.astype(np.float32), (0, 0), sigma)
     spread = cv2.GaussianBlur((values * where[..., None]).astype(np.float32), (0, 0), sigma)
-    return spread / np.maximum(weight, 1e-4)[..., None]
+    return spread / np.maximum(weight, 1e-4)[..., None], weight > 0.01
 
 
-def near_enough(where: np.ndarray, sigma: float) -> np.ndarray:
-    """Where mean_near(values, where, sigma) averages pixels of `where` at all: within
-    about 2.3 sigma of them (a weight of 1 %); past that it is an average of nothing."""
-    return cv2.GaussianBlur(where.astype(np.float32), (0, 0), sigma) > 0.01
+def rgb_contiguous(image: np.ndarray) -> np.ndarray:
+    """A picture's colours (RGB of RGB or RGBA, any depth), contiguous (OpenCV's RGBA to
+    RGB: a twentieth of numpy's strided copy)."""
+    if image.shape[2] == 4:
+        return cv2.cvtColor(np.ascontiguousarray(image), cv2.COLOR_RGBA2RGB)
+    return np.ascontiguousarray(image)
 
 
 def guided_filter(guide: np.ndarray, values: np.ndarray, radius: int, eps: float) -> np.ndarray:
@@ -320,6 +330,4 @@ def small_copy(image: np.ndarray, resolution: int) -> np.ndarray:
         return rgb(image) if image.ndim == 3 and image.shape[2] == 4 else image
     size = (max(8, round(w * scale)), max(8, round(h * scale)))
     small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
-    return (
-        np.ascontiguousarray(small[..., :3]) if small.ndim == 3 and small.shape[2] == 4 else small
-    )
+    return rgb_contiguous(small) if small.ndim == 3 else small

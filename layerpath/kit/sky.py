@@ -19,7 +19,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from layerpath.kit.imaging import guided_mask, mean_near, near_enough, rgb, small_copy
+from layerpath.kit.imaging import guided_mask, mean_and_reach_near, mean_near, rgb, small_copy
 
 #: the long side the sky is looked for at
 WORK_SIDE = 512
@@ -405,9 +405,8 @@ def sky_measures(picture: np.ndarray, sky: np.ndarray) -> tuple[float, float, fl
     # found sky, or near the found sky's own colour carried across to it (a dusk's violet
     # or a sunset's pink, which are no sky's colour to sky_coloured, left out past a cut)
     modelled = (np.linalg.norm(lab - sky_model(lab, sky), axis=2) < 10.0) & sky_coloured(picture)
-    reach = CARRIED * max(sky.shape)
-    carried = np.linalg.norm(lab - mean_near(lab, sky, reach), axis=2) < 10.0
-    carried &= near_enough(sky, reach)  # (further away it is an average of nothing)
+    sky_colour, reached = mean_and_reach_near(lab, sky, CARRIED * max(sky.shape))
+    carried = reached & (np.linalg.norm(lab - sky_colour, axis=2) < 10.0)
     patches = (modelled | carried) & smooth & ~grown
     patches[int(np.nonzero(sky.any(axis=1))[0].max()) + 1 :] = False
     patches = cv2.morphologyEx(patches.astype(np.uint8), cv2.MORPH_OPEN, kernel) > 0

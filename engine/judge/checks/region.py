@@ -22,7 +22,7 @@ import cv2
 import numpy as np
 
 from layerpath.engine.judge.checks.verdict import Verdict, verdict
-from layerpath.kit.imaging import dilate, erode, mean_near, near_enough
+from layerpath.kit.imaging import dilate, erode, mean_and_reach_near, mean_near
 from layerpath.kit.sky import edge_doubt, sky_doubts, work_copies
 
 #: the share of a subject's area a piece must have to count as a piece of it
@@ -101,11 +101,12 @@ def carried_on(picture: np.ndarray, subject: np.ndarray) -> float:
     band = dilate(subject, 6) & ~dilate(subject, 2)
     inner, ground = erode(subject, 2), ~dilate(subject, 8)
     reach = max(3.0, 0.02 * max(subject.shape))
-    band &= near_enough(ground, 3 * reach)
+    ground_colour, reached = mean_and_reach_near(lab, ground, 3 * reach)
+    band &= reached
     if not band.any() or not inner.any():
         return 0.0
     to_subject = np.linalg.norm(lab - mean_near(lab, inner, reach), axis=2)
-    to_ground = np.linalg.norm(lab - mean_near(lab, ground, 3 * reach), axis=2)
+    to_ground = np.linalg.norm(lab - ground_colour, axis=2)
     like = (to_subject < SUBJECT_LIKE) & (to_ground > to_subject + GROUND_APART)
     return float(like[band].mean())
 
