@@ -30,7 +30,10 @@ from layerpath.engine.judge.quality import judge as judge_step
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
 from layerpath.errors import TargetNotFound
 from layerpath.kit.regions import changed_window
+from layerpath.kit.types import ToolContext
+from layerpath.tools.base import Tool
 from layerpath.tools.ocr import read_text
+from layerpath.tools.registry import Registry
 
 K = SubtaskKind
 THRESHOLD = 0.5  # the engine's default quality threshold (EditRequest.quality_threshold)
@@ -218,12 +221,14 @@ def region_cases(
 
     skies = sky_bands(cache, split)
     things = [load_cutout(p) for p in stamp_files(cache, split)]
+    finder = Registry.from_catalogue().get("offline_finder")
     for photo in photos:
         if photo.name in NO_SKY[split]:
-            yield from found_wrongly(photo, "sky", "a sky found in a photo without one")
+            family = "a sky found in a photo without one"
+            yield from found_wrongly(finder, photo, "found sky", family)
         if photo.name in BACKDROPS[split]:
             family = "a background found around no subject"
-            yield from found_wrongly(photo, "background", family)
+            yield from found_wrongly(finder, photo, "found background", family)
     for index, photo in enumerate(photos):
         rng = np.random.default_rng([seed, index, 17])
         if skies and photo.name in GROUNDS[split]:
@@ -248,24 +253,19 @@ def region_cases(
                 )
 
 
-def found_wrongly(photo: Photo, what: str, family: str) -> Iterator[CheckCase]:
-    """The region the offline finder (as a run calls it) finds for `what` in a photo that
-    has none (a sky in a photo without one, a background around no subject): a wrong
-    region to its check, when the finder finds one at all."""
-    from layerpath.kit.types import ToolContext
-    from layerpath.tools.registry import Registry
-
-    finder = Registry.from_catalogue().get("offline_finder")
+def found_wrongly(finder: Tool, photo: Photo, checker: str, family: str) -> Iterator[CheckCase]:
+    """The region the offline `finder` (as a run calls it) finds for what `checker`
+    vouches for in a photo that has none (a sky in a photo without one, a background
+    around no subject): a wrong region to the checker, when the finder finds one at all."""
     picture = rgba(photo.rgb)
     try:
         found = finder.run(
-            ToolContext(K.REGION_ADJUSTMENT, target=what),
+            ToolContext(K.REGION_ADJUSTMENT, target=REGION_CHECKERS[checker]),
             {ArtifactKind.IMAGE: picture},
             finder.spec.param_schedule()[0],
         ).outputs[ArtifactKind.MASK]
     except TargetNotFound:
         return
-    checker = next(name for name, region in REGION_CHECKERS.items() if region == what)
     yield CheckCase(checker, photo.name, family, False, picture, picture, found)
 
 
