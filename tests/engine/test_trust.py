@@ -370,6 +370,41 @@ def test_a_dusk_sky_found_in_part_is_refused() -> None:
     assert check_found_region("sky", picture, part).score < 0.5
 
 
+def test_a_sunset_sky_stopped_at_a_clouds_top_is_refused() -> None:
+    """A sunset over a ridge: deep blue above, red down to the ridge, a yellow glow
+    low on the left under a dark cloud across the left half, and on the right a dark smooth hill rising from the
+    ridge. The whole sky (the cloud in it, the hill not) passes; the sky stopped at the
+    cloud's top in the cloud's columns fails, naming the sky left out under the cloud
+    (it passed: the cut lay on the cloud's edge, and neither the cloud's dusky underside
+    nor the glow under it is of the found sky's colours). KDE's EveningGlow was done so."""
+    from layerpath.engine.judge.checks.region import check_found_region
+
+    picture, sky = sky_over_ridge(1500, 1000, clouds=False)
+    h, w = sky.shape
+    y = np.linspace(0, 1, h)[:, None, None]
+    x = np.linspace(0, 1, w)[None, :, None]
+    sunset = np.array([40, 50, 120]) * (1 - y) ** 2 + np.array([200, 90, 110]) * (1 - (1 - y) ** 2)
+    sun = np.exp(-(((x - 0.2) / 0.22) ** 2) - ((y - 0.5) / 0.15) ** 2)  # the glow, at left
+    sunset = sunset * (1 - sun) + np.array([255, 215, 120]) * sun
+    hill = np.zeros((h, w), np.uint8)
+    cv2.ellipse(hill, (1250, int(0.55 * h)), (260, 170), 0, 180, 360, 1, -1)
+    sky &= hill == 0
+    picture[..., :3] = np.where(sky[..., None], sunset, picture[..., :3]).astype(np.uint8)
+    picture[hill > 0, :3] = (45, 40, 50)
+    cloud = np.zeros((h, w), np.float32)
+    cv2.ellipse(cloud, (330, int(0.3 * h)), (420, 70), 0, 0, 360, 1.0, -1)
+    cloud = cv2.GaussianBlur(cloud, (0, 0), 4)[..., None]
+    picture[..., :3] = (picture[..., :3] * (1 - cloud) + np.array([85, 70, 70]) * cloud).astype(
+        np.uint8
+    )
+    assert check_found_region("sky", picture, sky).score >= 0.5
+    top = np.argmax(cloud[..., 0] > 0.5, axis=0)
+    stopped = sky & ~((np.arange(h)[:, None] >= top[None, :]) & (cloud[..., 0] > 0.5).any(axis=0))
+    verdict = check_found_region("sky", picture, stopped)
+    assert verdict.score < 0.5
+    assert "sky left out under a cloud" in verdict.reason
+
+
 def test_a_found_background_must_leave_out_the_subject_and_only_it() -> None:
     """On scikit-image's grass, a red-brown disc: the background that leaves out the disc
     passes; one that leaves out grass instead (the disc, which stands out most, left in
