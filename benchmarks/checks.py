@@ -208,10 +208,12 @@ def region_cases(
     """The found-region checks' cases: skies put above the split's photos without one,
     things put on its photos without a subject, each with its truth and the regions a
     finder could wrongly return (benchmarks/region_tasks.py); and what the offline finder
-    itself finds in its photos without a sky or without a subject."""
+    itself finds in its photos without a sky or without a subject, and in its photos
+    with a sky whose found sky was judged by eye (sources.FOUND_SKIES)."""
     from layerpath.benchmarks import region_tasks as regions
     from layerpath.benchmarks.sources import (
         BACKDROPS,
+        FOUND_SKIES,
         GROUNDS,
         NO_SKY,
         load_cutout,
@@ -225,10 +227,14 @@ def region_cases(
     for photo in photos:
         if photo.name in NO_SKY[split]:
             family = "a sky found in a photo without one"
-            yield from found_wrongly(finder, photo, "found sky", family)
+            yield from found_by(finder, photo, "found sky", family, False)
+        if photo.name in FOUND_SKIES[split]:
+            right = FOUND_SKIES[split][photo.name]
+            family = f"the sky the finder found, {'right' if right else 'wrong'} by eye"
+            yield from found_by(finder, photo, "found sky", family, right)
         if photo.name in BACKDROPS[split]:
             family = "a background found around no subject"
-            yield from found_wrongly(finder, photo, "found background", family)
+            yield from found_by(finder, photo, "found background", family, False)
     for index, photo in enumerate(photos):
         rng = np.random.default_rng([seed, index, 17])
         if skies and photo.name in GROUNDS[split]:
@@ -253,10 +259,12 @@ def region_cases(
                 )
 
 
-def found_wrongly(finder: Tool, photo: Photo, checker: str, family: str) -> Iterator[CheckCase]:
+def found_by(
+    finder: Tool, photo: Photo, checker: str, family: str, right: bool
+) -> Iterator[CheckCase]:
     """The region the offline `finder` (as a run calls it) finds for what `checker`
-    vouches for in a photo that has none (a sky in a photo without one, a background
-    around no subject): a wrong region to the checker, when the finder finds one at all."""
+    vouches for, labelled `right` or wrong (a sky in a photo without one, a background
+    around no subject, a sky judged by eye), when the finder finds one at all."""
     picture = rgba(photo.rgb)
     try:
         found = finder.run(
@@ -266,7 +274,7 @@ def found_wrongly(finder: Tool, photo: Photo, checker: str, family: str) -> Iter
         ).outputs[ArtifactKind.MASK]
     except TargetNotFound:
         return
-    yield CheckCase(checker, photo.name, family, False, picture, picture, found)
+    yield CheckCase(checker, photo.name, family, right, picture, picture, found)
 
 
 def bench_checks(
