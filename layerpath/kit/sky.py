@@ -351,10 +351,16 @@ def work_copies(picture: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, np
     h, w = region.shape[:2]
     scale = min(1.0, CHECK_SIDE / max(h, w))
     size = (max(8, round(w * scale)), max(8, round(h * scale)))
-    rgb = np.ascontiguousarray(picture[..., :3])
-    if rgb.dtype == np.uint16:
-        rgb = (rgb >> 8).astype(np.uint8)
-    small = cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
+    if picture.dtype == np.uint8 and picture.shape[2] == 4:
+        # scaled whole, its alpha dropped after: each channel is scaled alone, so this is
+        # the RGB a copy of its RGB would give, without that copy (60 MB at 20 MP)
+        whole = cv2.resize(np.ascontiguousarray(picture), size, interpolation=cv2.INTER_AREA)
+        small = np.ascontiguousarray(whole[..., :3])
+    else:
+        rgb = np.ascontiguousarray(picture[..., :3])
+        if rgb.dtype == np.uint16:
+            rgb = (rgb >> 8).astype(np.uint8)
+        small = cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
     inside = cv2.resize(region.astype(np.float32), size, interpolation=cv2.INTER_AREA) > 0.5
     return small, inside
 
