@@ -125,7 +125,8 @@ NO_SKY = {
 #: photos with a sky of their own, and whether the sky the offline finder finds in each is
 #: right (by eye, on contact sheets of what it found: the whole sky in, its clouds and
 #: glow too, the ground out); left out where it is hard to say (a fog joining sky and
-#: water, low clouds along a far horizon left out)
+#: water, low clouds along a far horizon left out, a sky through a bare tree's branches,
+#: a gateway's top in or out)
 FOUND_SKIES = {
     TUNING: {"rocket": True, "Dune": True, "Storm": True, "Dragonfly_by_Bolly": True,
              "aitzgorri_by_Aitzol_Berasategi": True,

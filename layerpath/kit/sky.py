@@ -351,7 +351,7 @@ def work_copies(picture: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, np
     h, w = region.shape[:2]
     scale = min(1.0, CHECK_SIDE / max(h, w))
     size = (max(8, round(w * scale)), max(8, round(h * scale)))
-    if picture.dtype == np.uint8 and picture.shape[2] == 4:
+    if picture.dtype == np.uint8 and picture.ndim == 3 and picture.shape[2] == 4:
         # scaled whole, its alpha dropped after: each channel is scaled alone, so this is
         # the RGB a copy of its RGB would give, without that copy (60 MB at 20 MP)
         whole = cv2.resize(np.ascontiguousarray(picture), size, interpolation=cv2.INTER_AREA)
