@@ -231,21 +231,16 @@ def region_cases(
     for photo in photos:
         if photo.name in NO_SKY[split]:
             family = "a sky found in a photo without one"
-            yield from found_by(finder, photo, "found sky", family, False)
+            yield from found_by(finder, photo, "found sky", family, right=False)
         if photo.name in FOUND_SKIES[split]:
-            right = FOUND_SKIES[split][photo.name]
-            family = f"the sky the finder found, {'right' if right else 'wrong'} by eye"
-            yield from found_by(finder, photo, "found sky", family, right)
+            yield from sky_by_eye(finder, photo, FOUND_SKIES[split][photo.name])
         if photo.name in BACKDROPS[split]:
             family = "a background found around no subject"
-            yield from found_by(finder, photo, "found background", family, False)
+            yield from found_by(finder, photo, "found background", family, right=False)
     for path in sky_photo_files(cache, split):
-        name = photo_name(path)
-        if name in FOUND_SKIES[split]:
-            right = FOUND_SKIES[split][name]
-            family = f"the sky the finder found, {'right' if right else 'wrong'} by eye"
-            photo = Photo(name, np.asarray(Image.open(path).convert("RGB")))
-            yield from found_by(finder, photo, "found sky", family, right)
+        if photo_name(path) in FOUND_SKIES[split]:
+            photo = Photo(photo_name(path), np.asarray(Image.open(path).convert("RGB")))
+            yield from sky_by_eye(finder, photo, FOUND_SKIES[split][photo.name])
     for index, photo in enumerate(photos):
         rng = np.random.default_rng([seed, index, 17])
         if skies and photo.name in GROUNDS[split]:
@@ -270,8 +265,15 @@ def region_cases(
                 )
 
 
+def sky_by_eye(finder: Tool, photo: Photo, right: bool) -> Iterator[CheckCase]:
+    """The sky the offline finder finds in a photo with one, judged `right` or wrong by
+    eye (sources.FOUND_SKIES)."""
+    family = f"the sky the finder found, {'right' if right else 'wrong'} by eye"
+    yield from found_by(finder, photo, "found sky", family, right=right)
+
+
 def found_by(
-    finder: Tool, photo: Photo, checker: str, family: str, right: bool
+    finder: Tool, photo: Photo, checker: str, family: str, *, right: bool
 ) -> Iterator[CheckCase]:
     """The region the offline `finder` (as a run calls it) finds for what `checker`
     vouches for, labelled `right` or wrong (a sky in a photo without one, a background

@@ -35,8 +35,9 @@ TUNING, HELD_OUT = "tuning", "held-out"
 
 @dataclass(frozen=True)
 class PhotoSource:
-    """Photographs in a Debian package: where they lie, which files are photographs
-    (None: every .jpg there), and the split they belong to."""
+    """Photographs in a Debian package: where they lie (a folder, or for
+    SKY_PHOTO_SOURCES a Qt resource file), which files are photographs (None: every
+    .jpg there, or every photo in the resource file), and the split they belong to."""
 
     package: str
     folder: str
@@ -180,6 +181,8 @@ SKY_PHOTO_SOURCES = (
 )
 #: the least side (pixels) of a resource's picture that is a photograph, not an icon
 RESOURCE_PHOTO_SIDE = 500
+#: the kinds of picture file taken out of a resource file
+RESOURCE_PHOTO_TYPES = (".webp", ".jpg", ".jpeg")
 
 
 def fetched(cache: Path, package: str) -> Path | None:
@@ -239,14 +242,15 @@ def sky_photo_files(cache: Path, split: str) -> list[Path]:
         folder = root / "photos" / Path(source.folder).stem
         if not folder.is_dir() and not resource_photos(root / source.folder, folder):
             continue
-        found += sorted(folder.glob("*.webp"))
+        found += sorted(p for p in folder.iterdir() if p.suffix.lower() in RESOURCE_PHOTO_TYPES)
     return found
 
 
 def resource_photos(resource: Path, folder: Path) -> bool:
     """Write the photographs packed in a Qt resource file (.rcc) into `folder`: its
-    WebP and JPEG pictures at least RESOURCE_PHOTO_SIDE on their shorter side. False,
-    with a warning, where PyQt6 is not installed."""
+    pictures (RESOURCE_PHOTO_TYPES) at least RESOURCE_PHOTO_SIDE on their shorter side.
+    False, with a warning, where PyQt6 is not installed or none is found (then nothing
+    is written, and the next run tries again)."""
     try:
         from PyQt6.QtCore import QDirIterator, QFile, QIODevice, QResource
     except ImportError:
@@ -263,7 +267,7 @@ def resource_photos(resource: Path, folder: Path) -> bool:
         walk = QDirIterator(":" + root, QDirIterator.IteratorFlag.Subdirectories)
         while walk.hasNext():
             path = walk.next()
-            if not path.lower().endswith((".webp", ".jpg", ".jpeg")):
+            if not path.lower().endswith(RESOURCE_PHOTO_TYPES):
                 continue
             packed = QFile(path)
             if not packed.open(QIODevice.OpenModeFlag.ReadOnly):
@@ -276,6 +280,10 @@ def resource_photos(resource: Path, folder: Path) -> bool:
             (tmp / Path(path).name).write_bytes(data)
     finally:
         QResource.unregisterResource(str(resource), root)
+    if not any(tmp.iterdir()):
+        tmp.rmdir()
+        log.warning("no photos were found in %s: they are left out", resource)
+        return False
     tmp.rename(folder)
     return True
 
