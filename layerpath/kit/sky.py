@@ -346,8 +346,9 @@ REACHES_TOP = (0.4, 0.2)
 
 
 def work_copies(picture: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Copies of a picture (RGB, 8 bits) and a region of it at CHECK_SIDE on the long
-    side, where an outline is a few pixels wide at any photo size."""
+    """Copies of a picture (RGB or RGBA, 8 or 16 bits) and a region of it at CHECK_SIDE
+    on the long side, where an outline is a few pixels wide at any photo size: the
+    picture's as RGB, 8 bits."""
     h, w = region.shape[:2]
     scale = min(1.0, CHECK_SIDE / max(h, w))
     size = (max(8, round(w * scale)), max(8, round(h * scale)))
@@ -440,7 +441,7 @@ def runs(values: np.ndarray) -> list[tuple[int, int]]:
 #: edges of at most EDGE_GAP pixels between them, that make a column of sky left out (on
 #: the tuning split an edge gap of 4, 6 or 8 refuses no right sky; 8 finds the most
 #: wrong ones)
-UNDERSIDE, LIT_UNDER, EDGE_GAP = 3, 5, 8
+LEAST_UNDERSIDE, LEAST_LIT, EDGE_GAP = 3, 5, 8
 #: how much darker (L*) than the found sky's median lit sky under a cloud may be
 LIT_DARKER = 10.0
 #: the share of the found sky that may be left out under clouds, and the tolerance past
@@ -449,6 +450,7 @@ LIT_DARKER = 10.0
 #: to 0.32
 UNDER_CLOUDS = (0.02, 0.02)
 
+#: what a pixel under a found sky is, to left_under_clouds
 _OTHER, _UNDERSIDE, _LIT, _SKY = 0, 1, 2, 3
 
 
@@ -480,15 +482,61 @@ def left_under_clouds(picture: np.ndarray, sky: np.ndarray) -> np.ndarray:
         for value, length in runs(kind[end : lowest + 1, column]):
             if value == _OTHER and length <= EDGE_GAP:
                 pass
-            elif not under and value == _UNDERSIDE and length >= UNDERSIDE:
+            elif not under and value == _UNDERSIDE and length >= LEAST_UNDERSIDE:
                 under = True
-            elif under and value == _LIT and length >= LIT_UNDER:
+            elif under and value == _LIT and length >= LEAST_LIT:
                 left[end : at + length, column] = True
                 break
             elif not (under and value == _UNDERSIDE):
                 break
             at += length
     return left
+
+
+#: how far (CIELAB) from the sky's colour there a piece of a found sky is something else
+PIECE_APART = 12.0
+#: how hard a piece's edge against the sky around it must be (its median gradient, in
+#: units of strong_gradient) to be a solid thing's (a roof's, a tower's, a dome's): on
+#: the tuning split the right skies' pieces (clouds, a sun, the sky through leaves) stay
+#: under 5.2, and the pieces of buildings taken in on gcompris' monuments (held out) lie
+#: at 7.6-27 where they count
+HARD_EDGE = 7.0
+#: the least share of the found sky a piece holds to count (a bird, a lamp's top, a
+#: weather vane do not): one that counts refuses the sky
+PIECE_SHARE = 0.004
+
+
+def taken_in(picture: np.ndarray, sky: np.ndarray) -> float:
+    """The share of a found sky that is pieces of something solid taken in (a roof, a
+    tower, a dome, part of a minaret): pieces unlike the sky's colour there
+    (PIECE_APART from sky_model), bordering the ground along a tenth of their outline
+    at least, whose edge against the sky around them is hard (HARD_EDGE). A cloud,
+    even one resting on a ridge, fades into the sky: its edge is soft."""
+    lab = cv2.cvtColor(picture.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
+    kernel = np.ones((3, 3), np.uint8)
+    apart = sky & (np.linalg.norm(lab - sky_model(lab, sky), axis=2) > PIECE_APART)
+    apart = cv2.morphologyEx(apart.astype(np.uint8), cv2.MORPH_OPEN, kernel) > 0
+    count, parts, stats, _ = cv2.connectedComponentsWithStats(apart.astype(np.uint8))
+    grad = gradient(picture)
+    peak, strong = cv2.dilate(grad, kernel), strong_gradient(grad, sky)
+    ground = cv2.dilate((~sky).astype(np.uint8), kernel, iterations=2) > 0
+    inside = np.zeros(sky.shape, bool)
+    inside[2:-2, 2:-2] = True  # (the frame's edge borders nothing)
+    solid, total = 0, max(1.0, float(sky.sum()))
+    for piece in range(1, count):
+        area = int(stats[piece, cv2.CC_STAT_AREA])
+        if area < PIECE_SHARE * total:
+            continue
+        x, y, w, h = stats[piece, :4]
+        box = np.s_[max(0, y - 2) : y + h + 2, max(0, x - 2) : x + w + 2]
+        own = parts[box] == piece
+        rim = (cv2.dilate(own.astype(np.uint8), kernel) > 0) & ~own & inside[box]
+        against_sky = rim & ~ground[box] & ~apart[box]
+        if rim.sum() == 0 or (rim & ground[box]).sum() < 0.1 * rim.sum():
+            continue
+        if against_sky.sum() >= 5 and np.median(peak[box][against_sky]) >= HARD_EDGE * strong:
+            solid += area
+    return solid / total
 
 
 def top_reached(sky: np.ndarray) -> float:
@@ -516,6 +564,7 @@ def sky_doubts(picture: np.ndarray, sky: np.ndarray) -> dict[str, float]:
         "sky left out along its edge": max(0.0, left - SKY_LEFT) / 0.1,
         "sky left out elsewhere": max(0.0, elsewhere - SKY_ELSEWHERE) / 0.05,
         "sky left out under a cloud": max(0.0, under - UNDER_CLOUDS[0]) / UNDER_CLOUDS[1],
+        "something solid seems taken into the sky": taken_in(picture, sky) / PIECE_SHARE,
         "the sky found does not reach across the top of the photo": (
             max(0.0, REACHES_TOP[0] - top_reached(sky)) / REACHES_TOP[1]
         ),

@@ -405,6 +405,34 @@ def test_a_sunset_sky_stopped_at_a_clouds_top_is_refused() -> None:
     assert "sky left out under a cloud" in verdict.reason
 
 
+def test_a_found_sky_with_a_towers_top_in_it_is_refused() -> None:
+    """A dark slate tower rising from a ridge into a blue sky, and a soft cloud resting
+    on the ridge beside it: the sky with the cloud in it and the tower out passes; the
+    sky with the tower's top in it (as the finder took Carcassonne's slate cone, Worms'
+    roof and Rang Ghar's dome on GCompris' monuments) fails, naming something solid
+    taken in (it passed: the sky's outline lay on the tower's own edges below)."""
+    from layerpath.engine.judge.checks.region import check_found_region
+
+    picture, sky = sky_over_ridge(1500, 1000, clouds=False)
+    h, w = sky.shape
+    ridge = int(np.argmin(sky[:, 500]))
+    tower = np.zeros((h, w), bool)
+    tower[ridge - 260 : ridge + 20, 470:560] = True
+    rng = np.random.default_rng(1)
+    stone = 65 + rng.normal(0, 5, (h, w, 1)) + np.array([0, 2, 8])
+    picture[..., :3] = np.where(tower[..., None], stone, picture[..., :3]).astype(np.uint8)
+    sky &= ~tower
+    cloud = np.zeros((h, w), np.float32)
+    cv2.ellipse(cloud, (1100, int(np.argmin(sky[:, 1100])) - 10), (150, 45), 0, 0, 360, 1.0, -1)
+    cloud = cv2.GaussianBlur(cloud, (0, 0), 14)[..., None] * sky[..., None]
+    picture[..., :3] = (picture[..., :3] * (1 - 0.8 * cloud) + 235 * 0.8 * cloud).astype(np.uint8)
+    assert check_found_region("sky", picture, sky).score >= 0.5
+    top = sky | (tower & (np.arange(h)[:, None] < ridge - 140))
+    verdict = check_found_region("sky", picture, top)
+    assert verdict.score < 0.5
+    assert "something solid seems taken into the sky" in verdict.reason
+
+
 def test_a_found_background_must_leave_out_the_subject_and_only_it() -> None:
     """On scikit-image's grass, a red-brown disc: the background that leaves out the disc
     passes; one that leaves out grass instead (the disc, which stands out most, left in
@@ -595,7 +623,7 @@ def test_a_found_regions_work_copies_of_an_rgba_picture_are_those_of_its_rgb() -
     from layerpath.kit.sky import work_copies
 
     rng = np.random.default_rng(3)
-    for shape in ((1000, 1501), (777, 513), (2400, 3600)):
+    for shape in ((1000, 1501), (777, 513), (2400, 3600), (1024, 2048)):
         picture = rng.integers(0, 256, (*shape, 4), dtype=np.uint8)
         region = rng.random(shape) < 0.4
         small, inside = work_copies(picture, region)
