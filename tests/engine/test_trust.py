@@ -433,6 +433,35 @@ def test_a_found_sky_with_a_towers_top_in_it_is_refused() -> None:
     assert "something solid seems taken into the sky" in verdict.reason
 
 
+def test_a_found_sky_that_leaves_out_the_sky_in_an_arch_is_refused() -> None:
+    """A stone wall (scikit-image's gravel) under a blue sky, with an arch through it
+    showing the sky beyond: the sky with the arch's sky in it passes; the sky above the
+    wall alone fails, naming the sky seen through the opening (it passed: sky left out
+    was looked for no lower than the found sky reaches, as GCompris' Qutub Minar through
+    its arch was)."""
+    from skimage import data
+
+    from layerpath.engine.judge.checks.region import check_found_region
+
+    h, w = 1000, 1500
+    y = np.linspace(0, 1, h)[:, None, None]
+    blue = (np.array([60, 110, 190]) * (1 - y) + np.array([95, 140, 205]) * y) * np.ones((1, w, 1))
+    gravel = data.gravel()
+    stone = np.tile(gravel, (h // gravel.shape[0] + 1, w // gravel.shape[1] + 1))[:h, :w]
+    wall = stone.astype(np.float32)[..., None] * np.array([0.6, 0.52, 0.42]) + 50
+    arch = np.zeros((h, w), np.uint8)
+    cv2.rectangle(arch, (600, 560), (900, 900), 1, -1)
+    cv2.circle(arch, (750, 560), 150, 1, -1)
+    sky = np.arange(h)[:, None] < 300
+    through = arch > 0
+    picture = np.where((sky | through)[..., None], blue, wall)
+    rgba = np.dstack([np.clip(picture, 0, 255).astype(np.uint8), np.full((h, w), 255, np.uint8)])
+    assert check_found_region("sky", rgba, sky | through).score >= 0.5
+    verdict = check_found_region("sky", rgba, sky)
+    assert verdict.score < 0.5
+    assert "sky seen through an opening below is left out" in verdict.reason
+
+
 def test_a_found_background_must_leave_out_the_subject_and_only_it() -> None:
     """On scikit-image's grass, a red-brown disc: the background that leaves out the disc
     passes; one that leaves out grass instead (the disc, which stands out most, left in
