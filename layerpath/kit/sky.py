@@ -16,6 +16,8 @@ still yield a region: `sky_doubts` says how far the found one is to be trusted.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import cv2
 import numpy as np
 
@@ -387,22 +389,49 @@ def on_edges(picture: np.ndarray, region: np.ndarray) -> float:
     return float((np.linalg.norm(inside - outside, axis=2)[edge] > CHANGE).mean())
 
 
-def sky_measures(picture: np.ndarray, sky: np.ndarray) -> tuple[float, float, float]:
+@dataclass(frozen=True)
+class Look:
+    """What the found-sky measures read of a picture (a work copy) and its found sky,
+    worked out once for all of them: the CIELAB picture, its gradient and the gradient
+    past which a pixel is on an edge (strong_gradient), fine detail (texture), which
+    pixels are of a sky's colour (sky_coloured), and the sky's colour fitted over the
+    frame (sky_model)."""
+
+    lab: np.ndarray
+    grad: np.ndarray
+    strong: float
+    detail: np.ndarray
+    coloured: np.ndarray
+    model: np.ndarray
+
+
+def look_at(picture: np.ndarray, sky: np.ndarray) -> Look:
+    """The Look of a picture (RGB, 8 bits) and the sky found in it."""
+    lab = cv2.cvtColor(picture.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
+    grad = gradient(picture)
+    return Look(
+        lab, grad, strong_gradient(grad, sky), texture(picture), sky_coloured(picture),
+        sky_model(lab, sky),
+    )  # fmt: skip
+
+
+def sky_measures(
+    picture: np.ndarray, sky: np.ndarray, look: Look | None = None
+) -> tuple[float, float, float]:
     """(the share of the sky's outline on a gradient past STRONG, or past six times the
     sky's own; the share of a band just outside it that looks like the sky nearby:
     within 6 of its colour, CIELAB, and smooth; the sky left out further away, as a
     share of the found sky: smooth patches within 10 of the found sky's colour there
     (fitted over the frame, for a sky's colour, or carried across from the sky nearby),
     no lower than it reaches, and clouds it left out)."""
-    grad = gradient(picture)
+    look = look or look_at(picture, sky)
+    lab, grad, strong = look.lab, look.grad, look.strong
     kernel = np.ones((3, 3), np.uint8)
-    strong = strong_gradient(grad, sky)
     edge = outline(sky)
     peak = cv2.dilate(grad, np.ones((5, 5), np.uint8))
     gradient_share = float((peak[edge] > strong).mean()) if edge.any() else 1.0
     grown = cv2.dilate(sky.astype(np.uint8), kernel, iterations=6) > 0
     band = grown & ~(cv2.dilate(sky.astype(np.uint8), kernel, iterations=2) > 0)
-    lab = cv2.cvtColor(picture.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
     near = mean_near(lab, sky, max(2.0, 0.02 * max(sky.shape)))
     smooth = grad < strong
     alike = (np.linalg.norm(lab - near, axis=2) < 6.0) & smooth
@@ -410,14 +439,14 @@ def sky_measures(picture: np.ndarray, sky: np.ndarray) -> tuple[float, float, fl
     # of the sky's colours: of a sky's colour and near the smooth surface fitted to the
     # found sky, or near the found sky's own colour carried across to it (a dusk's violet
     # or a sunset's pink, which are no sky's colour to sky_coloured, left out past a cut)
-    modelled = (np.linalg.norm(lab - sky_model(lab, sky), axis=2) < 10.0) & sky_coloured(picture)
+    modelled = (np.linalg.norm(lab - look.model, axis=2) < 10.0) & look.coloured
     sky_colour, reached = mean_and_reach_near(lab, sky, CARRIED * max(sky.shape))
     carried = reached & (np.linalg.norm(lab - sky_colour, axis=2) < 10.0)
     patches = (modelled | carried) & smooth & ~grown
     patches[int(np.nonzero(sky.any(axis=1))[0].max()) + 1 :] = False
     patches = cv2.morphologyEx(patches.astype(np.uint8), cv2.MORPH_OPEN, kernel) > 0
     # and clouds left out: smooth pieces of a sky's colour bordered mostly by the sky
-    patches |= clouds_in(sky, sky_coloured(picture) & (texture(picture) < SMOOTH))
+    patches |= clouds_in(sky, look.coloured & (look.detail < SMOOTH))
     return gradient_share, left, float(patches.sum()) / max(1.0, float(sky.sum()))
 
 
@@ -454,7 +483,7 @@ UNDER_CLOUDS = (0.02, 0.02)
 _OTHER, _UNDERSIDE, _LIT, _SKY = 0, 1, 2, 3
 
 
-def left_under_clouds(picture: np.ndarray, sky: np.ndarray) -> np.ndarray:
+def left_under_clouds(picture: np.ndarray, sky: np.ndarray, look: Look | None = None) -> np.ndarray:
     """The sky a found one stops short of at a cloud: in each column, under the found
     sky's first stretch from the top, a smooth piece that is no lit sky (a cloud's
     underside, dusky or brown) and, under that past an edge a few pixels wide, smooth
@@ -469,10 +498,10 @@ def left_under_clouds(picture: np.ndarray, sky: np.ndarray) -> np.ndarray:
     if len(rows) == 0:
         return left
     lowest = int(rows.max())
-    grad = gradient(picture)
-    smooth = (grad < strong_gradient(grad, sky)) & (texture(picture) < SMOOTH)
-    lightness = cv2.cvtColor(picture.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)[..., 0]
-    lit = sky_coloured(picture) & (lightness >= np.median(lightness[sky]) - LIT_DARKER)
+    look = look or look_at(picture, sky)
+    smooth = (look.grad < look.strong) & (look.detail < SMOOTH)
+    lightness = look.lab[..., 0]
+    lit = look.coloured & (lightness >= np.median(lightness[sky]) - LIT_DARKER)
     kind = np.where(sky, _SKY, np.where(~smooth, _OTHER, np.where(lit, _LIT, _UNDERSIDE)))
     for column in np.nonzero(sky.any(axis=0))[0]:
         run = sky[:, column]
@@ -506,19 +535,18 @@ HARD_EDGE = 7.0
 PIECE_SHARE = 0.004
 
 
-def taken_in(picture: np.ndarray, sky: np.ndarray) -> float:
+def taken_in(picture: np.ndarray, sky: np.ndarray, look: Look | None = None) -> float:
     """The share of a found sky that is pieces of something solid taken in (a roof, a
     tower, a dome, part of a minaret): pieces unlike the sky's colour there
     (PIECE_APART from sky_model), bordering the ground along a tenth of their outline
     at least, whose edge against the sky around them is hard (HARD_EDGE). A cloud,
     even one resting on a ridge, fades into the sky: its edge is soft."""
-    lab = cv2.cvtColor(picture.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
+    look = look or look_at(picture, sky)
     kernel = np.ones((3, 3), np.uint8)
-    apart = sky & (np.linalg.norm(lab - sky_model(lab, sky), axis=2) > PIECE_APART)
+    apart = sky & (np.linalg.norm(look.lab - look.model, axis=2) > PIECE_APART)
     apart = cv2.morphologyEx(apart.astype(np.uint8), cv2.MORPH_OPEN, kernel) > 0
     count, parts, stats, _ = cv2.connectedComponentsWithStats(apart.astype(np.uint8))
-    grad = gradient(picture)
-    peak, strong = cv2.dilate(grad, kernel), strong_gradient(grad, sky)
+    peak, strong = cv2.dilate(look.grad, kernel), look.strong
     ground = cv2.dilate((~sky).astype(np.uint8), kernel, iterations=2) > 0
     inside = np.zeros(sky.shape, bool)
     inside[2:-2, 2:-2] = True  # (the frame's edge borders nothing)
@@ -546,17 +574,16 @@ def taken_in(picture: np.ndarray, sky: np.ndarray) -> float:
 OPENINGS = (0.1, 0.1)
 
 
-def through_openings(picture: np.ndarray, sky: np.ndarray) -> float:
+def through_openings(picture: np.ndarray, sky: np.ndarray, look: Look | None = None) -> float:
     """The share of a found sky left out below it in openings of the ground (an arch, a
     window, the gaps of a lattice): smooth patches of a sky's colour within 10 (CIELAB)
     of the found sky's fitted colour, under the lowest row it reaches, enclosed by the
     ground (touching no edge of the frame: water below a horizon runs to the frame's
     sides)."""
-    lab = cv2.cvtColor(picture.astype(np.float32) / 255.0, cv2.COLOR_RGB2LAB)
-    grad = gradient(picture)
+    look = look or look_at(picture, sky)
     kernel = np.ones((3, 3), np.uint8)
-    like = (np.linalg.norm(lab - sky_model(lab, sky), axis=2) < 10.0) & sky_coloured(picture)
-    patches = like & (grad < strong_gradient(grad, sky))
+    like = (np.linalg.norm(look.lab - look.model, axis=2) < 10.0) & look.coloured
+    patches = like & (look.grad < look.strong)
     patches &= cv2.dilate(sky.astype(np.uint8), kernel, iterations=6) == 0
     patches[: int(np.nonzero(sky.any(axis=1))[0].max()) + 1] = False
     patches = cv2.morphologyEx(patches.astype(np.uint8), cv2.MORPH_OPEN, kernel) > 0
@@ -584,17 +611,18 @@ def sky_doubts(picture: np.ndarray, sky: np.ndarray) -> dict[str, float]:
     its tolerance: its edge off the picture's edges or running through smooth sky, sky
     of its colour left beside it, and elsewhere, sky left out under a cloud's underside,
     and a 'sky' that stays in a corner of the frame's top."""
-    on_gradient, left, elsewhere = sky_measures(picture, sky)
-    under = float(left_under_clouds(picture, sky).sum()) / max(1.0, float(sky.sum()))
+    look = look_at(picture, sky)
+    on_gradient, left, elsewhere = sky_measures(picture, sky, look)
+    under = float(left_under_clouds(picture, sky, look).sum()) / max(1.0, float(sky.sum()))
     return {
         "its edge does not follow the picture": edge_doubt(picture, sky),
         "the sky's edge runs through smooth sky": max(0.0, SKY_ON_GRADIENT - on_gradient) / 0.15,
         "sky left out along its edge": max(0.0, left - SKY_LEFT) / 0.1,
         "sky left out elsewhere": max(0.0, elsewhere - SKY_ELSEWHERE) / 0.05,
         "sky left out under a cloud": max(0.0, under - UNDER_CLOUDS[0]) / UNDER_CLOUDS[1],
-        "something solid seems taken into the sky": taken_in(picture, sky) / PIECE_SHARE,
+        "something solid seems taken into the sky": taken_in(picture, sky, look) / PIECE_SHARE,
         "sky seen through an opening below is left out": (
-            max(0.0, through_openings(picture, sky) - OPENINGS[0]) / OPENINGS[1]
+            max(0.0, through_openings(picture, sky, look) - OPENINGS[0]) / OPENINGS[1]
         ),
         "the sky found does not reach across the top of the photo": (
             max(0.0, REACHES_TOP[0] - top_reached(sky)) / REACHES_TOP[1]
