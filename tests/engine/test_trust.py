@@ -452,7 +452,7 @@ def test_a_found_sky_that_leaves_out_the_sky_in_an_arch_is_refused() -> None:
     arch = np.zeros((h, w), np.uint8)
     cv2.rectangle(arch, (600, 560), (900, 900), 1, -1)
     cv2.circle(arch, (750, 560), 150, 1, -1)
-    sky = np.arange(h)[:, None] < 300
+    sky = (np.arange(h)[:, None] < 300) & np.ones((h, w), bool)
     through = arch > 0
     picture = np.where((sky | through)[..., None], blue, wall)
     rgba = np.dstack([np.clip(picture, 0, 255).astype(np.uint8), np.full((h, w), 255, np.uint8)])
