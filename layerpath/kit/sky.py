@@ -536,11 +536,16 @@ PIECE_SHARE = 0.004
 
 
 def taken_in(picture: np.ndarray, sky: np.ndarray, look: Look | None = None) -> float:
-    """The share of a found sky that is pieces of something solid taken in (a roof, a
-    tower, a dome, part of a minaret): pieces unlike the sky's colour there
-    (PIECE_APART from sky_model), bordering the ground along a tenth of their outline
-    at least, whose edge against the sky around them is hard (HARD_EDGE). A cloud,
-    even one resting on a ridge, fades into the sky: its edge is soft."""
+    """The share of a found sky that is pieces of something solid (solid_pieces)."""
+    return float(solid_pieces(picture, sky, look).sum()) / max(1.0, float(sky.sum()))
+
+
+def solid_pieces(picture: np.ndarray, sky: np.ndarray, look: Look | None = None) -> np.ndarray:
+    """The pieces of something solid taken into a found sky (a roof, a tower, a dome,
+    part of a minaret): pieces of at least PIECE_SHARE of it, unlike the sky's colour
+    there (PIECE_APART from sky_model), bordering the ground along a tenth of their
+    outline at least, whose edge against the sky around them is hard (HARD_EDGE). A
+    cloud, even one resting on a ridge, fades into the sky: its edge is soft."""
     look = look or look_at(picture, sky)
     kernel = np.ones((3, 3), np.uint8)
     apart = sky & (np.linalg.norm(look.lab - look.model, axis=2) > PIECE_APART)
@@ -550,10 +555,9 @@ def taken_in(picture: np.ndarray, sky: np.ndarray, look: Look | None = None) -> 
     ground = cv2.dilate((~sky).astype(np.uint8), kernel, iterations=2) > 0
     inside = np.zeros(sky.shape, bool)
     inside[2:-2, 2:-2] = True  # (the frame's edge borders nothing)
-    solid, total = 0, max(1.0, float(sky.sum()))
+    solid, total = [], max(1.0, float(sky.sum()))
     for piece in range(1, count):
-        area = int(stats[piece, cv2.CC_STAT_AREA])
-        if area < PIECE_SHARE * total:
+        if stats[piece, cv2.CC_STAT_AREA] < PIECE_SHARE * total:
             continue
         x, y, w, h = stats[piece, :4]
         box = np.s_[max(0, y - 2) : y + h + 2, max(0, x - 2) : x + w + 2]
@@ -563,8 +567,8 @@ def taken_in(picture: np.ndarray, sky: np.ndarray, look: Look | None = None) -> 
         if rim.sum() == 0 or (rim & ground[box]).sum() < 0.1 * rim.sum():
             continue
         if against_sky.sum() >= 5 and np.median(peak[box][against_sky]) >= HARD_EDGE * strong:
-            solid += area
-    return solid / total
+            solid.append(piece)
+    return np.isin(parts, solid)
 
 
 #: the share of the found sky that may be left out in openings below it, and the
@@ -575,7 +579,12 @@ OPENINGS = (0.1, 0.1)
 
 
 def through_openings(picture: np.ndarray, sky: np.ndarray, look: Look | None = None) -> float:
-    """The share of a found sky left out below it in openings of the ground (an arch, a
+    """The share of a found sky left out below it in openings of the ground (openings)."""
+    return float(openings(picture, sky, look).sum()) / max(1.0, float(sky.sum()))
+
+
+def openings(picture: np.ndarray, sky: np.ndarray, look: Look | None = None) -> np.ndarray:
+    """The sky a found one leaves out below it in openings of the ground (an arch, a
     window, the gaps of a lattice): smooth patches of a sky's colour within 10 (CIELAB)
     of the found sky's fitted colour, under the lowest row it reaches, enclosed by the
     ground (touching no edge of the frame: water below a horizon runs to the frame's
@@ -587,11 +596,11 @@ def through_openings(picture: np.ndarray, sky: np.ndarray, look: Look | None = N
     patches &= cv2.dilate(sky.astype(np.uint8), kernel, iterations=6) == 0
     patches[: int(np.nonzero(sky.any(axis=1))[0].max()) + 1] = False
     patches = cv2.morphologyEx(patches.astype(np.uint8), cv2.MORPH_OPEN, kernel) > 0
-    count, _, stats, _ = cv2.connectedComponentsWithStats(patches.astype(np.uint8), connectivity=4)
+    _, parts, stats, _ = cv2.connectedComponentsWithStats(patches.astype(np.uint8), connectivity=4)
     h, w = sky.shape
-    x, y, width, height, area = (stats[1:, k] for k in range(5))
+    x, y, width, height = (stats[1:, k] for k in range(4))
     enclosed = (x > 0) & (y > 0) & (x + width < w) & (y + height < h)
-    return float(area[enclosed].sum()) / max(1.0, float(sky.sum()))
+    return np.isin(parts, np.nonzero(enclosed)[0] + 1)
 
 
 def top_reached(sky: np.ndarray) -> float:
