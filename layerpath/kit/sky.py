@@ -527,7 +527,7 @@ PIECE_APART = 12.0
 #: how hard a piece's edge against the sky around it must be (its median gradient, in
 #: units of strong_gradient) to be a solid thing's (a roof's, a tower's, a dome's): on
 #: the tuning split the right skies' pieces (clouds, a sun, the sky through leaves) stay
-#: under 5.2, and the pieces of buildings taken in on gcompris' monuments (held out) lie
+#: under 5.2, and the pieces of buildings taken in on GCompris' monuments (held out) lie
 #: at 7.6-27 where they count
 HARD_EDGE = 7.0
 #: the least share of the found sky a piece holds to count (a bird, a lamp's top, a
@@ -619,7 +619,8 @@ def sky_doubts(picture: np.ndarray, sky: np.ndarray) -> dict[str, float]:
     """What speaks against a found sky (on work copies: work_copies), each in units of
     its tolerance: its edge off the picture's edges or running through smooth sky, sky
     of its colour left beside it, and elsewhere, sky left out under a cloud's underside,
-    and a 'sky' that stays in a corner of the frame's top."""
+    something solid taken in (a roof, a tower, a dome), the sky seen through an opening
+    below it left out, and a 'sky' that stays in a corner of the frame's top."""
     look = look_at(picture, sky)
     on_gradient, left, elsewhere = sky_measures(picture, sky, look)
     under = float(left_under_clouds(picture, sky, look).sum()) / max(1.0, float(sky.sum()))
