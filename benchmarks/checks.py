@@ -10,6 +10,7 @@ working threshold, the false passes (bad results it would call done) and the fal
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -222,6 +223,7 @@ def region_cases(
         photo_name,
         sky_bands,
         sky_photo_files,
+        skyline_frames,
         stamp_files,
     )  # fmt: skip
 
@@ -241,6 +243,22 @@ def region_cases(
         if photo_name(path) in FOUND_SKIES[split]:
             photo = Photo(photo_name(path), np.asarray(Image.open(path).convert("RGB")))
             yield from sky_by_eye(finder, photo, FOUND_SKIES[split][photo.name])
+    for index, (name, skyline) in enumerate(skyline_frames(cache, split)):
+        if not skies:
+            break
+        rng = np.random.default_rng([seed, index, 23])
+        _, band = skies[int(rng.integers(len(skies)))]
+        picture, coverage = regions.sky_behind(skyline, band)
+        for family, good, region in regions.sky_regions(rng, coverage):
+            family = f"{family}, behind a real skyline"
+            yield CheckCase("found sky", name, family, good, rgba(picture), rgba(picture), region)
+        found = list(found_by(finder, Photo(name, picture), "found sky", "", right=False))
+        if found:
+            right = regions.found_sky_right(found[0].mask, coverage)
+            family = (
+                f"the sky the finder found behind a real skyline, {'right' if right else 'wrong'}"
+            )
+            yield dataclasses.replace(found[0], family=family, good=right)
     for index, photo in enumerate(photos):
         rng = np.random.default_rng([seed, index, 17])
         if skies and photo.name in GROUNDS[split]:

@@ -82,6 +82,34 @@ def sky_over(
     return np.clip(np.rint(picture), 0, 255).astype(np.uint8), share.astype(np.float32)
 
 
+def sky_behind(skyline: np.ndarray, sky: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A sky (RGB) scaled to the frame of a horizon whose sky was cut out (RGBA, alpha 0
+    where the sky was) and put behind it: the picture and the sky's coverage (float)."""
+    h, w = skyline.shape[:2]
+    sh, sw = sky.shape[:2]
+    scale = max(w / sw, h / sh)
+    size = (int(np.ceil(sw * scale)), int(np.ceil(sh * scale)))
+    grown = cv2.resize(sky, size, interpolation=cv2.INTER_CUBIC if scale > 1 else cv2.INTER_AREA)
+    left = (grown.shape[1] - w) // 2
+    behind = grown[:h, left : left + w].astype(np.float32)
+    ground = skyline[..., 3:4].astype(np.float32) / 255.0
+    picture = skyline[..., :3].astype(np.float32) * ground + behind * (1.0 - ground)
+    return np.clip(np.rint(picture), 0, 255).astype(np.uint8), 1.0 - ground[..., 0]
+
+
+#: how much of a sky put behind a real skyline a found sky must hold, and how much of the
+#: ground at most, to be right (the sky between a tree's twigs may stay out)
+SKY_HELD, GROUND_TAKEN = 0.95, 0.02
+
+
+def found_sky_right(found: np.ndarray, coverage: np.ndarray) -> bool:
+    """Whether a found sky is right by the truth of a sky put behind a skyline."""
+    sky, ground = coverage > 0.5, coverage < 0.5
+    held = float((found & sky).sum()) / max(1.0, float(sky.sum()))
+    taken = float((found & ground).sum()) / max(1.0, float(ground.sum()))
+    return held >= SKY_HELD and taken <= GROUND_TAKEN
+
+
 def pasted(
     rng: np.random.Generator, photo: np.ndarray, thing: Cutout, share: tuple[float, float]
 ) -> tuple[np.ndarray, np.ndarray]:

@@ -6,7 +6,8 @@ the held-out split, which comes from other sources and is never looked at while 
   among lomiri-wallpapers-16.04 and -20.04 (Ubuntu Touch's community wallpapers: the
   photos issue 25's findings were met on); Tux Paint's photographed stamps of clothes,
   household things, sports gear and birds; for the found-sky check, OpenCV's sample
-  photos of buildings (opencv-doc);
+  photos of buildings (opencv-doc) and Stellarium's horizons with their sky cut out
+  (stellarium-data);
 - held out: the photographs among KDE's plasma-workspace-wallpapers; Tux Paint's stamps
   of fruit, vegetables, flowers and mammals; for the found-sky check, GCompris' photos
   of the world's monuments (gcompris-qt-data, in a Qt resource file).
@@ -333,6 +334,35 @@ def load_cutout(path: Path) -> Cutout:
     alpha = rgba[..., 3].astype(np.float32) / 255.0
     alpha[alpha < 0.05] = 0.0  # (the stamps' faint specks are no part of the thing)
     return Cutout(path.stem, np.ascontiguousarray(rgba[..., :3]), alpha)
+
+
+#: real horizons photographed with their sky cut out (alpha 0 where the sky was), behind
+#: which a sky is put: Stellarium's landscapes, panoramas in square tiles (its fir trees
+#: in snow, a village's trees and barn), tuning: (landscape, tiles)
+SKYLINES_PACKAGE, SKYLINES_FOLDER = "stellarium-data", "usr/share/stellarium/landscapes"
+SKYLINES = {TUNING: (("hurricane", 8), ("guereins", 8)), HELD_OUT: ()}
+
+
+def skyline_frames(cache: Path, split: str) -> list[tuple[str, np.ndarray]]:
+    """The frames (RGBA, 3:2, side by side along each panorama) of a split's skylines."""
+    if not SKYLINES[split]:
+        return []
+    root = fetched(cache, SKYLINES_PACKAGE)
+    if root is None:
+        return []
+    frames = []
+    for name, tiles in SKYLINES[split]:
+        paths = [root / SKYLINES_FOLDER / name / f"{name}{k}.png" for k in range(1, tiles + 1)]
+        if not all(path.is_file() for path in paths):
+            continue
+        panorama = np.concatenate(
+            [np.asarray(Image.open(path).convert("RGBA")) for path in paths], axis=1
+        )
+        h, w = panorama.shape[:2]
+        width = int(1.5 * h)
+        for x in range(0, w - width + 1, width):
+            frames.append((f"{name}{x}", np.ascontiguousarray(panorama[:, x : x + width])))
+    return frames
 
 
 def sky_bands(cache: Path, split: str) -> list[tuple[str, np.ndarray]]:

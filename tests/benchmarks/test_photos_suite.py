@@ -76,3 +76,31 @@ def test_without_apt_get_the_suites_use_scikit_images_photos_only(
     assert debian_photos(tmp_path / "cache") == []
     names = [p.name for p in all_photos(tmp_path / "cache")]
     assert names[:2] == ["coffee", "chelsea"] and len(names) == 8
+
+
+def test_a_sky_put_behind_a_real_skyline_is_the_truth_its_found_skies_are_judged_by() -> None:
+    """A horizon whose sky was cut out (alpha 0 above a jagged tree line, as Stellarium's
+    landscapes are) with a sky put behind it: the picture is the horizon where it was
+    and the sky where it was cut out, its coverage the cut; a found sky is right when
+    it holds the sky and next to none of the ground, wrong when it leaves out a tenth
+    of the sky or takes in a twentieth of the ground."""
+    from layerpath.benchmarks.region_tasks import found_sky_right, sky_behind
+
+    rng = np.random.default_rng(4)
+    h, w = 300, 450
+    line = (150 + 30 * np.sin(np.arange(w) / 17.0) + rng.integers(-6, 6, w)).astype(int)
+    ground = np.arange(h)[:, None] >= line[None, :]
+    skyline = np.zeros((h, w, 4), np.uint8)
+    skyline[..., :3] = rng.integers(20, 90, (h, w, 3))
+    skyline[..., 3] = np.where(ground, 255, 0)
+    band = np.zeros((200, 900, 3), np.uint8)
+    band[...] = (70, 120, 200)
+    picture, coverage = sky_behind(skyline, band)
+    assert np.array_equal(picture[ground], skyline[..., :3][ground])
+    assert np.all(picture[~ground] == (70, 120, 200))
+    assert np.array_equal(coverage > 0.5, ~ground)
+    assert found_sky_right(~ground, coverage)
+    short = ~ground & (np.arange(w)[None, :] >= w // 8)
+    assert not found_sky_right(short, coverage)
+    over = ~ground | dilate(~ground, 12)
+    assert (over & ground).sum() > 0.05 * ground.sum() and not found_sky_right(over, coverage)
