@@ -139,7 +139,7 @@ FOUND_SKIES = {
              # its facade, the real sky below them left out
              "home": True, "leuvenA": True, "leuvenB": True, "building": False},
     HELD_OUT: {"BytheWater": True, "EveningGlow": False, "summer_1am": False,
-               # gcompris' monuments (SKY_PHOTO_SOURCES): right
+               # GCompris' monuments (SKY_PHOTO_SOURCES): right
                "greatPyramidOfGiza": True, "meidumPyramid": True, "chateaudeChambord": True,
                "chateaudeChenonceau": True, "montStMichel": True, "palaisdesPapes": True,
                "pontduGard": True, "rocamadour": True, "aulaPalatina": True,
