@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from layerpath.kit.imaging import dilate, nearest_of
+from layerpath.kit.imaging import dilate, nearest_of, sample_at
 
 #: how far either side of a carried line its band reaches (pixels)
 HALF_BAND = 3
@@ -363,10 +363,9 @@ def _grain(
     band is not a smooth ribbon of repeated pixels."""
     reach = np.where(nearer < 0, first, last)
     steps = nearer * (2 * reach + 0.5)  # past the border by as much as the pixel is inside
-    x = (xs + steps * line.dx).astype(np.float32).reshape(1, -1)
-    y = (ys + steps * line.dy).astype(np.float32).reshape(1, -1)
-    mirrored = cv2.remap(detail, x, y, cv2.INTER_NEAREST, borderMode=cv2.BORDER_REFLECT_101)
-    return mirrored.reshape(-1, 3).astype(np.float64)
+    x, y = xs + steps * line.dx, ys + steps * line.dy
+    mirrored = sample_at(detail, x, y, cv2.INTER_NEAREST, cv2.BORDER_REFLECT_101)
+    return mirrored.astype(np.float64)
 
 
 def _beyond(
@@ -407,8 +406,6 @@ def _around(
     total = np.zeros((len(ys), 3), np.float64)
     for step in range(3):
         reach = sign * (distance + step + 0.5)
-        x = (xs + reach * line.dx).astype(np.float32).reshape(1, -1)
-        y = (ys + reach * line.dy).astype(np.float32).reshape(1, -1)
-        found = cv2.remap(colours, x, y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        total += found.reshape(-1, 3)
+        x, y = xs + reach * line.dx, ys + reach * line.dy
+        total += sample_at(colours, x, y, cv2.INTER_LINEAR, cv2.BORDER_REPLICATE)
     return total / 3.0

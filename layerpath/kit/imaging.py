@@ -229,6 +229,34 @@ def rgb_contiguous(image: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(image)
 
 
+#: the most points one cv2.remap call is given along a side (OpenCV refuses a map with a
+#: side of SHRT_MAX, 32767, or more)
+_REMAP_SIDE = 16384
+
+
+def sample_at(
+    picture: np.ndarray,
+    xs: np.ndarray,
+    ys: np.ndarray,
+    interpolation: int = cv2.INTER_LINEAR,
+    border: int = cv2.BORDER_REPLICATE,
+) -> np.ndarray:
+    """The picture's values at the points (xs, ys), between pixels as `interpolation`
+    says and past its edge as `border` says: (number of points, channels). Any number
+    of points: they are laid out in rows of _REMAP_SIDE for OpenCV, which samples each
+    point alone, so the layout changes no value."""
+    count = len(xs)
+    channels = picture.shape[2] if picture.ndim == 3 else 1
+    if count == 0:
+        return np.zeros((0, channels), picture.dtype)
+    rows, side = -(-count // _REMAP_SIDE), min(count, _REMAP_SIDE)
+    pad = rows * side - count
+    map_x = np.pad(np.asarray(xs, np.float32), (0, pad)).reshape(rows, side)
+    map_y = np.pad(np.asarray(ys, np.float32), (0, pad)).reshape(rows, side)
+    found = cv2.remap(picture, map_x, map_y, interpolation, borderMode=border)
+    return found.reshape(rows * side, channels)[:count]
+
+
 def guided_filter(guide: np.ndarray, values: np.ndarray, radius: int, eps: float) -> np.ndarray:
     """He, Sun and Tang's guided filter: `values` (float32, H x W) smoothed where the
     grey `guide` (float32 0..1, same size) is smooth and kept sharp along its edges."""

@@ -336,3 +336,44 @@ def test_patch_fill_says_which_way_it_filled() -> None:
             chosen.spec.param_schedule()[0],
         )
         assert made.settled == {"smooth_below": smooth_below}
+
+
+def test_soft_ground_is_filled_along_its_way_through_a_hole_of_any_size() -> None:
+    """Soft horizontal bands (out-of-focus ground, generated) with a hole of 300 by 300
+    pixels: more hole pixels than OpenCV takes in one sampling map (32767; `layerpath
+    bench checks --held-out` stopped on it), and the bands still run on through it."""
+    from layerpath.tools.lines import fill_along
+
+    h, w = 600, 800
+    rows = np.arange(h, dtype=np.float32)[:, None]
+    level = 120 + 60 * np.sin(rows / 40.0)
+    rgb = np.clip(np.dstack([level, level * 0.8, level * 0.6]) * np.ones((1, w, 1)), 0, 255)
+    rgb = rgb.astype(np.uint8)
+    hole = np.zeros((h, w), bool)
+    hole[150:450, 250:550] = True
+    painted = fill_along(rgb, hole)
+    assert painted is not None
+    filled = painted[0][hole].reshape(300, 300, 3).astype(np.float32)
+    truth = rgb[hole].reshape(300, 300, 3).astype(np.float32)
+    assert np.abs(filled - truth).mean() < 6
+
+
+def test_points_are_sampled_as_opencv_samples_them_however_many() -> None:
+    """kit/imaging's sample_at gives what one cv2.remap call gives for the points it can
+    take, bit for bit, and takes any number more (OpenCV refuses a map side of 32767)."""
+    from layerpath.kit.imaging import sample_at
+
+    rng = np.random.default_rng(2)
+    picture = rng.random((300, 400, 3)).astype(np.float32)
+    xs, ys = rng.uniform(-5, 405, 30000), rng.uniform(-5, 305, 30000)
+    direct = cv2.remap(
+        picture,
+        xs.astype(np.float32).reshape(1, -1),
+        ys.astype(np.float32).reshape(1, -1),
+        cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_REPLICATE,
+    ).reshape(-1, 3)
+    assert np.array_equal(sample_at(picture, xs, ys), direct)
+    many_x, many_y = np.concatenate([xs, xs, xs]), np.concatenate([ys, ys, ys])
+    assert np.array_equal(sample_at(picture, many_x, many_y), np.concatenate([direct] * 3))
+    assert sample_at(picture, xs[:0], ys[:0]).shape == (0, 3)

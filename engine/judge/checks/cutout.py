@@ -15,7 +15,7 @@ import numpy as np
 
 from layerpath.engine.judge.checks.texture import lab_of
 from layerpath.engine.judge.checks.verdict import Verdict, verdict
-from layerpath.kit.imaging import erode, rgb
+from layerpath.kit.imaging import erode, rgb, sample_at
 from layerpath.kit.regions import analysis_copy
 
 ANALYSIS_PIXELS = 1_000_000
@@ -48,11 +48,7 @@ def alike_across(lab: np.ndarray, subject: np.ndarray, step: int) -> float:
     ny, nx = gy / norm, gx / norm
 
     def colour(offset: float) -> np.ndarray:
-        map_x = (xs + nx * offset).astype(np.float32).reshape(-1, 1)
-        map_y = (ys + ny * offset).astype(np.float32).reshape(-1, 1)
-        return cv2.remap(
-            soft, map_x, map_y, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT
-        ).reshape(-1, 3)
+        return sample_at(soft, xs + nx * offset, ys + ny * offset, border=cv2.BORDER_REFLECT)
 
     out, far_out, inn, far_in = (colour(o) for o in (step, 2 * step, -step, -2 * step))
     across = np.linalg.norm(out - inn, axis=1)
