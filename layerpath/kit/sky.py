@@ -21,7 +21,14 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from layerpath.kit.imaging import guided_mask, mean_and_reach_near, mean_near, rgb, small_copy
+from layerpath.kit.imaging import (
+    guided_mask,
+    mean_and_reach_near,
+    mean_near,
+    rgb,
+    rgb_contiguous,
+    small_copy,
+)
 
 #: the long side the sky is looked for at
 WORK_SIDE = 512
@@ -358,7 +365,7 @@ def work_copies(picture: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, np
         # scaled whole, its alpha dropped after: each channel is scaled alone, so this is
         # the RGB a copy of its RGB would give, without that copy (60 MB at 20 MP)
         whole = cv2.resize(np.ascontiguousarray(picture), size, interpolation=cv2.INTER_AREA)
-        small = np.ascontiguousarray(whole[..., :3])
+        small = rgb_contiguous(whole)
     else:
         rgb = np.ascontiguousarray(picture[..., :3])
         if rgb.dtype == np.uint16:
