@@ -370,3 +370,40 @@ def test_the_check_set_holds_the_finders_own_skies_labelled_both_ways(
         ("rocket", True, "the sky the finder found, right by eye"),
     ]
     assert found[0].score < 0.5 <= found[1].score
+
+
+@pytest.mark.parametrize("photo", ["gravel", "grass", "chelsea"])
+def test_a_thing_recoloured_navy_keeps_its_texture_though_darker(photo: str) -> None:
+    """Navy from a grey or brown thing shows its texture with a fraction of the contrast,
+    as a navy thing does (the light it gives back is its colour's times the shading's):
+    the recolour check passes it (it called that 'texture lost' before). The same navy
+    blurred, its fine detail gone though its coarse shapes stay, and a light yellow with
+    its texture squeezed flat are still refused. (scikit-image's photos)"""
+    import cv2
+    from skimage import data
+
+    from layerpath.benchmarks.checkset import rgba
+    from layerpath.engine.judge.checks.recolour import check_recolour
+    from layerpath.kit.colours import parse_color
+    from layerpath.tools.recolor import recolor_lab
+
+    picture = getattr(data, photo)()
+    if picture.ndim == 2:
+        picture = np.stack([picture] * 3, axis=-1)
+    h, w = picture.shape[:2]
+    drawn = np.zeros((h, w), np.uint8)
+    cv2.ellipse(drawn, (w // 2, h // 2), (w // 5, h // 5), 0, 0, 360, 1, -1)
+    thing = drawn > 0
+
+    def recoloured(colour: str) -> np.ndarray:
+        after = picture.copy()
+        after[thing] = recolor_lab(picture, thing, parse_color(colour), 1.0)[thing]
+        return after
+
+    navy = recoloured("navy")
+    assert check_recolour(rgba(picture), rgba(navy), thing, "navy").score >= 0.5
+    blurred = navy.copy()
+    blurred[thing] = cv2.GaussianBlur(navy, (0, 0), 6.0)[thing]
+    assert check_recolour(rgba(picture), rgba(blurred), thing, "navy").score < 0.5
+    squeezed = check_recolour(rgba(picture), rgba(recoloured("yellow")), thing, "yellow")
+    assert squeezed.score < 0.5 and "texture lost" in squeezed.reason

@@ -3,13 +3,14 @@
 Measured inside the mask (its core, a few pixels in from the edge) on a copy of the
 window scaled to at most ANALYSIS_PIXELS: the colour reached (the mean's hue and chroma,
 or greyness for a neutral colour), how much of the object reached it (half an object
-recoloured fails), whether its shading and texture survived (flat paint fails), and how
-much of the photo's background the mask took in along its edge took the colour (leaking
-past the object onto the wall behind it; a loose mask whose ground was left as it was is
-no leak)."""
+recoloured fails), whether its shading and texture survived (flat paint fails; a darker
+colour's contrast is weighed against its lightness), and how much of the photo's
+background the mask took in along its edge took the colour (leaking past the object onto
+the wall behind it; a loose mask whose ground was left as it was is no leak)."""
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 
 from layerpath.engine.judge.checks.removal import ring_and_window, untouched_outside
@@ -83,6 +84,38 @@ def background_recoloured(before_lab: np.ndarray, after_lab: np.ndarray, mask: n
     return ground_like / max(1.0, perimeter)
 
 
+#: grey levels added to a mean before two are compared as a ratio (near black, noise
+#: and the sensor's floor, not the colour, set the contrast)
+DARK_FLOOR = 10.0
+
+
+#: the share of its fine detail, against its coarser shading, that a darkened object
+#: must keep for its lower contrast to be put down to its darker colour (a blur keeps
+#: the coarse shapes of bricks or stones and loses the fine grain between them)
+PROFILE_KEPT = 0.7
+
+
+def darkened(before: np.ndarray, after: np.ndarray, core: np.ndarray) -> float:
+    """How many times darker (grey levels, DARK_FLOOR added) a recoloured object is than
+    it was, at least 1, as the credit its texture's contrast gets: a darker colour shows
+    the same shading and grain with less contrast, in proportion (the light it gives back
+    is its colour's times the shading's), so navy from grey keeps its texture with a
+    third of the contrast. None where its fine detail was lost against its coarse
+    shapes (blurred, not darkened: PROFILE_KEPT), nor for a lighter colour, whose
+    texture must keep its contrast."""
+    if not core.any():
+        return 1.0
+    ratio = (float(before[core].mean()) + DARK_FLOOR) / (float(after[core].mean()) + DARK_FLOOR)
+    if ratio <= 1.0:
+        return 1.0
+
+    def profile(luma: np.ndarray) -> float:
+        fine = np.abs(luma - cv2.GaussianBlur(luma, (0, 0), 1.0))[core].mean()
+        return float(fine) / max(float(energy(luma, 2.0)[core].mean()), 1e-3)
+
+    return ratio if profile(after) >= PROFILE_KEPT * profile(before) else 1.0
+
+
 def check_recolour(
     before: np.ndarray,
     after: np.ndarray,
@@ -108,13 +141,15 @@ def check_recolour(
     coverage = float(reached(lab_after[core], target).mean())
     defects["part of the object not recoloured"] = max(0.0, 0.85 - coverage) / 0.1
     luma_before, luma_after = grey(start), grey(end)
+    darker = darkened(luma_before, luma_after, core)
     detail = float(energy(luma_before)[core].mean())
     if detail > 3.0:  # an object with texture or shading must keep it
-        kept = float(energy(luma_after)[core].mean()) / detail
+        kept = darker * float(energy(luma_after)[core].mean()) / detail
         defects["texture lost"] = max(0.0, 0.7 - kept) / 0.2
     fine = grain(luma_before, core)
     grainy = float(np.clip((fine - 1.5) / 1.5, 0.0, 1.0))
-    defects["grain lost"] = grainy * max(0.0, 0.5 - grain(luma_after, core) / (fine + 1e-3)) / 0.15
+    kept_grain = darker * grain(luma_after, core) / (fine + 1e-3)
+    defects["grain lost"] = grainy * max(0.0, 0.5 - kept_grain) / 0.15
     defects["colour leaking onto the background"] = (
         max(0.0, background_recoloured(lab_before, lab_after, region) - 3.0) / 2.0
     )
