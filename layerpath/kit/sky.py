@@ -241,9 +241,15 @@ def below_horizon(work: np.ndarray, sky: np.ndarray) -> np.ndarray:
     # a straight line one pixel either way: the share of the frame's width it crosses
     span = cv2.dilate(across.astype(np.uint8), np.ones((3, 1), np.uint8)).sum(axis=1) / w
     span[sky.sum(axis=1) < HORIZON_SPAN * w] = 0.0
+    # only rows with sky enough on either side: the found sky's own lower edge (a pier,
+    # a beach) is no horizon inside it, and must not hide one higher up
+    total = max(1.0, float(sky.sum()))
+    above_share = np.concatenate([[0.0], np.cumsum(sky.sum(axis=1))[:-1]]) / total
+    span[(above_share < 0.03) | (1.0 - above_share < 0.03)] = 0.0
+    span[:4] = span[h - 4 :] = 0.0
     below = np.zeros((h, w), bool)
     row = int(np.argmax(span))
-    if span[row] < 0.6 or row < 4 or row + 4 >= h:
+    if span[row] < 0.6:
         return below
     above_part, below_part = sky[: row - 2], sky[row + 3 :]
     if below_part.sum() < 0.03 * sky.sum() or above_part.sum() < 0.03 * sky.sum():

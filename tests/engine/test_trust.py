@@ -659,3 +659,28 @@ def test_a_found_regions_work_copies_of_an_rgba_picture_are_those_of_its_rgb() -
         alone, alone_inside = work_copies(np.ascontiguousarray(picture[..., :3]), region)
         assert small.shape[2] == 3 and small.flags["C_CONTIGUOUS"]
         assert np.array_equal(small, alone) and np.array_equal(inside, alone_inside)
+
+
+def test_the_sea_below_a_horizon_is_left_out_of_the_sky_above_a_pier() -> None:
+    """A sky over the sea, seen from a pier: the sea, as blue as the sky, is no sky. The
+    finder cuts a found sky at a horizon inside it; the pier's edge, where the found sky
+    met the ground, stood higher in its reckoning than the horizon, so it found no
+    horizon and took the sea in (Scratch's boardwalk photo, tuning). Generated."""
+    from layerpath.kit.sky import find_sky
+
+    h, w = 360, 480
+    rng = np.random.default_rng(5)
+    y = np.linspace(0, 1, h)[:, None, None]
+    picture = (np.array([95, 145, 210]) * (1 - y) + np.array([185, 210, 235]) * y) * np.ones(
+        (1, w, 1)
+    )
+    horizon, pier = 200, 250
+    waves = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 1.2)
+    sea = np.array([130, 160, 185]) + (waves / waves.std() * 4)[..., None]
+    picture[horizon:pier] = sea[horizon:pier]
+    boards = cv2.resize(rng.normal(0, 1, (h // 8, w)).astype(np.float32), (w, h))
+    picture[pier:] = np.array([140, 110, 80]) + (boards / boards.std() * 18)[pier:, :, None]
+    picture = np.clip(picture, 0, 255).astype(np.uint8)
+    sky = find_sky(picture)
+    assert sky[: horizon - 4].mean() > 0.98
+    assert sky[horizon + 4 : pier].mean() < 0.05
