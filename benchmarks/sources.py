@@ -128,8 +128,9 @@ NO_SKY = {
 #: photos with a sky of their own, and whether the sky the offline finder finds in each is
 #: right (by eye, on contact sheets of what it found: the whole sky in, its clouds and
 #: glow too, the ground out); left out where it is hard to say (a fog joining sky and
-#: water, low clouds along a far horizon left out, a sky through a bare tree's branches,
-#: a gateway's top in or out)
+#: water, low clouds along a far horizon left out, a sky through a bare tree's branches
+#: or a bridge's cables, a gateway's top in or out, far hills that may be in, a thin
+#: band of haze left out, a strip of sky too small to judge)
 FOUND_SKIES = {
     TUNING: {"rocket": True, "Dune": True, "Storm": True, "Dragonfly_by_Bolly": True,
              "aitzgorri_by_Aitzol_Berasategi": True,
@@ -137,7 +138,16 @@ FOUND_SKIES = {
              "sunset_by_Aitzol_Berasategi": True,
              # OpenCV's buildings (SKY_PHOTO_SOURCES); a hotel's 'sky': pale patches of
              # its facade, the real sky below them left out
-             "home": True, "leuvenA": True, "leuvenB": True, "building": False},
+             "home": True, "leuvenA": True, "leuvenB": True, "building": False,
+             # Scratch's and Palapeli's photos (SKY_PHOTO_SOURCES): right
+             "building-at-mit": True, "castle": True, "city-with-water": True,
+             "city-with-water2": True, "driveway": True, "route66": True, "silos": True,
+             "train-tracks1": True, "train-tracks2": True, "wooden-house": True,
+             # wrong: a slate roof and a tree, the sea, a mural's top, a glass facade, far
+             # hills, a gable taken in; a 'sky' of wall or concrete where there is none
+             "castle-maintenon": False, "boardwalk": False, "mural-faro": False,
+             "the-movies": False, "village": False, "mansion": False,
+             "atom-playground": False, "graffiti": False, "parking-ramp": False},
     HELD_OUT: {"BytheWater": True, "EveningGlow": False, "summer_1am": False,
                # GCompris' monuments (SKY_PHOTO_SOURCES): right
                "greatPyramidOfGiza": True, "meidumPyramid": True, "chateaudeChambord": True,
@@ -177,15 +187,45 @@ SKY_ONLY = PhotoSource(
 
 #: photographs with a sky of their own, used for the found-sky check's cases only (the
 #: sky the offline finder finds in each, judged by eye: FOUND_SKIES), for buildings
-#: against the sky, which neither split's wallpapers show: OpenCV's sample photos of
-#: buildings, tuning; GCompris' pictures of the world's monuments, held out, packed in
-#: one of its Qt resource files
+#: against the sky, which neither split's wallpapers show. Tuning: OpenCV's sample photos
+#: of buildings; the photographs among Scratch's outdoor backdrops (480x360: streets,
+#: houses, a palace, a city over water, a boardwalk; its drawing of a school left out)
+#: and a château from Palapeli's puzzles. Held out: GCompris' pictures of the world's
+#: monuments, packed in one of its Qt resource files
 SKY_PHOTO_SOURCES = (
     PhotoSource(
         "opencv-doc",
         "usr/share/doc/opencv-doc/examples/data",
         ("building.jpg", "home.jpg", "leuvenA.jpg", "leuvenB.jpg"),
         TUNING,
+    ),
+    PhotoSource(
+        "scratch",
+        "usr/share/scratch/Media/Backgrounds/Outdoors",
+        (
+            "atom-playground.jpg",
+            "boardwalk.jpg",
+            "building-at-mit.jpg",
+            "castle.jpg",
+            "city-with-water.jpg",
+            "city-with-water2.jpg",
+            "driveway.jpg",
+            "graffiti.jpg",
+            "mansion.jpg",
+            "mural-faro.jpg",
+            "parking-ramp.jpg",
+            "route66.jpg",
+            "silos.jpg",
+            "the-movies.jpg",
+            "train-tracks1.jpg",
+            "train-tracks2.jpg",
+            "village.jpg",
+            "wooden-house.jpg",
+        ),
+        TUNING,
+    ),  # fmt: skip
+    PhotoSource(
+        "palapeli-data", "usr/share/palapeli/collection", ("castle-maintenon.jpg",), TUNING
     ),
     PhotoSource(
         "gcompris-qt-data", "usr/share/gcompris-qt/rcc/explore_monuments.rcc", None, HELD_OUT
