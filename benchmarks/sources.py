@@ -223,7 +223,7 @@ SKY_PHOTO_SOURCES = (
             "wooden-house.jpg",
         ),
         TUNING,
-    ),  # fmt: skip
+    ),
     PhotoSource(
         "palapeli-data", "usr/share/palapeli/collection", ("castle-maintenon.jpg",), TUNING
     ),

@@ -87,8 +87,6 @@ def background_recoloured(before_lab: np.ndarray, after_lab: np.ndarray, mask: n
 #: grey levels added to a mean before two are compared as a ratio (near black, noise
 #: and the sensor's floor, not the colour, set the contrast)
 DARK_FLOOR = 10.0
-
-
 #: the share of its fine detail, against its coarser shading, that a darkened object
 #: must keep for its lower contrast to be put down to its darker colour (a blur keeps
 #: the coarse shapes of bricks or stones and loses the fine grain between them)
@@ -100,7 +98,7 @@ def darkened(before: np.ndarray, after: np.ndarray, core: np.ndarray) -> float:
     it was, at least 1, as the credit its texture's contrast gets: a darker colour shows
     the same shading and grain with less contrast, in proportion (the light it gives back
     is its colour's times the shading's), so navy from grey keeps its texture with a
-    third of the contrast. None where its fine detail was lost against its coarse
+    third of the contrast. No credit where its fine detail was lost against its coarse
     shapes (blurred, not darkened: PROFILE_KEPT), nor for a lighter colour, whose
     texture must keep its contrast."""
     if not core.any():
