@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import date
+from functools import partial
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,10 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-from layerpath.benchmarks.checkset import CHECKERS, CheckCase, check_cases, rgba
+from layerpath.benchmarks.checkset import CHECKERS, CheckCase, check_cases, patch_fill, rgba
 from layerpath.benchmarks.photos import Photo, split_photos
 from layerpath.benchmarks.sources import TUNING
+from layerpath.engine.judge.checks.removal import tried_nearby
 from layerpath.engine.judge.quality import judge as judge_step
 from layerpath.engine.types import ArtifactKind, Subtask, SubtaskKind
 from layerpath.errors import TargetNotFound
@@ -66,7 +68,9 @@ ORDER = (*CHECKERS, *REGION_CHECKERS)
 
 def judge(case: CheckCase) -> Judged:
     """The case through the engine's scoring, as a run would score the step (a region a
-    finder found: as the run judges a finder's mask)."""
+    finder found: as the run judges a finder's mask; a removal patch_fill made: with the
+    same fill tried on ground nearby, which a run asks for where the ground is too varied
+    for the checks to say what belongs in the hole)."""
     if case.checker in REGION_CHECKERS:
         assert case.mask is not None
         started = time.perf_counter()
@@ -87,7 +91,12 @@ def judge(case: CheckCase) -> Judged:
         state[ArtifactKind.TEXT_BOXES] = read_text(case.before)
     window = changed_window(case.before, case.after)
     produced = {ArtifactKind.IMAGE: case.after}
-    quality = judge_step(subtask, produced, state, case.before, None, window).score
+    trial = None
+    if case.params is not None and case.mask is not None:  # (made by patch_fill)
+        fill = partial(patch_fill, params=case.params)
+        after, hole = case.after, case.mask
+        trial = lambda: tried_nearby(fill, after, hole)  # noqa: E731
+    quality = judge_step(subtask, produced, state, case.before, None, window, trial=trial).score
     return Judged(
         case.checker, case.photo, case.family, case.good, quality, time.perf_counter() - started
     )

@@ -19,7 +19,7 @@ Cases come one at a time (a generator): the photos are camera-sized.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -65,6 +65,10 @@ class CheckCase:
     mask: np.ndarray | None = None
     to: str | None = None
     sign: dict[str, Any] = field(default_factory=dict)  # text cases: words and boxes
+    #: a removal patch_fill made: the parameters it made it with, so that it is judged
+    #: as a run judges it, with the same fill tried on ground nearby (a made result
+    #: has none: nothing could make its trial)
+    params: Mapping[str, Any] | None = None
 
 
 def rgba(rgb: np.ndarray, alpha: np.ndarray | None = None) -> np.ndarray:
@@ -97,19 +101,27 @@ def _patch_fill() -> Any:
     return Registry.from_catalogue().get("patch_fill")
 
 
-def _patch_fills(before: np.ndarray, hole: np.ndarray) -> Iterator[np.ndarray]:
-    """patch_fill's results for the hole, with its first two parameter sets (what the
-    engine tries first): the failures of a real tool, not only the made ones."""
+def patch_fill(picture: np.ndarray, hole: np.ndarray, params: Mapping[str, Any]) -> np.ndarray:
+    """patch_fill's result for a hole in a picture (RGBA), with these parameters, as a
+    run calls it."""
     from layerpath.kit.types import ArtifactKind, SubtaskKind, ToolContext
 
-    tool = _patch_fill()
-    for params in tool.spec.param_schedule()[:2]:
-        result = tool.run(
-            ToolContext(SubtaskKind.OBJECT_REMOVAL, "object"),
-            {ArtifactKind.IMAGE: rgba(before), ArtifactKind.MASK: hole},
-            params,
-        )
-        yield np.ascontiguousarray(result.outputs[ArtifactKind.IMAGE][..., :3])
+    result = _patch_fill().run(
+        ToolContext(SubtaskKind.OBJECT_REMOVAL, "object"),
+        {ArtifactKind.IMAGE: picture, ArtifactKind.MASK: hole},
+        params,
+    )
+    return np.asarray(result.outputs[ArtifactKind.IMAGE])
+
+
+def _patch_fills(
+    before: np.ndarray, hole: np.ndarray
+) -> Iterator[tuple[np.ndarray, Mapping[str, Any]]]:
+    """patch_fill's results for the hole, with its first two parameter sets (what the
+    engine tries first), and those parameters: the failures of a real tool, not only
+    the made ones."""
+    for params in _patch_fill().spec.param_schedule()[:2]:
+        yield np.ascontiguousarray(patch_fill(rgba(before), hole, params)[..., :3]), params
 
 
 def removal_cases(photo: Photo, rng: np.random.Generator) -> Iterator[CheckCase]:
@@ -127,8 +139,8 @@ def removal_cases(photo: Photo, rng: np.random.Generator) -> Iterator[CheckCase]
     before, truth = _cut(placed.image, view), _cut(placed.truth, view)
     mask = _cut(placed.mask, view)
     hole = mask
-    case = lambda family, good, after: CheckCase(  # noqa: E731
-        "removal", photo.name, family, good, rgba(before), rgba(after), mask
+    case = lambda family, good, after, params=None: CheckCase(  # noqa: E731
+        "removal", photo.name, family, good, rgba(before), rgba(after), mask, params=params
     )
     yield case("the truth", True, truth)
     noisy = truth.astype(np.float32) + rng.normal(0, 1.5, truth.shape) * hole[..., None]
@@ -151,12 +163,11 @@ def removal_cases(photo: Photo, rng: np.random.Generator) -> Iterator[CheckCase]
         verdict = judged_fill(filled, truth, hole)
         if verdict is not None:
             yield case(f"{name} ({'plain ground' if verdict else 'smear'})", verdict, filled)
-    for filled in _patch_fills(before, hole):  # the removal tool's own results
+    for filled, params in _patch_fills(before, hole):  # the removal tool's own results
         verdict = judged_fill(filled, truth, hole)
         if verdict is not None:
-            yield case(
-                f"patch_fill ({'right' if verdict else 'wrong'} by the truth)", verdict, filled
-            )
+            family = f"patch_fill ({'right' if verdict else 'wrong'} by the truth)"
+            yield case(family, verdict, filled, params)
     bad: list[tuple[str, np.ndarray]] = []
     blurred = truth.copy()
     blurred[hole] = cv2.GaussianBlur(truth, (0, 0), max(3.0, side * 0.04))[hole]

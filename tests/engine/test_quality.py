@@ -407,3 +407,32 @@ def test_a_thing_recoloured_navy_keeps_its_texture_though_darker(photo: str) -> 
     assert check_recolour(rgba(picture), rgba(blurred), thing, "navy").score < 0.5
     squeezed = check_recolour(rgba(picture), rgba(recoloured("yellow")), thing, "yellow")
     assert squeezed.score < 0.5 and "texture lost" in squeezed.reason
+
+
+def test_a_removal_patch_fill_made_is_judged_with_its_trial_as_a_run_judges_it() -> None:
+    """Bands of two colours, a hole in them: the ground counts as too varied for the
+    checks' own measures, so a fill is vouched for only by the same fill made on holes
+    nearby (engine/judge/checks/removal.py). A run asks for those trials; the check set
+    judges patch_fill's own results the same way (it judged them without, capped under
+    the threshold), and a result no tool made still has no trial. (Generated.)"""
+    import dataclasses
+
+    import cv2
+
+    from layerpath.benchmarks.checkset import patch_fill, rgba
+    from layerpath.tools.registry import Registry
+
+    h, w = 400, 600
+    bands = (np.mgrid[:h, :w][1] // 12) % 2 > 0
+    picture = np.where(bands[..., None], np.array([200, 60, 40]), np.array([40, 90, 200]))
+    noise = np.random.default_rng(0).normal(0, 3, picture.shape)
+    picture = np.clip(picture + noise, 0, 255).astype(np.uint8)
+    hole = np.zeros((h, w), np.uint8)
+    cv2.circle(hole, (300, 200), 30, 1, -1)
+    before = picture.copy()
+    before[hole > 0] = (30, 200, 40)
+    params = Registry.from_catalogue().get("patch_fill").spec.param_schedule()[0]
+    after = patch_fill(rgba(before), hole > 0, params)
+    made = CheckCase("removal", "bands", "patch_fill", True, rgba(before), after, hole > 0)
+    assert judge(made).score < 0.5  # (no trial: too varied to vouch for)
+    assert judge(dataclasses.replace(made, params=params)).score >= 0.5
