@@ -150,14 +150,22 @@ def edge_matte(guide_rgb: np.ndarray, subject: np.ndarray, radius: int) -> np.nd
     trimap[cv2.dilate(inside, band) == 0] = 0.0
     if not (trimap == 1.0).any() or not (trimap == 0.0).any():
         return guided_matte(guide_rgb, subject, radius)
-    # pymatting prints its solver's "PERFORMANCE WARNING"s to stdout, into a CLI's or a
-    # benchmark's output: they go to the log instead
+    matte = quietly(estimate_alpha_cf, guide_rgb.astype(np.float64) / 255.0, trimap)
+    return np.clip(matte, 0.0, 1.0).astype(np.float32)
+
+
+def quietly(
+    estimate: Callable[..., np.ndarray], image: np.ndarray, trimap: np.ndarray
+) -> np.ndarray:
+    """pymatting's matte of `image` (float 0..1) by `trimap` (1 sure, 0 sure not, 0.5
+    to solve). It prints its solver's "PERFORMANCE WARNING"s to stdout, into a CLI's or
+    a benchmark's output: they go to the log instead."""
     said = io.StringIO()
     with contextlib.redirect_stdout(said):
-        matte = estimate_alpha_cf(guide_rgb.astype(np.float64) / 255.0, trimap)
+        matte = estimate(image, trimap)
     if said.getvalue().strip():
         log.debug("pymatting: %s", said.getvalue().strip())
-    return np.clip(matte, 0.0, 1.0).astype(np.float32)
+    return np.asarray(matte)
 
 
 def salient_subject(small: np.ndarray, params: Mapping[str, Any], ctx: ToolContext) -> np.ndarray:

@@ -134,8 +134,8 @@ def test_a_fill_beside_a_recoloured_wall_is_tried_again_with_why(scene: Scene) -
     assert reflected.ok and fixed.ok
     first, *later = patch_fills(reflected)
     assert not first.passed and later[-1].passed and len(later) <= 2
-    complaint = next(o for o in first.opinions if o.score < 0.5)
-    assert complaint.expert == Expert.QUALITY
+    # (the ring of old colour also makes the ground look varied to the meaning expert)
+    assert Expert.QUALITY in {o.expert for o in first.opinions if o.score < 0.5}
     assert all(c.why for c in later)
     assert patch_fills(fixed)[1].why == (
         "the tool's retry 1: guided False, seed 1, smooth_below 0.0"
