@@ -67,6 +67,38 @@ def test_the_scorers_pass_the_truth_and_fail_what_is_wrong() -> None:
     assert score_cutout(subject, grown)[0] < 1.0
 
 
+def test_a_things_black_parts_left_black_by_a_recolour_are_right_unless_it_is_mostly_black() -> (
+    None
+):
+    """The truth of "recolor the thing to green" on a thing a quarter black: the black
+    kept black (nothing else can carry green there) scores as right; a thing mostly
+    black must take the colour, and a recolour that missed the lit part is still wrong."""
+    from layerpath.benchmarks.photos_suite import PhotoTruth
+    from layerpath.kit.colours import from_lab
+
+    region = np.zeros((60, 60), bool)
+    region[10:50, 10:50] = True
+    before = np.full((60, 60, 3), 128, np.uint8)
+    before[10:50, 10:50] = (200, 90, 60)  # an orange thing
+    before[10:20, 10:50] = (12, 12, 14)  # its black top quarter
+    truth = PhotoTruth("object_recoloration", region, colour="green")
+    green = before.copy()
+    lit = region.copy()
+    lit[10:20] = False
+    lab = np.zeros((1, 1, 3), np.float32)
+    lab[0, 0] = (50, -45, 40)
+    green[lit] = from_lab(lab)[0, 0]
+    assert score_recolour(truth, before, green)[0] == 1.0
+    half = green.copy()
+    half[30:50, 10:50] = before[30:50, 10:50]  # the lower half left orange
+    assert score_recolour(truth, before, half)[0] < 1.0
+    mostly_black = before.copy()
+    mostly_black[10:40, 10:50] = (12, 12, 14)
+    painted = mostly_black.copy()
+    painted[40:50, 10:50] = green[40:50, 10:50]  # only its orange quarter made green
+    assert score_recolour(truth, mostly_black, painted)[0] < 1.0
+
+
 def test_without_apt_get_the_suites_use_scikit_images_photos_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
