@@ -436,3 +436,33 @@ def test_a_removal_patch_fill_made_is_judged_with_its_trial_as_a_run_judges_it()
     made = CheckCase("removal", "bands", "patch_fill", True, rgba(before), after, hole > 0)
     assert judge(made).score < 0.5  # (no trial: too varied to vouch for)
     assert judge(dataclasses.replace(made, params=params)).score >= 0.5
+
+
+def test_a_cut_out_that_keeps_a_thing_apart_from_the_subject_is_refused() -> None:
+    """A subject put on scikit-image's grass, and beside it a thing the photo shows (its
+    own outline, as real as the subject's): the cut of the subject alone passes; a cut
+    that keeps the other thing too, apart from the subject, is refused (the tuning
+    photos' wrong cut-outs kept the photo's own fig, a wall, a flower that way, and
+    passed every other measure)."""
+    from layerpath.benchmarks.photos import (
+        make_object,
+        make_subject,
+        place,
+        skimage_photos,
+        texture_sources,
+    )
+    from layerpath.engine.judge.checks.cutout import check_cutout
+
+    rng = np.random.default_rng(4)
+    grass = next(p for p in skimage_photos() if p.name == "grass")
+    sources = texture_sources()
+    thing = place(grass.rgb, make_object(rng, sources[2], (110, 90)), (20, 360))
+    subject = place(thing.image, make_subject(rng, sources[0], (220, 240)), (170, 60))
+    before = np.dstack([subject.image, np.full(subject.image.shape[:2], 255, np.uint8)])
+    alone = before.copy()
+    alone[..., 3] = np.where(subject.alpha > 0.5, 255, 0)
+    assert check_cutout(before, alone).score >= 0.5
+    both = alone.copy()
+    both[..., 3] = np.where((subject.alpha > 0.5) | (thing.alpha > 0.5), 255, 0)
+    refused = check_cutout(before, both)
+    assert refused.score < 0.5 and "two separate things kept" in refused.reason
