@@ -10,9 +10,8 @@ window.
   with a 2 px loose mask, 13 % of that ground's pixels took a sixth or more of the new
   colour; matted, 4 %, with as few of the object's own pixels short of it). The matte
   decides where it is sure; where it hesitates, GrabCut's cut weighs in (a rim the
-  ground's colour). The new
-  colour is laid on by that coverage, so the ground the mask took in keeps its colour
-  and a soft edge blends. Nothing outside the mask changes.
+  ground's colour). The new colour is laid on by that coverage, so the ground the mask
+  took in keeps its colour and a soft edge blends. Nothing outside the mask changes.
 - The object's shading and material kept: the colour is changed in OKLab, where the hue
   and the chroma move and the lightness keeps its structure (shifted part-way towards
   the new colour's own lightness, 'lightness'), and is brought into sRGB's gamut pixel
