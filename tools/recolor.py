@@ -40,8 +40,8 @@ from layerpath.tools.base import AnyDepth
 #: how much of the object's own colour variation (around its mean, in OKLab a/b) the new
 #: colour keeps: the material's hue changes (wood grain, a printed pattern) stay visible
 VARIATION = 0.35
-#: the pixels the object's coverage is worked out on (GrabCut on a copy; the edge is
-#: then settled at full size)
+#: the pixels the object's coverage is worked out on where GrabCut alone trims the mask
+#: (on a copy; the edge is then settled at full size)
 COVERAGE_PIXELS = 1_000_000
 #: the pixels the object's coverage is worked out on where the band is matted (the
 #: matte and GrabCut: about a second, as GrabCut alone on 1 MP)
