@@ -113,7 +113,8 @@ def coverage(pixels: np.ndarray, mask: np.ndarray) -> np.ndarray:
         return mask.astype(np.float32)
     scale = min(1.0, float(np.sqrt((COVERAGE_PIXELS if matte is None else MATTE_PIXELS) / (h * w))))
     size = (max(8, round(w * scale)), max(8, round(h * scale)))
-    small = cv2.resize(_eight_bit(pixels), size, interpolation=cv2.INTER_AREA)
+    eight = _eight_bit(pixels)  # (a copy of the window for a 16-bit photo: made once)
+    small = cv2.resize(eight, size, interpolation=cv2.INTER_AREA)
     shrink = lambda m: cv2.resize(m.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0  # noqa: E731
     small_mask = shrink(mask)
     trimmed = _grabcut(small, small_mask, shrink(core))
@@ -132,7 +133,7 @@ def coverage(pixels: np.ndarray, mask: np.ndarray) -> np.ndarray:
     kept = np.asarray(
         cv2.resize(trimmed.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
     )
-    grey = cv2.cvtColor(_eight_bit(pixels), cv2.COLOR_RGB2GRAY).astype(np.float32) / 255.0
+    grey = cv2.cvtColor(eight, cv2.COLOR_RGB2GRAY).astype(np.float32) / 255.0
     soft = np.clip(guided_filter(grey, kept, max(1, round(1.0 / scale)), 1e-3), 0.0, 1.0)
     if matted is not None:  # (the filter would spread the object onto sure ground)
         decided = ((matted <= 0.0) | (matted >= 1.0)).astype(np.float32)
