@@ -10,12 +10,19 @@ import cv2
 import numpy as np
 from PIL import Image, ImageDraw
 
-from layerpath.errors import BadInput, ToolFailed
+from layerpath.errors import BadInput, TargetNotFound, ToolFailed
 from layerpath.kit.fonts import fit_font
 from layerpath.kit.imaging import boxes_mask, dilate, drop_rules, rgb
-from layerpath.kit.names import select_text_boxes
+from layerpath.kit.names import select_text_boxes, text_blocks
 from layerpath.kit.regions import crop, grow_box, paste, union_box
-from layerpath.kit.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
+from layerpath.kit.types import (
+    ArtifactKind,
+    Box,
+    SubtaskKind,
+    TextBox,
+    ToolContext,
+    ToolResult,
+)
 from layerpath.tools.base import Tool
 from layerpath.tools.inpaint import inpaint_region
 
@@ -23,10 +30,18 @@ log = logging.getLogger(__name__)
 
 
 def _chosen(ctx: ToolContext, inputs: Mapping[ArtifactKind, Any]) -> list[TextBox]:
-    chosen = select_text_boxes(inputs[ArtifactKind.TEXT_BOXES], ctx.subtask_params)
+    replacing = ctx.subtask == SubtaskKind.TEXT_REPLACEMENT
+    chosen = select_text_boxes(inputs[ArtifactKind.TEXT_BOXES], ctx.subtask_params, replacing)
     if not chosen:
         wanted = ctx.subtask_params.get("match") or ctx.subtask_params.get("pattern") or "text"
         raise ToolFailed(f"No text matching '{wanted}' was found in the image.")
+    if replacing and len(text_blocks(chosen)) > 1:  # (one word over both would cover
+        # what lies between them)
+        raise TargetNotFound(
+            f"{len(text_blocks(chosen))} separate pieces of text were found, none far the "
+            "largest: say which to replace by its words ('replace OPEN with CLOSED'), or "
+            "select it."
+        )
     return chosen
 
 

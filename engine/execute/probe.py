@@ -173,7 +173,9 @@ def regions_touch(a: Subtask, b: Subtask, snapshot: Snapshot) -> bool:
 
 
 def _text_features(subtask: Subtask, image: np.ndarray, boxes: Sequence[TextBox]) -> dict[str, Any]:
-    chosen = select_text_boxes(boxes, subtask.params)
+    chosen = select_text_boxes(
+        boxes, subtask.params, replacing=subtask.kind == SubtaskKind.TEXT_REPLACEMENT
+    )
     if not chosen:
         return {"text_found": False}
     height = float(np.median([(b.ink or b.box).height for b in chosen]))

@@ -105,7 +105,11 @@ def judge(
         return Verdict(_score_artifact(subtask, produced))
     full_after = produced[ArtifactKind.IMAGE]
     full_mask = state.get(ArtifactKind.MASK)
-    full_boxes = select_text_boxes(state.get(ArtifactKind.TEXT_BOXES, ()), subtask.params)
+    full_boxes = select_text_boxes(
+        state.get(ArtifactKind.TEXT_BOXES, ()),
+        subtask.params,
+        replacing=subtask.kind == SubtaskKind.TEXT_REPLACEMENT,
+    )
     spec = kind_spec(kind)
     if spec.whole or full_after.shape != before.shape:
         region = full_box(before.shape)

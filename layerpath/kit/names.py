@@ -147,14 +147,57 @@ def text_matches(found: str, wanted: str) -> bool:
     return bool(b) and (b in a or difflib.SequenceMatcher(None, a, b).ratio() >= 0.7)
 
 
-def select_text_boxes(boxes: Sequence[TextBox], params: Mapping[str, Any]) -> list[TextBox]:
+#: how many times the area of every other text a sign's text must cover for "the text"
+#: of a replacement to mean it alone (a sign's word against a boat's number plate: 4.8)
+DOMINANT = 2.0
+
+
+def text_blocks(boxes: Sequence[TextBox]) -> list[list[TextBox]]:
+    """The lines grouped into blocks (a sign's lines together): two lines are of one
+    block when their boxes, each grown by the smaller line's height, meet."""
+    group = list(range(len(boxes)))
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    for i, a in enumerate(boxes):
+        for j in range(i):
+            b = boxes[j]
+            reach = min(a.box.height, b.box.height)
+            apart_x = max(a.box.x0, b.box.x0) - min(a.box.x1, b.box.x1)
+            apart_y = max(a.box.y0, b.box.y0) - min(a.box.y1, b.box.y1)
+            if apart_x <= reach and apart_y <= reach:
+                group[root(i)] = root(j)
+    blocks: dict[int, list[TextBox]] = {}
+    for i, b in enumerate(boxes):
+        blocks.setdefault(root(i), []).append(b)
+    return list(blocks.values())
+
+
+def select_text_boxes(
+    boxes: Sequence[TextBox], params: Mapping[str, Any], replacing: bool = False
+) -> list[TextBox]:
     """The boxes a text subtask is about: those matching params['match'] (literal text)
-    or params['pattern'] (digits / email / phone), else all of them."""
+    or params['pattern'] (digits / email / phone), else all of them; `replacing`: when
+    none is named, of several separate blocks of text the one far the largest (DOMINANT:
+    "the sign's text" on a photo with a number plate in a corner), else all of them (a
+    replacement refuses to write one word over several: tools/text.py)."""
     if params.get("match"):
         return [b for b in boxes if text_matches(b.text, str(params["match"]))]
     if params.get("pattern"):
         regex = re.compile(_PATTERNS[str(params["pattern"])])
         return [b for b in boxes if regex.search(b.text)]
+    blocks = text_blocks(boxes)
+    if replacing and len(blocks) > 1:
+        areas = sorted(
+            ((sum(b.box.width * b.box.height for b in block), n) for n, block in enumerate(blocks)),
+            reverse=True,
+        )
+        if areas[0][0] >= DOMINANT * areas[1][0]:
+            return blocks[areas[0][1]]
     return list(boxes)
 
 

@@ -37,3 +37,45 @@ def test_a_longer_replacement_stays_on_its_sign() -> None:
     ys, xs = np.nonzero(ink)
     assert xs.min() >= panel[0] and xs.max() <= panel[2]  # no letter past the sign
     assert "SOLD" in " ".join(t.text for t in read_text(result.image)).upper()
+
+
+def _signs(*signs: tuple[tuple[int, int, int, int], str, int]) -> np.ndarray:
+    """A busy wall with light panels on it, each with its word (box, word, size)."""
+    rng = np.random.default_rng(5)
+    picture = Image.fromarray(rng.integers(60, 140, (300, 480, 3)).astype(np.uint8))
+    draw = ImageDraw.Draw(picture)
+    for panel, word, size in signs:
+        draw.rectangle(panel, fill=(248, 248, 240))
+        centre = ((panel[0] + panel[2]) // 2, (panel[1] + panel[3]) // 2)
+        draw.text(centre, word, fill=(20, 20, 25), font=load_font(size), anchor="mm")
+    return np.dstack([np.asarray(picture), np.full((300, 480), 255, np.uint8)])
+
+
+def test_the_sign_text_is_the_large_sign_not_a_plate_far_from_it() -> None:
+    """A held-out photo's boats carried a small number plate OCR reads too: the word
+    was written once over both, a giant across the boats between them (refused, and
+    the sign kept its old word). "The sign text" is the sign's, far the largest."""
+    sign = (150, 60, 350, 130)
+    plate = (30, 230, 110, 258)
+    image = _signs((sign, "OPEN", 44), (plate, "27 TO 4", 14))
+    request = EditRequest("replace the sign text with EXIT", Snapshot(image.copy(), {}))
+    result = Engine(Registry.from_catalogue()).run(request)
+    assert result.ok, [o.error for o in result.outcomes]
+    changed = (result.image != image).any(axis=2)
+    ys, xs = np.nonzero(changed)
+    assert xs.min() >= sign[0] and xs.max() <= sign[2] and ys.max() <= sign[3]
+    read = " ".join(t.text for t in read_text(result.image)).upper()
+    assert "EXIT" in read and "OPEN" not in read
+
+
+def test_one_word_is_not_written_over_two_signs_alike() -> None:
+    """Two signs of the same size: which one "the sign" is cannot be told, and one word
+    across both would paint over what lies between them. Refused, saying how to name
+    it; the picture untouched."""
+    image = _signs(((40, 60, 210, 120), "OPEN", 40), ((270, 180, 440, 240), "SALE", 40))
+    request = EditRequest("replace the sign text with EXIT", Snapshot(image.copy(), {}))
+    result = Engine(Registry.from_catalogue()).run(request)
+    assert not result.ok
+    assert "say which to replace" in (result.outcomes[0].error or "")
+    visible = result.image
+    assert (visible == image).all()
