@@ -33,6 +33,9 @@ REACH = 0.03
 #: on a launch pad's masts against a sky, and a storm's clouds: 12 % and none of
 #: the sky above that at 5)
 DETAILED = 5.0
+#: the share of a piece left out of a reference's found sky that must be of a sky's
+#: colours for it to count as floating in the sky (a cloud)
+FLOATING = 0.8
 #: the least share of a reference's sky band a stretch with nothing in it must cover
 #: to be used alone (else what stands in the sky is filled in)
 CLEAR_SHARE = 0.3
@@ -113,7 +116,7 @@ def sky_of(reference: np.ndarray) -> np.ndarray:
     if sky_alone(picture):
         return picture.copy()
     small = small_copy(picture, 640)
-    found = find_sky(small)
+    found = with_what_floats(small, find_sky(small))
     rows = found.mean(axis=1) >= ROW_SKY
     depth = int(np.argmin(rows)) if not rows.all() else len(rows)
     if depth < LEAST_SKY * len(rows):
@@ -145,6 +148,19 @@ def sky_of(reference: np.ndarray) -> np.ndarray:
     covered = cv2.resize(hole, (w, h), interpolation=cv2.INTER_LINEAR) > 0
     band[covered] = filled[covered]
     return band
+
+
+def with_what_floats(picture: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """A found sky (bool) with what floats in it: every piece the finder left out that
+    does not reach the picture's bottom row (the ground and what stands on it do) and is
+    of a sky's colours nearly all over (FLOATING: a cumulus; not a stain on a slide).
+    A reference's clouds are of its sky."""
+    pieces, labels = cv2.connectedComponents((~found).astype(np.uint8), connectivity=8)
+    coloured = np.bincount(labels.ravel(), sky_coloured(picture).ravel(), pieces)
+    floats = coloured >= FLOATING * np.maximum(1, np.bincount(labels.ravel(), minlength=pieces))
+    floats[labels[-1]] = False
+    floats[0] = False  # (the label of the sky itself)
+    return found | floats[labels]
 
 
 def largest_rectangle(free: np.ndarray) -> tuple[int, int, int, int] | None:
