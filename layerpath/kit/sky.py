@@ -67,6 +67,10 @@ def texture(picture: np.ndarray) -> np.ndarray:
     return cv2.GaussianBlur(np.abs(cv2.Laplacian(grey, cv2.CV_32F)), (0, 0), 3)
 
 
+#: the most red (CIELAB a*) a dusk's violet sky has (a purple thing has 40 and more)
+VIOLET = 30.0
+
+
 def sky_coloured(picture: np.ndarray) -> np.ndarray:
     """Pixels a sky could have (CIELAB): blue (a dusk's deep blue too), near grey and
     light (overcast, clouds), or light and warm in the upper part of the frame
@@ -75,9 +79,12 @@ def sky_coloured(picture: np.ndarray) -> np.ndarray:
     lightness, a, b = lab[..., 0], lab[..., 1], lab[..., 2]
     upper = np.arange(picture.shape[0])[:, None] < 0.6 * picture.shape[0]
     blue = ((b < -4) & (lightness > 20) | (b < -10) & (lightness > 5)) & (a < 15)
+    # (a clear dusk's violet, to the lavender above its horizon: more red than a blue
+    # sky's, never as much as a purple thing's)
+    violet = (b < -10) & (a < VIOLET) & (a < 5 - b) & (lightness > 20)
     neutral = (np.hypot(a, b) < 14) & (lightness > 50)
     warm = (lightness > 55) & (b > 5) & upper
-    return blue | neutral | warm
+    return blue | violet | neutral | warm
 
 
 def border(picture: np.ndarray, grad: np.ndarray) -> tuple[np.ndarray, float] | None:

@@ -137,3 +137,34 @@ def test_a_small_copy_of_an_rgba_photo_is_its_colours_small_copy() -> None:
     assert np.array_equal(small, want)
     assert np.array_equal(small_copy(photo, 600), rgb(photo))
     assert np.array_equal(small_copy(rgb(photo), 300), want)
+
+
+def hills_under(top: np.ndarray, bottom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A smooth band fading from the colour `top` to `bottom` over grassy hills with a wavy
+    ridge, with film grain: the picture (RGBA) and where the band is."""
+    rng = np.random.default_rng(11)
+    h, w = 400, 600
+    yy, xx = np.mgrid[:h, :w]
+    band = yy < 220 + 20 * np.sin(xx / 60.0)
+    t = (yy / 240.0)[..., None]
+    picture = (1 - t) * np.asarray(top, float) + t * np.asarray(bottom, float)
+    picture[~band] = (55, 105, 45) + rng.normal(0, 12, ((~band).sum(), 3))
+    picture += rng.normal(0, 1.5, picture.shape)
+    return rgba(np.clip(picture, 0, 255).astype(np.uint8)), band
+
+
+def test_a_clear_dusks_violet_sky_is_found() -> None:
+    """(issue 25: a held-out dusk's violet sky, fading to lavender at the ridge, was no
+    sky's colour to the finder, which found the lavender strip alone and was refused)"""
+    image, band = hills_under((80, 80, 175), (215, 185, 225))
+    sky = find(image, "the sky")
+    assert (sky & band).sum() / (sky | band).sum() > 0.9
+
+
+def test_a_purple_wall_above_a_lawn_is_no_sky() -> None:
+    """Violet is a dusk's, not every purple's: a purple thing (CIELAB a* 40 and more)
+    filling the top of a photo is not taken for its sky."""
+    image, band = hills_under((110, 30, 120), (150, 60, 160))
+    with pytest.raises(TargetNotFound):
+        sky = find(image, "the sky")
+        assert sky[band].mean() < 0.1  # (or found nowhere near it)
