@@ -37,10 +37,16 @@ def _chosen(ctx: ToolContext, inputs: Mapping[ArtifactKind, Any]) -> list[TextBo
         raise ToolFailed(f"No text matching '{wanted}' was found in the image.")
     if replacing and len(text_blocks(chosen)) > 1:  # (one word over both would cover
         # what lies between them)
+        count = len(text_blocks(chosen))
+        if ctx.subtask_params.get("match") or ctx.subtask_params.get("pattern"):
+            raise TargetNotFound(
+                f"The text to replace was found in {count} separate places: select the one "
+                "to replace (a rough box around it is enough) and run it again."
+            )
         raise TargetNotFound(
-            f"{len(text_blocks(chosen))} separate pieces of text were found, none far the "
-            "largest: say which to replace by its words ('replace OPEN with CLOSED'), or "
-            "select it."
+            f"{count} separate pieces of text were found, none far the largest: say which "
+            "to replace by its words ('replace OPEN with CLOSED'), or select it (a rough "
+            "box around it is enough)."
         )
     return chosen
 

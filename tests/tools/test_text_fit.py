@@ -79,3 +79,21 @@ def test_one_word_is_not_written_over_two_signs_alike() -> None:
     assert "say which to replace" in (result.outcomes[0].error or "")
     visible = result.image
     assert (visible == image).all()
+
+
+def test_a_selection_says_which_sign_to_replace() -> None:
+    """The same two signs, a rough box selected around the second: its word is replaced,
+    the first sign's stays as it was (the text tools read the selection's text alone)."""
+    first, second = (40, 60, 210, 120), (270, 180, 440, 240)
+    image = _signs((first, "OPEN", 40), (second, "SALE", 40))
+    selection = np.zeros(image.shape[:2], bool)
+    selection[170:250, 255:455] = True
+    request = EditRequest(
+        "replace the sign text with EXIT", Snapshot(image.copy(), {}, selection=selection)
+    )
+    result = Engine(Registry.from_catalogue()).run(request)
+    assert result.ok, [o.error for o in result.outcomes]
+    ys, xs = np.nonzero((result.image != image).any(axis=2))
+    assert xs.min() >= second[0] and ys.min() >= second[1]  # the first sign untouched
+    read = " ".join(t.text for t in read_text(result.image)).upper()
+    assert "EXIT" in read and "OPEN" in read and "SALE" not in read
