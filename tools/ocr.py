@@ -14,10 +14,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from layerpath.errors import TargetNotFound
 from layerpath.kit.fonts import match_font
 from layerpath.kit.imaging import drop_rules, mask_box, rgb
-from layerpath.kit.names import resolve_mask
 from layerpath.kit.regions import overlap
 from layerpath.kit.types import ArtifactKind, Box, TextBox, ToolContext, ToolResult
 from layerpath.tools.base import Tool
@@ -233,14 +231,6 @@ class RapidOcrText(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         boxes = read_text(inputs[ArtifactKind.IMAGE], float(params["min_score"]))
-        try:  # the text in the user's selection (or a mask named after it) alone
-            _, region = resolve_mask(ctx.target, ctx.masks, ctx.selection)
-        except TargetNotFound:
-            region = None
-        if region is not None and region.shape == inputs[ArtifactKind.IMAGE].shape[:2]:
-            boxes = tuple(
-                b for b in boxes if region[b.box.y0 : b.box.y1, b.box.x0 : b.box.x1].any()
-            )
         if float(params.get("font_likeness", 0)) > 0:
             boxes = with_fonts(inputs[ArtifactKind.IMAGE], boxes, float(params["font_likeness"]))
         text = "\n".join(b.text for b in boxes)

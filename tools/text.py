@@ -31,13 +31,19 @@ log = logging.getLogger(__name__)
 
 def _chosen(ctx: ToolContext, inputs: Mapping[ArtifactKind, Any]) -> list[TextBox]:
     replacing = ctx.subtask == SubtaskKind.TEXT_REPLACEMENT
-    chosen = select_text_boxes(inputs[ArtifactKind.TEXT_BOXES], ctx.subtask_params, replacing)
+    chosen = select_text_boxes(
+        inputs[ArtifactKind.TEXT_BOXES], ctx.subtask_params, replacing, ctx.selection
+    )
     if not chosen:
         wanted = ctx.subtask_params.get("match") or ctx.subtask_params.get("pattern") or "text"
         raise ToolFailed(f"No text matching '{wanted}' was found in the image.")
-    if replacing and len(text_blocks(chosen)) > 1:  # (one word over both would cover
-        # what lies between them)
-        count = len(text_blocks(chosen))
+    count = len(text_blocks(chosen))
+    if replacing and count > 1:  # (one word over both would cover what lies between them)
+        if ctx.selection is not None and ctx.selection.any():
+            raise TargetNotFound(
+                f"The selection holds {count} separate pieces of text: select the one to "
+                "replace (a rough box around it is enough) and run it again."
+            )
         if ctx.subtask_params.get("match") or ctx.subtask_params.get("pattern"):
             raise TargetNotFound(
                 f"The text to replace was found in {count} separate places: select the one "

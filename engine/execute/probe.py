@@ -172,9 +172,14 @@ def regions_touch(a: Subtask, b: Subtask, snapshot: Snapshot) -> bool:
     return masks_touch(mask_a, mask_b)
 
 
-def _text_features(subtask: Subtask, image: np.ndarray, boxes: Sequence[TextBox]) -> dict[str, Any]:
+def _text_features(
+    subtask: Subtask,
+    image: np.ndarray,
+    boxes: Sequence[TextBox],
+    selection: np.ndarray | None = None,
+) -> dict[str, Any]:
     chosen = select_text_boxes(
-        boxes, subtask.params, replacing=subtask.kind == SubtaskKind.TEXT_REPLACEMENT
+        boxes, subtask.params, subtask.kind == SubtaskKind.TEXT_REPLACEMENT, selection
     )
     if not chosen:
         return {"text_found": False}
@@ -204,7 +209,7 @@ def probe(
     """The features of one subtask. `image` is the current image (after earlier
     subtasks); `read_text` gives its text boxes (memoised OCR) for text subtasks."""
     if kind_spec(subtask.kind).on_text_boxes and read_text is not None:
-        return _text_features(subtask, image, read_text())
+        return _text_features(subtask, image, read_text(), snapshot.selection)
     if subtask.target and not kind_spec(subtask.kind).on_text_boxes:
         current = Snapshot(image, snapshot.masks, snapshot.selection)
         return {"target_named": True, **_object_features(subtask, current, others)}

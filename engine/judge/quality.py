@@ -109,6 +109,7 @@ def judge(
         state.get(ArtifactKind.TEXT_BOXES, ()),
         subtask.params,
         replacing=subtask.kind == SubtaskKind.TEXT_REPLACEMENT,
+        selection=selection,
     )
     spec = kind_spec(kind)
     if spec.whole or full_after.shape != before.shape:

@@ -147,8 +147,10 @@ def text_matches(found: str, wanted: str) -> bool:
     return bool(b) and (b in a or difflib.SequenceMatcher(None, a, b).ratio() >= 0.7)
 
 
-#: how many times the area of every other text a sign's text must cover for "the text"
-#: of a replacement to mean it alone (a sign's word against a boat's number plate: 4.8)
+#: how many times the largest line of every other block of text a sign's largest line
+#: must be (by area) for "the text" of a replacement to mean its block alone (a sign's
+#: word against a boat's number plate: 4.8; a notice of many small lines counts by its
+#: largest line, not their sum)
 DOMINANT = 2.0
 
 
@@ -177,28 +179,57 @@ def text_blocks(boxes: Sequence[TextBox]) -> list[list[TextBox]]:
     return list(blocks.values())
 
 
+def _prominence(block: Sequence[TextBox]) -> int:
+    """How much a block of text stands out: its largest line's area."""
+    return max(b.box.width * b.box.height for b in block)
+
+
+def _selected(block: Sequence[TextBox], selection: np.ndarray) -> bool:
+    """Whether a line of the block has its centre in the selection."""
+    h, w = selection.shape[:2]
+    return any(
+        bool(
+            selection[
+                min(h - 1, (b.box.y0 + b.box.y1) // 2), min(w - 1, (b.box.x0 + b.box.x1) // 2)
+            ]
+        )
+        for b in block
+    )
+
+
 def select_text_boxes(
-    boxes: Sequence[TextBox], params: Mapping[str, Any], replacing: bool = False
+    boxes: Sequence[TextBox],
+    params: Mapping[str, Any],
+    replacing: bool = False,
+    selection: np.ndarray | None = None,
 ) -> list[TextBox]:
     """The boxes a text subtask is about: those matching params['match'] (literal text)
-    or params['pattern'] (digits / email / phone), else all of them; `replacing`: when
-    none is named, of several separate blocks of text the one far the largest (DOMINANT:
-    "the sign's text" on a photo with a number plate in a corner), else all of them (a
-    replacement refuses to write one word over several: tools/text.py)."""
+    or params['pattern'] (digits / email / phone), else all of them. `replacing`: one
+    word is written over one block of text, so where they lie in several, the block far
+    the most prominent when none is named (DOMINANT: "the sign's text" on a photo with a
+    number plate in a corner), else those whose lines the `selection` holds the centre
+    of, else all of them (and a replacement refuses to write one word over several:
+    tools/text.py)."""
+    named = bool(params.get("match") or params.get("pattern"))
     if params.get("match"):
-        return [b for b in boxes if text_matches(b.text, str(params["match"]))]
-    if params.get("pattern"):
+        chosen = [b for b in boxes if text_matches(b.text, str(params["match"]))]
+    elif params.get("pattern"):
         regex = re.compile(_PATTERNS[str(params["pattern"])])
-        return [b for b in boxes if regex.search(b.text)]
-    blocks = text_blocks(boxes)
-    if replacing and len(blocks) > 1:
-        areas = sorted(
-            ((sum(b.box.width * b.box.height for b in block), n) for n, block in enumerate(blocks)),
-            reverse=True,
-        )
-        if areas[0][0] >= DOMINANT * areas[1][0]:
-            return blocks[areas[0][1]]
-    return list(boxes)
+        chosen = [b for b in boxes if regex.search(b.text)]
+    else:
+        chosen = list(boxes)
+    blocks = text_blocks(chosen)
+    if not replacing or len(blocks) <= 1:
+        return chosen
+    if not named:
+        ranked = sorted(blocks, key=_prominence, reverse=True)
+        if _prominence(ranked[0]) >= DOMINANT * _prominence(ranked[1]):
+            return ranked[0]
+    if selection is not None and selection.any():
+        held = [b for block in blocks if _selected(block, selection) for b in block]
+        if held:
+            return held
+    return chosen
 
 
 #: The 80 COCO classes in the order of the detectors' class ids.

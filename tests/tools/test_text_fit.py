@@ -83,7 +83,7 @@ def test_one_word_is_not_written_over_two_signs_alike() -> None:
 
 def test_a_selection_says_which_sign_to_replace() -> None:
     """The same two signs, a rough box selected around the second: its word is replaced,
-    the first sign's stays as it was (the text tools read the selection's text alone)."""
+    the first sign's stays as it was (of texts alike, a selection says which)."""
     first, second = (40, 60, 210, 120), (270, 180, 440, 240)
     image = _signs((first, "OPEN", 40), (second, "SALE", 40))
     selection = np.zeros(image.shape[:2], bool)
@@ -97,3 +97,39 @@ def test_a_selection_says_which_sign_to_replace() -> None:
     assert xs.min() >= second[0] and ys.min() >= second[1]  # the first sign untouched
     read = " ".join(t.text for t in read_text(result.image)).upper()
     assert "EXIT" in read and "OPEN" in read and "SALE" not in read
+
+
+def test_a_selection_for_another_step_leaves_the_sign_text_the_signs() -> None:
+    """'Brighten this' with a corner selected around a number plate, and the sign's
+    word replaced: the selection is this's, the sign far the largest text is the sign
+    text's; the plate keeps its words."""
+    sign, plate = (150, 60, 350, 130), (30, 230, 110, 258)
+    image = _signs((sign, "OPEN", 44), (plate, "27 TO 4", 14))
+    selection = np.zeros(image.shape[:2], bool)
+    selection[215:275, 15:125] = True
+    request = EditRequest(
+        "brighten this and replace the sign text with EXIT",
+        Snapshot(image.copy(), {}, selection=selection),
+    )
+    result = Engine(Registry.from_catalogue()).run(request)
+    assert result.ok, [o.error for o in result.outcomes]
+    read = " ".join(t.text for t in read_text(result.image)).upper()
+    assert "EXIT" in read and "OPEN" not in read and "27" in read
+
+
+def test_a_notice_of_small_lines_is_not_the_sign_text() -> None:
+    """Prominence is a block's largest line, not the sum of its lines: a notice of twelve
+    small lines is not 'the sign text' beside a sign's one large word; of lines a rough
+    selection holds the centre of, only those."""
+    from layerpath.kit.names import select_text_boxes
+    from layerpath.kit.types import Box, TextBox
+
+    word = TextBox(Box(300, 40, 500, 100), "OPEN", 0.99)
+    notice = [TextBox(Box(20, 20 + 18 * i, 170, 34 + 18 * i), f"line {i}", 0.99) for i in range(12)]
+    assert select_text_boxes([word, *notice], {}, replacing=True) == [word]
+    assert len(select_text_boxes([word, *notice], {}, replacing=False)) == 13
+    alike = TextBox(Box(300, 200, 500, 260), "SALE", 0.99)
+    selection = np.zeros((300, 600), bool)
+    selection[190:300, 280:600] = True  # (rough: it clips OPEN's box, not its centre)
+    selection[95:110, 280:600] = True
+    assert select_text_boxes([word, alike], {}, True, selection) == [alike]
