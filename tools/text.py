@@ -13,7 +13,7 @@ from PIL import Image, ImageDraw
 from layerpath.errors import BadInput, TargetNotFound, ToolFailed
 from layerpath.kit.fonts import fit_font
 from layerpath.kit.imaging import boxes_mask, dilate, drop_rules, rgb
-from layerpath.kit.names import select_text_boxes, text_blocks
+from layerpath.kit.names import block_selected, select_text_boxes, text_blocks
 from layerpath.kit.regions import crop, grow_box, paste, union_box
 from layerpath.kit.types import (
     ArtifactKind,
@@ -37,9 +37,11 @@ def _chosen(ctx: ToolContext, inputs: Mapping[ArtifactKind, Any]) -> list[TextBo
     if not chosen:
         wanted = ctx.subtask_params.get("match") or ctx.subtask_params.get("pattern") or "text"
         raise ToolFailed(f"No text matching '{wanted}' was found in the image.")
-    count = len(text_blocks(chosen))
+    blocks = text_blocks(chosen)
+    count = len(blocks)
     if replacing and count > 1:  # (one word over both would cover what lies between them)
-        if ctx.selection is not None and ctx.selection.any():
+        selection = ctx.selection
+        if selection is not None and all(block_selected(b, selection) for b in blocks):
             raise TargetNotFound(
                 f"The selection holds {count} separate pieces of text: select the one to "
                 "replace (a rough box around it is enough) and run it again."

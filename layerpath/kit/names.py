@@ -184,7 +184,7 @@ def _prominence(block: Sequence[TextBox]) -> int:
     return max(b.box.width * b.box.height for b in block)
 
 
-def _selected(block: Sequence[TextBox], selection: np.ndarray) -> bool:
+def block_selected(block: Sequence[TextBox], selection: np.ndarray) -> bool:
     """Whether a line of the block has its centre in the selection."""
     h, w = selection.shape[:2]
     return any(
@@ -226,7 +226,7 @@ def select_text_boxes(
         if _prominence(ranked[0]) >= DOMINANT * _prominence(ranked[1]):
             return ranked[0]
     if selection is not None and selection.any():
-        held = [b for block in blocks if _selected(block, selection) for b in block]
+        held = [b for block in blocks if block_selected(block, selection) for b in block]
         if held:
             return held
     return chosen

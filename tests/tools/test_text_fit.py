@@ -133,3 +133,20 @@ def test_a_notice_of_small_lines_is_not_the_sign_text() -> None:
     selection[190:300, 280:600] = True  # (rough: it clips OPEN's box, not its centre)
     selection[95:110, 280:600] = True
     assert select_text_boxes([word, alike], {}, True, selection) == [alike]
+
+
+def test_a_selection_holding_neither_sign_is_not_said_to_hold_them() -> None:
+    """Two signs alike and a selection in an empty corner (this's, for the brightening):
+    the replacement asks which sign by its words; it does not claim the selection holds
+    two texts."""
+    image = _signs(((40, 60, 210, 120), "OPEN", 40), ((270, 180, 440, 240), "SALE", 40))
+    selection = np.zeros(image.shape[:2], bool)
+    selection[250:300, 0:60] = True
+    request = EditRequest(
+        "brighten this and replace the sign text with EXIT",
+        Snapshot(image.copy(), {}, selection=selection),
+    )
+    result = Engine(Registry.from_catalogue()).run(request)
+    (text,) = [o for o in result.outcomes if o.subtask.kind.value == "text_replacement"]
+    assert not text.ok and "say which to replace" in (text.error or "")
+    assert "The selection holds" not in (text.error or "")
