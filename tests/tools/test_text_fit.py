@@ -8,7 +8,7 @@ from PIL import Image, ImageDraw
 
 from layerpath.benchmarks.suite import make_suite_scene
 from layerpath.engine.execute.executor import Engine
-from layerpath.engine.types import EditRequest, Snapshot
+from layerpath.engine.types import EditRequest, RunResult, Snapshot
 from layerpath.kit.fonts import load_font
 from layerpath.tools.ocr import read_text
 from layerpath.tools.registry import Registry
@@ -51,6 +51,22 @@ def _signs(*signs: tuple[tuple[int, int, int, int], str, int]) -> np.ndarray:
     return np.dstack([np.asarray(picture), np.full((300, 480), 255, np.uint8)])
 
 
+def _edited(
+    image: np.ndarray, words: str, selected: tuple[int, int, int, int] | None = None
+) -> RunResult:
+    """The run of `words` on the picture, with the box (x0, y0, x1, y1) selected."""
+    selection = None
+    if selected is not None:
+        selection = np.zeros(image.shape[:2], bool)
+        selection[selected[1] : selected[3], selected[0] : selected[2]] = True
+    request = EditRequest(words, Snapshot(image.copy(), {}, selection=selection))
+    return Engine(Registry.from_catalogue()).run(request)
+
+
+def _read(image: np.ndarray) -> str:
+    return " ".join(t.text for t in read_text(image)).upper()
+
+
 def test_the_sign_text_is_the_large_sign_not_a_plate_far_from_it() -> None:
     """A held-out photo's boats carried a small number plate OCR reads too: the word
     was written once over both, a giant across the boats between them (refused, and
@@ -58,13 +74,12 @@ def test_the_sign_text_is_the_large_sign_not_a_plate_far_from_it() -> None:
     sign = (150, 60, 350, 130)
     plate = (30, 230, 110, 258)
     image = _signs((sign, "OPEN", 44), (plate, "27 TO 4", 14))
-    request = EditRequest("replace the sign text with EXIT", Snapshot(image.copy(), {}))
-    result = Engine(Registry.from_catalogue()).run(request)
+    result = _edited(image, "replace the sign text with EXIT")
     assert result.ok, [o.error for o in result.outcomes]
     changed = (result.image != image).any(axis=2)
     ys, xs = np.nonzero(changed)
     assert xs.min() >= sign[0] and xs.max() <= sign[2] and ys.max() <= sign[3]
-    read = " ".join(t.text for t in read_text(result.image)).upper()
+    read = _read(result.image)
     assert "EXIT" in read and "OPEN" not in read
 
 
@@ -73,8 +88,7 @@ def test_one_word_is_not_written_over_two_signs_alike() -> None:
     across both would paint over what lies between them. Refused, saying how to name
     it; the picture untouched."""
     image = _signs(((40, 60, 210, 120), "OPEN", 40), ((270, 180, 440, 240), "SALE", 40))
-    request = EditRequest("replace the sign text with EXIT", Snapshot(image.copy(), {}))
-    result = Engine(Registry.from_catalogue()).run(request)
+    result = _edited(image, "replace the sign text with EXIT")
     assert not result.ok
     assert "say which to replace" in (result.outcomes[0].error or "")
     visible = result.image
@@ -86,16 +100,11 @@ def test_a_selection_says_which_sign_to_replace() -> None:
     the first sign's stays as it was (of texts alike, a selection says which)."""
     first, second = (40, 60, 210, 120), (270, 180, 440, 240)
     image = _signs((first, "OPEN", 40), (second, "SALE", 40))
-    selection = np.zeros(image.shape[:2], bool)
-    selection[170:250, 255:455] = True
-    request = EditRequest(
-        "replace the sign text with EXIT", Snapshot(image.copy(), {}, selection=selection)
-    )
-    result = Engine(Registry.from_catalogue()).run(request)
+    result = _edited(image, "replace the sign text with EXIT", (255, 170, 455, 250))
     assert result.ok, [o.error for o in result.outcomes]
     ys, xs = np.nonzero((result.image != image).any(axis=2))
     assert xs.min() >= second[0] and ys.min() >= second[1]  # the first sign untouched
-    read = " ".join(t.text for t in read_text(result.image)).upper()
+    read = _read(result.image)
     assert "EXIT" in read and "OPEN" in read and "SALE" not in read
 
 
@@ -105,15 +114,11 @@ def test_a_selection_for_another_step_leaves_the_sign_text_the_signs() -> None:
     text's; the plate keeps its words."""
     sign, plate = (150, 60, 350, 130), (30, 230, 110, 258)
     image = _signs((sign, "OPEN", 44), (plate, "27 TO 4", 14))
-    selection = np.zeros(image.shape[:2], bool)
-    selection[215:275, 15:125] = True
-    request = EditRequest(
-        "brighten this and replace the sign text with EXIT",
-        Snapshot(image.copy(), {}, selection=selection),
+    result = _edited(
+        image, "brighten this and replace the sign text with EXIT", (15, 215, 125, 275)
     )
-    result = Engine(Registry.from_catalogue()).run(request)
     assert result.ok, [o.error for o in result.outcomes]
-    read = " ".join(t.text for t in read_text(result.image)).upper()
+    read = _read(result.image)
     assert "EXIT" in read and "OPEN" not in read and "27" in read
 
 
@@ -140,13 +145,7 @@ def test_a_selection_holding_neither_sign_is_not_said_to_hold_them() -> None:
     the replacement asks which sign by its words; it does not claim the selection holds
     two texts."""
     image = _signs(((40, 60, 210, 120), "OPEN", 40), ((270, 180, 440, 240), "SALE", 40))
-    selection = np.zeros(image.shape[:2], bool)
-    selection[250:300, 0:60] = True
-    request = EditRequest(
-        "brighten this and replace the sign text with EXIT",
-        Snapshot(image.copy(), {}, selection=selection),
-    )
-    result = Engine(Registry.from_catalogue()).run(request)
+    result = _edited(image, "brighten this and replace the sign text with EXIT", (0, 250, 60, 300))
     (text,) = [o for o in result.outcomes if o.subtask.kind.value == "text_replacement"]
     assert not text.ok and "say which to replace" in (text.error or "")
     assert "The selection holds" not in (text.error or "")
