@@ -79,6 +79,19 @@ def text_window(boxes: Sequence[TextBox], grow: int, shape: tuple[int, ...]) -> 
     return window
 
 
+#: the least the glyphs are grown by, as a share of the tallest letters' height: a camera
+#: file's letters carry a rim of anti-aliasing and sharpening halo as many pixels wide as
+#: they are large, which a few pixels leave as a ghost outline of the old word
+RIM = 0.04
+
+
+def rim(boxes: Sequence[TextBox], grow: int) -> int:
+    """How far (pixels) the glyphs of the boxes are grown: `grow`, or RIM of their
+    tallest letters' height where that is more."""
+    tallest = max(((tb.ink or tb.box).height for tb in boxes), default=0)
+    return max(grow, round(RIM * tallest))
+
+
 def ink_mask(image: np.ndarray, boxes: Sequence[TextBox], grow: int) -> tuple[np.ndarray, Box]:
     """The glyph pixels inside the boxes, grown by `grow` pixels, as a mask of the
     window it returns with it (text_window)."""
@@ -156,7 +169,8 @@ class TextInpaintErase(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
-        glyphs, window = ink_mask(image, _chosen(ctx, inputs), int(params["grow"]))
+        chosen = _chosen(ctx, inputs)
+        glyphs, window = ink_mask(image, chosen, rim(chosen, int(params["grow"])))
         mask = np.zeros(image.shape[:2], dtype=bool)
         crop(mask, window)[...] = glyphs
         out, changed = inpaint_region(image, mask, "telea", float(params["radius"]), 0)
@@ -171,9 +185,12 @@ class TextFillErase(Tool):
         self, ctx: ToolContext, inputs: Mapping[ArtifactKind, Any], params: Mapping[str, Any]
     ) -> ToolResult:
         image = inputs[ArtifactKind.IMAGE]
-        chosen, window, out = _chosen_window(ctx, inputs, int(params["grow"]))
+        chosen = _chosen(ctx, inputs)
+        grow = rim(chosen, int(params["grow"]))
+        window = text_window(chosen, grow, image.shape)
+        out = rgb(crop(image, window)).copy()
         for tb in chosen:
-            glyphs, at = ink_mask(image, [tb], int(params["grow"]))
+            glyphs, at = ink_mask(image, [tb], grow)
             local = (
                 slice(at.y0 - window.y0, at.y1 - window.y0),
                 slice(at.x0 - window.x0, at.x1 - window.x0),

@@ -149,3 +149,21 @@ def test_a_selection_holding_neither_sign_is_not_said_to_hold_them() -> None:
     (text,) = [o for o in result.outcomes if o.subtask.kind.value == "text_replacement"]
     assert not text.ok and "say which to replace" in (text.error or "")
     assert "The selection holds" not in (text.error or "")
+
+
+def test_a_camera_sized_signs_old_word_leaves_no_ghost_outline() -> None:
+    """A sign photographed large (its letters 170 px, with the light halo that resizing
+    and sharpening leave round them): the erase grows with the letters, so no outline of
+    the old word stays on the panel (at 24 MP a 2 px grow left one, looked at)."""
+    small = Image.new("RGB", (640, 400), (110, 120, 100))
+    draw = ImageDraw.Draw(small)
+    panel = (120, 120, 520, 280)
+    draw.rectangle(panel, fill=(242, 238, 228))
+    draw.text((320, 200), "OPEN", fill=(30, 30, 30), font=load_font(80), anchor="mm")
+    big = np.asarray(small.resize((1600, 1000), Image.LANCZOS))  # (the halo)
+    image = np.dstack([big, np.full(big.shape[:2], 255, np.uint8)])
+    result = _edited(image, "remove the text")
+    assert result.ok, [o.error for o in result.outcomes]
+    inner = result.image[340:660, 340:1260, :3].astype(int)  # the panel within its frame
+    off = np.abs(inner - np.array([242, 238, 228])).max(axis=2)
+    assert (off > 12).mean() < 0.001 and _read(result.image) == ""
