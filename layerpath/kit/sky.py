@@ -25,6 +25,7 @@ from layerpath.kit.imaging import (
     guided_mask,
     mean_and_reach_near,
     mean_near,
+    on_picture_edges,
     rgb,
     rgb_contiguous,
     small_copy,
@@ -123,7 +124,13 @@ def find_sky(small: np.ndarray) -> np.ndarray:
     h, w = small.shape[:2]
     work = _work_copy(small)
     found = _sky(work)
-    return cv2.resize(found.astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST) > 0
+    sky = cv2.resize(found.astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST) > 0
+    # found on the work copy, its outline is a work pixel or two off the picture's edge
+    # (a pale sliver of sky left in each valley of a ridge): moved onto it
+    # (taking in only what is of a sky's colour: not a dark tree's tips)
+    reach = int(np.ceil(max(h, w) / max(work.shape[:2]))) + 1
+    settled = on_picture_edges(small, sky, reach)
+    return settled & (sky | sky_coloured(small))
 
 
 def _sky(work: np.ndarray) -> np.ndarray:
