@@ -72,6 +72,10 @@ def texture(picture: np.ndarray) -> np.ndarray:
 VIOLET = 30.0
 
 
+#: the greenest (CIELAB a*) a sunset's yellow is (a lit meadow's grass has -30 and less)
+SUNSET_GREEN = -12.0
+
+
 def sky_coloured(picture: np.ndarray) -> np.ndarray:
     """Pixels a sky could have (CIELAB): blue (a dusk's deep blue too), near grey and
     light (overcast, clouds), or light and warm in the upper part of the frame
@@ -84,7 +88,7 @@ def sky_coloured(picture: np.ndarray) -> np.ndarray:
     # sky's, never as much as a purple thing's)
     violet = (b < -10) & (a < VIOLET) & (a < 5 - b) & (lightness > 20)
     neutral = (np.hypot(a, b) < 14) & (lightness > 50)
-    warm = (lightness > 55) & (b > 5) & upper
+    warm = (lightness > 55) & (b > 5) & (a > SUNSET_GREEN) & upper
     return blue | violet | neutral | warm
 
 

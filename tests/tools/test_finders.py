@@ -192,3 +192,23 @@ def test_a_found_sky_reaches_down_into_each_valley_of_a_ridge() -> None:
     assert found[beside_ridge].mean() > 0.99  # (0.978 before)
     assert (found & ~truth).sum() < 0.002 * (~truth).sum()
 
+
+def test_the_gaps_of_a_lit_meadows_grass_are_no_sunset() -> None:
+    """(issue 25: out-of-focus grass under a grey sky, yellow-green, was of a sunset's
+    warm colours to the finder, which took a quarter of it into the sky, and "darken
+    the sky" darkened the blades along the ridge.) A sunset's yellow is never as green
+    as grass (CIELAB a* -12 against -38 here)."""
+    rng = np.random.default_rng(8)
+    h, w = 500, 750
+    yy, xx = np.mgrid[:h, :w]
+    sky = yy < 230 + 25 * np.sin(xx / 50.0)
+    t = (yy / 260.0)[..., None]
+    picture = (1 - t) * np.array([70, 80, 110.0]) + t * np.array([120, 130, 160.0])
+    blades = 0.5 + 0.5 * np.sin(xx / 9.0 + rng.uniform(0, 6, (1, w)))
+    blades = cv2.GaussianBlur(blades.astype(np.float32), (0, 0), 3)[..., None]
+    grass = blades * np.array([150, 205, 50.0]) + (1 - blades) * np.array([95, 150, 30.0])
+    picture[~sky] = grass[~sky]
+    picture += rng.normal(0, 1.0, picture.shape)
+    found = find(rgba(np.clip(picture, 0, 255).astype(np.uint8)), "the sky")
+    assert found[~sky].mean() < 0.01  # (0.25 before)
+    assert found[sky].mean() > 0.98
