@@ -48,6 +48,26 @@ class RegionTruth:
     #: where the asked change cannot show (a blur where the photo is smooth already, black
     #: and white where it is grey already): counted as reached
     shown_already: np.ndarray | None = None
+    #: the bands a few pixels either side of the region's edge, past what is left to
+    #: its softness, where what should change must (`edge_change`) and what should stay
+    #: must stay (`edge_keep`): a sliver of old sky along a ridge is a small share of a
+    #: sky but a visible seam
+    edge_change: np.ndarray | None = None
+    edge_keep: np.ndarray | None = None
+
+
+#: how much of the band along the edge a right result leaves unchanged (or changes, on
+#: the side that stays) at most
+EDGE_MISSED = 0.05
+
+
+def edge_bands(region: np.ndarray, soft: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """The region's pixels, and the others, from `soft` pixels off its edge to a few
+    more (0.3 % of the frame's shorter side, 4 at least)."""
+    width = soft + max(4, round(0.003 * min(region.shape)))
+    inside = region & dilate(~region, width) & ~dilate(~region, soft)
+    outside = ~region & dilate(region, width) & ~dilate(region, soft)
+    return inside, outside
 
 
 def horizon_line(rng: np.random.Generator, w: int, h: int) -> np.ndarray:
@@ -140,14 +160,15 @@ def sky_truth(coverage: np.ndarray, asked: str) -> RegionTruth:
     """Where a sky edit must change the picture and where not: the sky and the ground
     away from the ridge (three pixels either side are left to the edge's softness)."""
     sky, ground = erode(coverage > 0.5, 3), erode(coverage <= 0.5, 3)
-    if asked == "kept":
-        return RegionTruth(change=ground, keep=sky, enough=0.8)
+    sky_edge, ground_edge = edge_bands(coverage > 0.5)
+    if asked == "kept":  # (a dark ground may show a look little at its edge)
+        return RegionTruth(change=ground, keep=sky, enough=0.8, edge_keep=sky_edge)
     if asked == "graduated":  # whole at the top, fading across the sky: its upper half
         rows = np.nonzero(sky.any(axis=1))[0]
         upper = sky.copy()
         upper[int(np.median(rows)) :] = False
-        return RegionTruth(change=upper, keep=ground)
-    return RegionTruth(change=sky, keep=ground)
+        return RegionTruth(change=upper, keep=ground, edge_keep=ground_edge)
+    return RegionTruth(change=sky, keep=ground, edge_change=sky_edge, edge_keep=ground_edge)
 
 
 def background_truth(alpha: np.ndarray, picture: np.ndarray, asked: str) -> RegionTruth:
@@ -182,7 +203,15 @@ def score_region(truth: RegionTruth, before: np.ndarray, after: np.ndarray) -> t
     reached = float(counted[truth.change].mean()) if truth.change.any() else 0.0
     spilled = float(changed[truth.keep].mean()) if truth.keep.any() else 0.0
     reason = f"{reached:.0%} of where it should changed, {spilled:.1%} of what should stay"
-    good = reached >= truth.enough and spilled <= 0.02
+    missed = []
+    if truth.edge_change is not None and truth.edge_change.any():
+        missed.append(1.0 - float(counted[truth.edge_change].mean()))
+    if truth.edge_keep is not None and truth.edge_keep.any():
+        missed.append(float(changed[truth.edge_keep].mean()))
+    seam = max(missed, default=0.0)
+    if seam > EDGE_MISSED:
+        reason += f"; {seam:.0%} of the band along the edge wrong"
+    good = reached >= truth.enough and spilled <= 0.02 and seam <= EDGE_MISSED
     poor = reached < 0.5 * truth.enough or spilled > 0.1
     return (1.0 if good else 0.0 if poor else 0.5), reason
 

@@ -136,3 +136,33 @@ def test_a_sky_put_behind_a_real_skyline_is_the_truth_its_found_skies_are_judged
     assert not found_sky_right(short, coverage)
     over = ~ground | dilate(~ground, 12)
     assert (over & ground).sum() > 0.05 * ground.sum() and not found_sky_right(over, coverage)
+
+
+def test_a_sliver_of_sky_changed_along_the_ridge_is_no_kept_sky() -> None:
+    """(issue 25: "a dramatic look but don't touch the sky" changed a pale sliver of sky
+    along a forest's ridge, visible at camera size; the scorer called it right, as the
+    sliver is 0.2 % of the sky.) A look on the ground alone is right; the same look
+    taking a few pixels of sky along the ridge is not, nor a sky edit stopping short of
+    the ridge; a look that also takes the sky is wrong."""
+    from layerpath.benchmarks.region_tasks import horizon_line, score_region, sky_truth
+
+    rng = np.random.default_rng(3)
+    h, w = 800, 1200
+    share = np.clip(horizon_line(rng, w, h)[None, :] - np.arange(h)[:, None] + 0.5, 0, 1)
+    before = rng.integers(40, 200, (h, w, 3)).astype(np.uint8)
+    sky = share > 0.5
+
+    def looked(where: np.ndarray) -> np.ndarray:
+        after = before.copy()
+        after[where] += 30
+        return after
+
+    sliver = sky & dilate(~sky, 6)
+    kept = sky_truth(share, "kept")
+    assert score_region(kept, before, looked(~sky))[0] == 1.0
+    score, reason = score_region(kept, before, looked(~sky | sliver))
+    assert score == 0.5 and "along the edge" in reason
+    assert score_region(kept, before, looked(np.ones_like(sky)))[0] == 0.0
+    darkened = sky_truth(share, "sky")
+    assert score_region(darkened, before, looked(sky))[0] == 1.0
+    assert score_region(darkened, before, looked(sky & ~sliver))[0] == 0.5
