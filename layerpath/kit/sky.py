@@ -634,6 +634,35 @@ def openings(picture: np.ndarray, sky: np.ndarray, look: Look | None = None) -> 
     return np.isin(parts, np.nonzero(enclosed)[0] + 1)
 
 
+#: how far above a found sky's lowest edge (a share of the long side, at CHECK_SIDE) the
+#: real horizon may lie when the ground below it was taken in, and how much stronger an
+#: edge there must be than any at the found edge to be the horizon
+ABOVE_REACH, ABOVE_STRONGER = 0.03, 1.5
+#: the share of columns where that is so past which a sky is doubted, and the share more
+#: that is the tolerance: chosen on the tuning split, where right skies have at most 0.24
+#: (clouds just above a soft dune), a sky grown 3 % of the frame into the ground 0.23 and
+#: more, mostly over 0.37
+GROUND_TAKEN_IN = (0.25, 0.15)
+
+
+def ground_taken_in(sky: np.ndarray, look: Look) -> float:
+    """The share of the columns in which the sky's lowest edge lies below the horizon:
+    a few pixels above it the picture has an edge (past the sky's strong gradient) far
+    stronger than any at the edge itself, where a right sky's edge is the strongest
+    there. (The ridge and the ground below it taken in: its edge lies on the ground's
+    texture, which on_edges takes for an outline.)"""
+    h, w = sky.shape
+    reach = max(4, round(ABOVE_REACH * max(h, w)))
+    lowest = h - 1 - np.argmax(sky[::-1], axis=0)
+    columns = np.flatnonzero(sky.any(axis=0) & (lowest >= reach) & (lowest < h - 2))
+    if not columns.size:
+        return 0.0
+    rows = lowest[columns][:, None]
+    at_edge = look.grad[rows + np.arange(-2, 3), columns[:, None]].max(axis=1)
+    above = look.grad[rows + np.arange(-reach, -2), columns[:, None]].max(axis=1)
+    return float(((above > ABOVE_STRONGER * at_edge) & (above > look.strong)).mean())
+
+
 def top_reached(sky: np.ndarray) -> float:
     """The share of the frame's columns whose top rows (a fiftieth of its height, two at
     least) the sky reaches."""
@@ -651,7 +680,8 @@ def sky_doubts(picture: np.ndarray, sky: np.ndarray) -> dict[str, float]:
     its tolerance: its edge off the picture's edges or running through smooth sky, sky
     of its colour left beside it, and elsewhere, sky left out under a cloud's underside,
     something solid taken in (a roof, a tower, a dome), the sky seen through an opening
-    below it left out, and a 'sky' that stays in a corner of the frame's top."""
+    below it left out, the ground below the horizon taken in, and a 'sky' that stays in
+    a corner of the frame's top."""
     look = look_at(picture, sky)
     on_gradient, left, elsewhere = sky_measures(picture, sky, look)
     under = float(left_under_clouds(picture, sky, look).sum()) / max(1.0, float(sky.sum()))
@@ -662,6 +692,9 @@ def sky_doubts(picture: np.ndarray, sky: np.ndarray) -> dict[str, float]:
         "sky left out elsewhere": max(0.0, elsewhere - SKY_ELSEWHERE) / 0.05,
         "sky left out under a cloud": max(0.0, under - UNDER_CLOUDS[0]) / UNDER_CLOUDS[1],
         "something solid seems taken into the sky": taken_in(picture, sky, look) / PIECE_SHARE,
+        "the ground below the horizon seems taken in": (
+            max(0.0, ground_taken_in(sky, look) - GROUND_TAKEN_IN[0]) / GROUND_TAKEN_IN[1]
+        ),
         "sky seen through an opening below is left out": (
             max(0.0, through_openings(picture, sky, look) - OPENINGS[0]) / OPENINGS[1]
         ),

@@ -433,6 +433,50 @@ def test_a_found_sky_with_a_towers_top_in_it_is_refused() -> None:
     assert "something solid seems taken into the sky" in verdict.reason
 
 
+def test_a_found_sky_grown_into_the_field_below_the_horizon_is_refused() -> None:
+    """A smooth sky over a wide field of scikit-image's grass, lit paler towards a low
+    horizon, a dark treeline along part of it: the sky passes, and a sky grown 3 % of
+    the frame into the field is refused naming the ground taken in: just above its
+    lower edge the picture has a far stronger edge, the horizon. (On the check set's
+    real skylines, Stellarium's, the check passed such skies: their outline lay on the
+    grass's texture, as on an edge, and the band taken in had no hard edge against
+    the sky. Here its edge is doubted too.)"""
+    from skimage import data
+
+    from layerpath.engine.judge.checks.region import check_found_region
+    from layerpath.kit.sky import GROUND_TAKEN_IN, ground_taken_in, look_at, work_copies
+
+    rng = np.random.default_rng(2)
+    w, h = 1536, 768
+    horizon = 0.42 * h
+    bumps = np.abs(cv2.GaussianBlur(rng.normal(0, 1, (1, w)).astype(np.float32), (0, 0), 6)[0])
+    tops = horizon - np.where(np.arange(w) < 0.35 * w, 60 * bumps + 4, 0)
+    rows = np.arange(h)[:, None]
+    sky = rows < tops[None, :]
+    treeline = ~sky & (rows < horizon)
+    y = rows[..., None] / h
+    picture = (np.array([50, 70, 110]) * (1 - y) + np.array([150, 165, 200]) * y) * np.ones(
+        (1, w, 1)
+    )
+    grass = np.tile(data.grass(), (h // 512 + 1, w // 512 + 1))[:h, :w, None].astype(float)
+    grass = (grass * np.array([0.5, 0.6, 0.3]) + np.array([20, 30, 0])) * (
+        1.0 + 0.5 * np.exp(-(rows[..., None] - horizon) / 25.0).clip(0, 1)
+    )
+    picture = np.where(sky[..., None], picture, grass)
+    picture[treeline] = np.array([30, 45, 25]) + rng.normal(0, 6, (int(treeline.sum()), 3))
+    picture = cv2.GaussianBlur(picture, (0, 0), 0.8) + rng.normal(0, 2, (h, w, 3))
+    image = np.dstack([np.clip(picture, 0, 255).astype(np.uint8), np.full((h, w), 255, np.uint8)])
+    grown = dilate(sky, round(0.03 * h))
+    assert check_found_region("sky", image, sky).score >= 0.5
+    verdict = check_found_region("sky", image, grown)
+    assert verdict.score < 0.5
+    assert "the ground below the horizon seems taken in" in verdict.reason
+    for region, low in ((sky, True), (grown, False)):
+        small, inside = work_copies(image, region)
+        share = ground_taken_in(inside, look_at(small, inside))
+        assert (share < GROUND_TAKEN_IN[0]) if low else (share > sum(GROUND_TAKEN_IN))
+
+
 def test_a_found_sky_that_leaves_out_the_sky_in_an_arch_is_refused() -> None:
     """A stone wall (scikit-image's gravel) under a blue sky, with an arch through it
     showing the sky beyond: the sky with the arch's sky in it passes; the sky above the
