@@ -119,8 +119,8 @@ def nearest_of(source: np.ndarray, where: np.ndarray) -> np.ndarray:
 
 
 def on_picture_edges(picture: np.ndarray, region: np.ndarray, reach: int) -> np.ndarray:
-    """The region (bool) with its outline moved onto the picture's (RGB, 8-bit, the
-    region's size) own edges within `reach` pixels: the watershed of the picture between
+    """The region (bool) with its outline moved onto the picture's (RGB or RGBA, 8 or 16
+    bits, the region's size) own edges within `reach` pixels: the watershed of the picture between
     the region well inside its outline and what lies well outside it (a mask found on a
     coarser grid stops a pixel or two short of a ridge, and in each valley). Pieces and
     holes too thin to keep a core at `reach` stay as they are (a sky seen between twigs,
