@@ -663,6 +663,29 @@ def ground_taken_in(sky: np.ndarray, look: Look) -> float:
     return float(((above > ABOVE_STRONGER * at_edge) & (above > look.strong)).mean())
 
 
+#: the share of the found sky that may be left out past its outline where that runs
+#: through no edge, and the share more that is the tolerance: on the tuning split right
+#: skies leave at most 0.021 so (a dragonfly's sky past a soft leaf), a sky cut at a row
+#: across a treeline with the sky beside the trees 0.27
+PAST_A_CUT = (0.05, 0.05)
+
+
+def left_past_a_cut(sky: np.ndarray, look: Look) -> float:
+    """The sky left out past a cut (a share of the found sky): pieces outside it, smooth
+    and within 6 (CIELAB) of the sky's colour fitted there, that meet its outline where
+    the outline lies on no edge (the sky carries on across it). Water below a horizon
+    meets it along the horizon's edge, a patch between leaves along the leaves'."""
+    kernel = np.ones((3, 3), np.uint8)
+    alike = (np.linalg.norm(look.lab - look.model, axis=2) < 6.0) & (look.grad < look.strong)
+    alike = cv2.morphologyEx((alike & ~sky).astype(np.uint8), cv2.MORPH_OPEN, kernel) > 0
+    cut = outline(sky) & (cv2.dilate(look.grad, kernel) < look.strong)
+    across = cv2.dilate(cut.astype(np.uint8), kernel, iterations=2) > 0
+    _, parts = cv2.connectedComponents(alike.astype(np.uint8))
+    met = np.unique(parts[across & alike])
+    left = np.isin(parts, met[met > 0])
+    return float(left.sum()) / max(1.0, float(sky.sum()))
+
+
 def top_reached(sky: np.ndarray) -> float:
     """The share of the frame's columns whose top rows (a fiftieth of its height, two at
     least) the sky reaches."""
@@ -678,10 +701,10 @@ def edge_doubt(picture: np.ndarray, region: np.ndarray) -> float:
 def sky_doubts(picture: np.ndarray, sky: np.ndarray) -> dict[str, float]:
     """What speaks against a found sky (on work copies: work_copies), each in units of
     its tolerance: its edge off the picture's edges or running through smooth sky, sky
-    of its colour left beside it, and elsewhere, sky left out under a cloud's underside,
-    something solid taken in (a roof, a tower, a dome), the sky seen through an opening
-    below it left out, the ground below the horizon taken in, and a 'sky' that stays in
-    a corner of the frame's top."""
+    of its colour left beside it, and elsewhere, sky left out under a cloud's underside
+    and past a cut through it, something solid taken in (a roof, a tower, a dome), the
+    sky seen through an opening below it left out, the ground below the horizon taken
+    in, and a 'sky' that stays in a corner of the frame's top."""
     look = look_at(picture, sky)
     on_gradient, left, elsewhere = sky_measures(picture, sky, look)
     under = float(left_under_clouds(picture, sky, look).sum()) / max(1.0, float(sky.sum()))
@@ -691,6 +714,9 @@ def sky_doubts(picture: np.ndarray, sky: np.ndarray) -> dict[str, float]:
         "sky left out along its edge": max(0.0, left - SKY_LEFT) / 0.1,
         "sky left out elsewhere": max(0.0, elsewhere - SKY_ELSEWHERE) / 0.05,
         "sky left out under a cloud": max(0.0, under - UNDER_CLOUDS[0]) / UNDER_CLOUDS[1],
+        "sky left out past a cut through it": (
+            max(0.0, left_past_a_cut(sky, look) - PAST_A_CUT[0]) / PAST_A_CUT[1]
+        ),
         "something solid seems taken into the sky": taken_in(picture, sky, look) / PIECE_SHARE,
         "the ground below the horizon seems taken in": (
             max(0.0, ground_taken_in(sky, look) - GROUND_TAKEN_IN[0]) / GROUND_TAKEN_IN[1]

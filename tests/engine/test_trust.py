@@ -477,6 +477,42 @@ def test_a_found_sky_grown_into_the_field_below_the_horizon_is_refused() -> None
         assert (share < GROUND_TAKEN_IN[0]) if low else (share > sum(GROUND_TAKEN_IN))
 
 
+def test_a_found_sky_cut_at_a_row_through_a_treeline_is_refused() -> None:
+    """Firs on a snow field under a blue sky, the sky carrying on down to the snow on
+    either side of the trees: the sky passes; the sky cut at a row through the firs'
+    tops (Stellarium's firs in snow, "stopped at a row", which the check passed: the
+    cut lies on the trees over most of its length, and the sky left out beside them
+    lies lower than the found sky reaches, where water would) is refused naming the
+    sky left out past a cut: the sky meets it where the cut lies on no edge."""
+    from layerpath.engine.judge.checks.region import check_found_region
+
+    rng = np.random.default_rng(4)
+    w, h = 1200, 800
+    rows = np.arange(h)[:, None]
+    horizon = int(0.62 * h)
+    trees = np.zeros((h, w), np.uint8)
+    x = 150
+    while x < w - 260:
+        width, height = int(rng.integers(60, 120)), int(rng.integers(250, 420))
+        tip = [[x, horizon], [x + width // 2, horizon - height], [x + width, horizon]]
+        cv2.fillPoly(trees, [np.array(tip, np.int32)], 1)
+        x += width - 25
+    sky = (rows < horizon) & (trees == 0)
+    y = rows[..., None] / h
+    picture = (np.array([60, 110, 190]) * (1 - y) + np.array([170, 200, 235]) * y) * np.ones(
+        (1, w, 1)
+    )
+    grain = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 1.5)[..., None]
+    picture = np.where((trees > 0)[..., None], np.array([35, 60, 35]) + 25 * grain, picture)
+    picture = np.where((rows >= horizon)[..., None], np.array([235, 238, 245]) + 8 * grain, picture)
+    picture += rng.normal(0, 1.5, picture.shape)
+    image = np.dstack([np.clip(picture, 0, 255).astype(np.uint8), np.full((h, w), 255, np.uint8)])
+    assert check_found_region("sky", image, sky).score >= 0.5
+    verdict = check_found_region("sky", image, sky & (rows < int(0.35 * h)))
+    assert verdict.score < 0.5
+    assert "sky left out past a cut through it" in verdict.reason
+
+
 def test_a_found_sky_that_leaves_out_the_sky_in_an_arch_is_refused() -> None:
     """A stone wall (scikit-image's gravel) under a blue sky, with an arch through it
     showing the sky beyond: the sky with the arch's sky in it passes; the sky above the
