@@ -133,14 +133,21 @@ def on_picture_edges(picture: np.ndarray, region: np.ndarray, reach: int) -> np.
         core = erode(part, reach)
         return core | (part & ~dilate(core, reach + 1))
 
-    markers = np.zeros(region.shape, np.int32)
-    markers[sure(region)] = 1
-    markers[sure(~region)] = 2
-    eight = picture if picture.dtype == np.uint8 else (picture // 257).astype(np.uint8)
-    soft = cv2.GaussianBlur(np.ascontiguousarray(rgb(eight)), (0, 0), 0.8)
-    flooded = cv2.watershed(soft, markers)
+    flooded = watershed(picture, sure(region), sure(~region))
     # (a boundary pixel goes with the region where the region had it)
     return (flooded == 1) | ((flooded == -1) & region)
+
+
+def watershed(picture: np.ndarray, inside: np.ndarray, outside: np.ndarray) -> np.ndarray:
+    """Meyer's flooding (OpenCV's watershed) of the picture's edges (RGB or RGBA, 8 or 16
+    bits, softened by a pixel) from two markers: the labels 1 (flooded from `inside`), 2
+    (from `outside`, which wins where both are marked) and -1 (between them)."""
+    markers = np.zeros(inside.shape, np.int32)
+    markers[inside] = 1
+    markers[outside] = 2
+    eight = picture if picture.dtype == np.uint8 else (picture // 257).astype(np.uint8)
+    soft = cv2.GaussianBlur(np.ascontiguousarray(rgb(eight)), (0, 0), 0.8)
+    return cv2.watershed(np.ascontiguousarray(soft), markers)
 
 
 def ring(mask: np.ndarray, width: int) -> np.ndarray:

@@ -16,7 +16,7 @@ import cv2
 import numpy as np
 
 from layerpath.errors import BadInput
-from layerpath.kit.imaging import rgb, shrunk, small_copy
+from layerpath.kit.imaging import rgb, shrunk, small_copy, watershed
 from layerpath.kit.regions import full_size_mask
 from layerpath.kit.sky import FOREIGN, find_sky, sky_alone, sky_coloured, sky_model
 
@@ -97,13 +97,8 @@ def sky_edge(
         inside &= ~cv2.dilate(standing.astype(np.uint8), kernel, iterations=2).astype(bool)
     if not inside.any():
         return found.astype(bool)
-    markers = np.zeros(found.shape, np.int32)
-    markers[inside] = 1
-    markers[outside] = 2
-    soft = cv2.GaussianBlur(picture, (0, 0), 0.8)
-    flooded = cv2.watershed(np.ascontiguousarray(soft), markers)
-    sky = flooded == 1
-    return sky | (inside & (flooded == -1))  # (a boundary pixel between two sky pixels)
+    flooded = watershed(picture, inside, outside)
+    return (flooded == 1) | (inside & (flooded == -1))  # (a boundary pixel between two sky pixels)
 
 
 def sky_of(reference: np.ndarray) -> np.ndarray:
