@@ -46,6 +46,11 @@ def parse_color(name: str, surveyed: bool = True) -> tuple[int, int, int]:
         stem = words[-1][:-3]
         cleaned = " ".join([*words[:-1], _SHADE_STEMS.get(stem, stem)])
     words = cleaned.split()
+    if words and _misnamed_in_css(words[-1]) and cleaned in _surveyed_colours():
+        # (a shade of such a colour, 'dark brown', is the survey's too: its brown
+        # darkened again by the modifier would be near black)
+        r, g, b = ImageColor.getrgb(_surveyed_colours()[cleaned])[:3]
+        return int(r), int(g), int(b)
     # CSS and X11 names, with a modifier; only then the survey's ('pale blue' is CSS's
     # blue made paler, not the survey's near-white cyan)
     for names in (False, True) if surveyed else (False,):
@@ -56,11 +61,24 @@ def parse_color(name: str, surveyed: bool = True) -> tuple[int, int, int]:
             rest = " ".join(words[1:])
             base = _named_colour(rest, names) or _modified(rest, names)
             if base is not None:
-                return _shifted(base, *COLOUR_MODIFIERS[words[0]])
+                return _as_people_say(cleaned, base, _shifted(base, *COLOUR_MODIFIERS[words[0]]))
     raise BadInput(
         f"'{name}' is not a colour layerpath knows. Use a colour name such as "
         "'yellow', 'navy' or 'deep blue', or a hex value such as '#ffcc00'."
     )
+
+
+def _as_people_say(
+    name: str, base: tuple[int, int, int], shifted: tuple[int, int, int]
+) -> tuple[int, int, int]:
+    """A colour with a modifier, unless the modifier took it to another basic term than
+    its base's ('pale yellow' made from CSS's yellow reads as a pale green, 'light orange'
+    as a white): then the survey's colour for the whole name where it has one."""
+    known = _surveyed_colours().get(name)
+    if known is None or colour_term(color_lab(shifted)) == colour_term(color_lab(base)):
+        return shifted
+    r, g, b = ImageColor.getrgb(known)[:3]
+    return int(r), int(g), int(b)
 
 
 def _modified(name: str, surveyed: bool = True) -> tuple[int, int, int] | None:
@@ -83,7 +101,9 @@ def _surveyed_colours() -> dict[str, str]:
 
 def _named_colour(cleaned: str, surveyed: bool = True) -> tuple[int, int, int] | None:
     """A colour's own name (CSS and X11 first, then the names of the xkcd colour survey:
-    'mustard', 'copper', 'warm grey'), None when it is none."""
+    'mustard', 'copper', 'warm grey'), None when it is none. A basic colour term whose
+    CSS colour people call by another term is the survey's colour: CSS's 'brown' is a
+    brick red (the survey's people call it 'dull red', 'brownish red')."""
     words = cleaned.split()
     shade = (" ".join(words[:-1]),) if len(words) > 1 and words[-1] in _HUES else ()
     # 'navy blue', 'forest green': the shade names the colour, the hue confirms it
@@ -91,9 +111,11 @@ def _named_colour(cleaned: str, surveyed: bool = True) -> tuple[int, int, int] |
     for candidate in candidates:
         try:
             r, g, b = ImageColor.getrgb(candidate)[:3]
-            return int(r), int(g), int(b)
         except ValueError:
             continue
+        if candidate in (cleaned, cleaned.replace(" ", "")) and _misnamed_in_css(cleaned):
+            r, g, b = ImageColor.getrgb(_surveyed_colours()[cleaned])[:3]
+        return int(r), int(g), int(b)
     if not surveyed:
         return None
     names = _surveyed_colours()
@@ -103,6 +125,70 @@ def _named_colour(cleaned: str, surveyed: bool = True) -> tuple[int, int, int] |
             r, g, b = ImageColor.getrgb(names[candidate])[:3]
             return int(r), int(g), int(b)
     return None
+
+
+#: the basic colour terms (Berlin and Kay's eleven): the words people first call a colour
+BASIC_TERMS = (
+    "red", "orange", "yellow", "green", "blue", "purple", "pink", "brown", "grey", "white",
+    "black",
+)  # fmt: skip
+#: how many of the survey's named colours nearest a colour vote on its term
+TERM_VOTERS = 5
+
+
+@lru_cache(maxsize=1)
+def _termed_colours() -> tuple[np.ndarray, tuple[str, ...]]:
+    """The survey's colours whose name ends in a basic term ('burnt orange', 'navy
+    blue', 'dusty pink', 'pinkish red': the last one is the colour, what comes before
+    qualifies it), as CIELAB, and that term."""
+    rgbs, terms = [], []
+    for name, value in _surveyed_colours().items():
+        words = [word for word in name.replace("gray", "grey").split() if word in BASIC_TERMS]
+        if words:
+            rgbs.append(ImageColor.getrgb(value)[:3])
+            terms.append(words[-1])
+    return to_lab(np.array([rgbs], np.uint8))[0].astype(np.float64), tuple(terms)
+
+
+def term_lab(term: str) -> np.ndarray:
+    """The colour the survey's people gave a basic term itself ('blue': a royal blue), as
+    CIELAB: the colour a name's lightness is measured from ('navy' is far darker)."""
+    r, g, b = ImageColor.getrgb(_surveyed_colours()[term])[:3]
+    return color_lab((int(r), int(g), int(b)))
+
+
+@lru_cache(maxsize=64)
+def _misnamed_in_css(name: str) -> bool:
+    """A CSS colour named by a basic term ('brown', 'light yellow') that people call by
+    another term (a brick red, a white), where the survey has the name."""
+    words = name.split()
+    if not words or words[-1] not in BASIC_TERMS or name not in _surveyed_colours():
+        return False
+    try:
+        r, g, b = ImageColor.getrgb(name.replace(" ", ""))[:3]
+    except ValueError:
+        return False
+    return colour_term(color_lab((int(r), int(g), int(b)))) != words[-1]
+
+
+def colour_terms(lab: np.ndarray) -> dict[str, float]:
+    """The basic colour terms people give a CIELAB colour, each with its share of the
+    votes: the xkcd survey's named colours nearest it vote (TERM_VOTERS of them, each by
+    its nearness). A teal gets 'blue' and 'green'."""
+    colours, terms = _termed_colours()
+    distance = np.linalg.norm(colours - np.asarray(lab, np.float64)[:3], axis=1)
+    votes: dict[str, float] = {}
+    for index in np.argsort(distance)[:TERM_VOTERS]:
+        votes[terms[index]] = votes.get(terms[index], 0.0) + 1.0 / (1.0 + distance[index])
+    total = sum(votes.values())
+    return {term: vote / total for term, vote in votes.items()}
+
+
+def colour_term(lab: np.ndarray) -> str:
+    """The basic colour term people give a CIELAB colour first: 'brown' for a dark
+    orange, 'pink' for a light red, 'red' for CSS's 'brown'."""
+    votes = colour_terms(lab)
+    return max(votes, key=lambda term: votes[term])
 
 
 def _shifted(colour: tuple[int, int, int], lightness: float, chroma: float) -> tuple[int, int, int]:

@@ -402,6 +402,26 @@ def test_a_thing_that_is_also_a_colour_name_stays_a_thing() -> None:
     assert chain("make the stone darker")[0][1] == "stone"
 
 
+def test_a_colour_name_gives_the_colour_people_call_by_it() -> None:
+    """CSS's 'brown' is a brick red, and CSS's yellow made paler reads as a pale green
+    (the xkcd survey's people call them 'dull red' and 'very light green'): "make it
+    brown" made things red. A name gives what people call by it, read as its basic colour
+    term from the survey's nearest named colours; its modifier's lightness kept."""
+    from layerpath.kit.colours import color_lab, colour_term, parse_color
+
+    assert colour_term(color_lab((165, 42, 42))) == "red"  # CSS's brown
+    assert colour_term(color_lab((255, 165, 0))) == "orange"
+    for name, term in (
+        ("brown", "brown"), ("dark brown", "brown"), ("light brown", "brown"),
+        ("pale yellow", "yellow"), ("light yellow", "yellow"), ("dark yellow", "yellow"),
+        ("light orange", "orange"), ("navy", "blue"), ("pale blue", "blue"),
+        ("deep blue", "blue"), ("dark red", "red"), ("pink", "pink"),
+    ):  # fmt: skip
+        assert colour_term(color_lab(parse_color(name))) == term, name
+    lightness = [color_lab(parse_color(f"{m}brown"))[0] for m in ("dark ", "", "light ")]
+    assert lightness == sorted(lightness)
+
+
 def test_surveyed_colour_names_resolve_after_css_and_modifiers() -> None:
     from layerpath.kit.colours import parse_color
 
