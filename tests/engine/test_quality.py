@@ -409,6 +409,50 @@ def test_a_thing_recoloured_navy_keeps_its_texture_though_darker(photo: str) -> 
     assert squeezed.score < 0.5 and "texture lost" in squeezed.reason
 
 
+@pytest.mark.parametrize(
+    ("colour", "lighten", "misread"),
+    [
+        ("red", 0.6, "reads as pink, not red"),  # a white glove taken part of the way
+        ("navy", 0.3, "too light for navy"),  # a royal blue
+        ("orange", -0.6, "reads as brown, not orange"),  # a dark thing: an ochre
+    ],
+)
+def test_a_recolour_people_would_call_another_colour_is_refused(
+    colour: str, lighten: float, misread: str
+) -> None:
+    """A thing recoloured with the asked hue but short of the colour's lightness reads as
+    another colour: red on a light thing taken a third of the way to red's lightness is a
+    salmon pink, navy a royal blue. The check named the hue right and passed them (done,
+    and wrong); now it reads the result as people name colours (the xkcd survey) and
+    refuses them, and passes the same thing taken further (the recolour's retry).
+    (scikit-image's coffee, made lighter or darker.)"""
+    import cv2
+    from skimage import data
+
+    from layerpath.benchmarks.checkset import rgba
+    from layerpath.engine.judge.checks.recolour import check_recolour
+    from layerpath.kit.colours import parse_color
+    from layerpath.tools.recolor import recolor_lab
+
+    photo = data.coffee().astype(np.float64)
+    toward = 255.0 if lighten > 0 else 0.0
+    picture = np.clip(photo + abs(lighten) * (toward - photo), 0, 255).astype(np.uint8)
+    h, w = picture.shape[:2]
+    drawn = np.zeros((h, w), np.uint8)
+    cv2.ellipse(drawn, (w // 2, h // 2), (w // 5, h // 5), 0, 0, 360, 1, -1)
+    thing = drawn > 0
+
+    def recoloured(lightness: float) -> np.ndarray:
+        after = picture.copy()
+        after[thing] = recolor_lab(picture, thing, parse_color(colour), lightness)[thing]
+        return after
+
+    short = check_recolour(rgba(picture), rgba(recoloured(0.3)), thing, colour)
+    assert short.score < 0.5 and misread in short.reason
+    further = check_recolour(rgba(picture), rgba(recoloured(0.85)), thing, colour)
+    assert further.score >= 0.5, further.reason
+
+
 def test_a_removal_patch_fill_made_is_judged_with_its_trial_as_a_run_judges_it() -> None:
     """Bands of two colours, a hole in them: the ground counts as too varied for the
     checks' own measures, so a fill is vouched for only by the same fill made on holes

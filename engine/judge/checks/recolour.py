@@ -16,7 +16,15 @@ import numpy as np
 from layerpath.engine.judge.checks.removal import ring_and_window, untouched_outside
 from layerpath.engine.judge.checks.texture import bands, energy, grain, grey, lab_of
 from layerpath.engine.judge.checks.verdict import Verdict, verdict
-from layerpath.kit.colours import ColourNames, color_lab, parse_color
+from layerpath.kit.colours import (
+    BASIC_TERMS,
+    ColourNames,
+    color_lab,
+    colour_term,
+    colour_terms,
+    parse_color,
+    term_lab,
+)
 from layerpath.kit.imaging import dilate, erode, mean_near
 from layerpath.kit.regions import analysis_copies
 
@@ -53,6 +61,57 @@ def reached(lab_pixels: np.ndarray, target_rgb: tuple[int, int, int]) -> np.ndar
     )
     angle = (angle + 180.0) % 360.0 - 180.0
     return (np.abs(angle) < 40) & (chroma > max(6.0, 0.25 * target_chroma))
+
+
+#: how far (L*) a colour's lightness lies from its basic term's own colour where the
+#: lightness is part of its name: navy (L* 13) against the survey's blue (37), maroon, light
+#: blue; the name's lightness is then asked for
+NAMED_LIGHTNESS = 15.0
+#: how far past a named lightness the object's middle tone may stay, and the span the
+#: defect then grows over: navy reached to L* 31 passes, to 40 (a royal blue) fails
+LIGHTNESS_SLACK, LIGHTNESS_SPAN = 8.0, 10.0
+
+
+#: L* under which a thing's part is black: it stays so when recoloured, and its colour
+#: is read without it (unless the thing is mostly black)
+BLACK = 20.0
+
+
+def misread(
+    lab_before: np.ndarray, lab_pixels: np.ndarray, target_rgb: tuple[int, int, int], name: str
+) -> dict[str, float]:
+    """How people would name the object's new colour, against the colour asked (the xkcd
+    survey's names: kit/colours.py colour_term). Its middle tone read as another basic
+    term than the asked colour's own neighbours in the survey: 'reads as
+    pink, not red' (a white glove taken only part of the way to red), 'reads as brown,
+    not orange'. And where the name itself says light or dark (navy, maroon, light blue),
+    the middle tone short of that lightness: 'too light for navy' (a royal blue); for a
+    light colour its lit half. Neutral colours are left to the hue test."""
+    target = color_lab(target_rgb)
+    black = (lab_before[:, 0] < BLACK) & (lab_pixels[:, 0] < BLACK + 5)  # (left black)
+    if black.mean() < 0.4 and target[0] >= BLACK + 15:  # (navy is near black itself)
+        lab_pixels = lab_pixels[~black]
+    if float(np.hypot(target[1], target[2])) < 12 or len(lab_pixels) == 0:
+        return {}
+    asked = colour_term(target)
+    tones = lab_pixels[:, 0]
+    middle = np.median(lab_pixels, axis=0)
+    lit = lab_pixels[tones >= np.median(tones)].mean(axis=0)
+    defects: dict[str, float] = {}
+    read = colour_term(middle)
+    # (any term the asked colour's own neighbours give: a teal may read as blue or green)
+    if read not in colour_terms(target):
+        defects[f"reads as {read}, not {asked}"] = 1.5
+    own = float(term_lab(asked)[0])
+    if name.strip().lower() not in BASIC_TERMS and abs(target[0] - own) >= NAMED_LIGHTNESS:
+        # (a light colour by its lit half: a thing's texture keeps its shaded half
+        # short of a near-white)
+        darker = own > target[0]
+        tone = float(middle[0] if darker else lit[0])
+        short = (tone - float(target[0])) * (1.0 if darker else -1.0)
+        named = f"too light for {name}" if darker else f"too dark for {name}"
+        defects[named] = max(0.0, short - LIGHTNESS_SLACK) / LIGHTNESS_SPAN
+    return defects
 
 
 #: a colour change (CIELAB) past which a pixel was recoloured
@@ -136,6 +195,7 @@ def check_recolour(
     lab_before, lab_after = lab_of(start), lab_of(end)
     defects: dict[str, float] = {}
     defects["not the asked colour"] = max(0.0, 0.75 - color_match(lab_after[core], target)) / 0.25
+    defects.update(misread(lab_before[core], lab_after[core], target, colour))
     coverage = float(reached(lab_after[core], target).mean())
     defects["part of the object not recoloured"] = max(0.0, 0.85 - coverage) / 0.1
     luma_before, luma_after = grey(start), grey(end)
