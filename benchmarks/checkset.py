@@ -39,7 +39,15 @@ from layerpath.benchmarks.photos import (
     texture_sources,
 )
 from layerpath.engine.judge.checks.removal import fill_distance, judged_fill
-from layerpath.kit.colours import parse_color, to_lab
+from layerpath.kit.colours import (
+    BASIC_TERMS,
+    color_lab,
+    colour_term,
+    colour_terms,
+    parse_color,
+    term_lab,
+    to_lab,
+)
 from layerpath.kit.fonts import load_font
 from layerpath.kit.imaging import dilate, erode, mask_box
 from layerpath.kit.regions import grow_box
@@ -262,6 +270,45 @@ def _hue(rgb: tuple[int, int, int] | np.ndarray) -> float:
     return float(np.degrees(np.arctan2(lab[2], lab[1])) % 360)
 
 
+#: how far (L*) from the colour's lightness a thing's middle tone may be where the
+#: lightness is part of the colour's name (navy, maroon, light blue), and past which it
+#: is wrong: a royal blue is no navy
+NAMED_OFF = (20.0, 30.0)
+
+
+#: L* under which a thing's part is black: a retoucher keeps it black (it can carry no
+#: colour to speak of), and a colour lighter than black is read without it
+BLACK = 20.0
+
+
+def named_as(
+    before: np.ndarray, pixels: np.ndarray, target: np.ndarray, colour: str
+) -> tuple[str, float] | None:
+    """What people would call the thing's new colour (`pixels`, CIELAB; `before`: the
+    same pixels before), when not the colour asked (the xkcd survey's names,
+    kit/colours.py): its middle tone read as another basic term (a salmon for red, an
+    ochre for orange), or, where the asked name says light or dark, that tone that far
+    off its lightness. Black parts left black are left out, unless the thing is mostly
+    black or the colour itself dark. The reason and the most the result scores; None
+    when it reads as asked, or the colour is a grey."""
+    black = (before[:, 0] < BLACK) & (pixels[:, 0] < BLACK + 5)
+    if black.mean() < 0.4 and float(target[0]) >= BLACK + 15:
+        pixels = pixels[~black]
+    if float(np.hypot(target[1], target[2])) < 12 or len(pixels) == 0:
+        return None
+    middle = np.median(pixels, axis=0)
+    asked, read = colour_term(target), colour_term(middle)
+    if read not in colour_terms(target):  # (a teal may read as blue or as green)
+        return f"reads as {read}", 0.0
+    own = float(term_lab(asked)[0])
+    if colour.strip().lower() in BASIC_TERMS or abs(float(target[0]) - own) < 15.0:
+        return None
+    off = (float(middle[0]) - float(target[0])) * np.sign(own - float(target[0]))
+    if off <= NAMED_OFF[0]:
+        return None
+    return f"{off:.0f} L* short of {colour}'s lightness", (0.5 if off <= NAMED_OFF[1] else 0.0)
+
+
 def recolour_cases(photo: Photo, rng: np.random.Generator) -> Iterator[CheckCase]:
     h, w = photo.rgb.shape[:2]
     side = int(min(h, w) * rng.uniform(0.15, 0.25))
@@ -291,8 +338,14 @@ def recolour_cases(photo: Photo, rng: np.random.Generator) -> Iterator[CheckCase
     case = lambda family, good, after, used=mask: CheckCase(  # noqa: E731
         "recolour", photo.name, family, good, rgba(before), rgba(after), used, colour
     )
-    yield case("texture kept", True, recoloured(mask))
-    yield case("texture kept, lighter", True, recoloured(mask, lightness=1.0))
+    core = erode(mask, 2)
+    for family, lightness in (("texture kept", 0.6), ("texture kept, lighter", 1.0)):
+        after = recoloured(mask, lightness=lightness)
+        read = named_as(to_lab(before)[core], to_lab(after)[core], color_lab(target), colour)
+        if read is None:
+            yield case(family, True, after)
+        elif read[1] == 0.0:  # (half right is too close to call)
+            yield case(f"{family}, {read[0]}", False, after)
     flat = before.copy()
     flat[mask] = target
     yield case("flat paint (texture lost)", False, flat)

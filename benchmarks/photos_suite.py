@@ -33,7 +33,15 @@ import cv2
 import numpy as np
 
 from layerpath.benchmarks import region_tasks as regions
-from layerpath.benchmarks.checkset import COLOURS, _draw_word, _hue, fill_distance, judged_fill
+from layerpath.benchmarks.checkset import (
+    BLACK,
+    COLOURS,
+    _draw_word,
+    _hue,
+    fill_distance,
+    judged_fill,
+    named_as,
+)
 from layerpath.benchmarks.photos import (
     SIGN_FONTS,
     WORDS,
@@ -301,10 +309,6 @@ def score_recolour(truth: PhotoTruth, before: np.ndarray, final: np.ndarray) -> 
     return (min(value, 0.5) if ground > 0.1 else value), reason
 
 
-#: L* under which a thing's part is black, and stays so when recoloured
-BLACK = 20.0
-
-
 def _recolour(truth: PhotoTruth, before: np.ndarray, final: np.ndarray) -> tuple[float, str]:
     assert truth.colour is not None
     core = erode(truth.region, 2)
@@ -328,6 +332,7 @@ def _recolour(truth: PhotoTruth, before: np.ndarray, final: np.ndarray) -> tuple
     if black.mean() < 0.4:
         reached |= black
     coverage = float(reached.mean())
+    named = named_as(to_lab(before[..., :3])[core], pixels, target, truth.colour)
     texture = float(np.corrcoef(grey_before, pixels[:, 0])[0, 1]) if grey_before.std() > 1 else 1.0
     drawn = truth.mask if truth.mask is not None else truth.region
     outside = dilate(drawn, 6) & ~dilate(drawn, 1)  # past what the photographer drew
@@ -336,7 +341,10 @@ def _recolour(truth: PhotoTruth, before: np.ndarray, final: np.ndarray) -> tuple
     reason = f"{coverage:.0%} of it {truth.colour}, texture kept {texture:.2f}, {leak:.0%} of the rim around it changed"
     good = coverage >= 0.9 and texture >= 0.7 and leak <= 0.1
     poor = coverage < 0.6 or texture < 0.4 or leak > 0.3
-    return (1.0 if good else 0.0 if poor else 0.5), reason
+    value = 1.0 if good else 0.0 if poor else 0.5
+    if named:
+        reason, value = f"{reason}, {named[0]}", min(value, named[1])
+    return value, reason
 
 
 def score_text(truth: PhotoTruth, before: np.ndarray, final: np.ndarray) -> tuple[float, str]:

@@ -99,6 +99,44 @@ def test_a_things_black_parts_left_black_by_a_recolour_are_right_unless_it_is_mo
     assert score_recolour(truth, mostly_black, painted)[0] < 1.0
 
 
+@pytest.mark.parametrize(
+    ("colour", "lab", "score"),
+    [
+        ("red", (53, 75, 55), 1.0),
+        ("red", (72, 38, 24), 0.0),  # a salmon pink: red's hue, and people call it pink
+        ("orange", (68, 30, 66), 1.0),
+        ("orange", (46, 16, 50), 0.0),  # an ochre brown
+        ("brown", (32, 16, 34), 1.0),
+        ("brown", (40, 50, 30), 0.0),  # CSS's brown, a brick red
+        ("navy", (16, 30, -55), 1.0),
+        ("navy", (40, 25, -60), 0.5),  # a royal blue: 27 L* short of navy's darkness
+        ("navy", (55, 10, -45), 0.0),
+    ],
+)
+def test_a_recolour_is_scored_by_what_people_would_call_its_colour(
+    colour: str, lab: tuple[int, int, int], score: float
+) -> None:
+    """The truth of a recolour read its hue and chroma only: a salmon counted as red, an
+    ochre as orange, a royal blue as navy, CSS's brick red as brown. It now also reads
+    the thing's middle tone as people name colours (the xkcd survey's names), and where
+    the name says light or dark (navy), its lightness. (Generated: a shaded disc.)"""
+    from layerpath.benchmarks.photos_suite import PhotoTruth
+    from layerpath.kit.colours import from_lab
+
+    yy, xx = np.mgrid[:80, :80]
+    region = (yy - 40) ** 2 + (xx - 40) ** 2 < 30**2
+    shade = (xx - 40) / 30.0 * 6.0  # lit from the right, the shading kept
+    before = np.full((80, 80, 3), 128, np.uint8)
+    before[region] = np.clip(150 + shade[region, None] * 4, 0, 255).astype(np.uint8)
+    truth = PhotoTruth("object_recoloration", region, colour=colour)
+    pixels = np.zeros((80, 80, 3), np.float32)
+    pixels[...] = lab
+    pixels[..., 0] += shade
+    after = before.copy()
+    after[region] = from_lab(pixels)[region]
+    assert score_recolour(truth, before, after)[0] == score
+
+
 def test_without_apt_get_the_suites_use_scikit_images_photos_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
