@@ -40,12 +40,11 @@ from layerpath.benchmarks.photos import (
 )
 from layerpath.engine.judge.checks.removal import fill_distance, judged_fill
 from layerpath.kit.colours import (
-    BASIC_TERMS,
     color_lab,
     colour_term,
     colour_terms,
     parse_color,
-    term_lab,
+    said_lightness,
     to_lab,
 )
 from layerpath.kit.fonts import load_font
@@ -288,7 +287,7 @@ def named_as(
     same pixels before), when not the colour asked (the xkcd survey's names,
     kit/colours.py): its middle tone read as another basic term (a salmon for red, an
     ochre for orange), or, where the asked name says light or dark, that tone that far
-    off its lightness. Black parts left black are left out, unless the thing is mostly
+    off its lightness (a light colour: its lit half's). Black parts left black are left out, unless the thing is mostly
     black or the colour itself dark. The reason and the most the result scores; None
     when it reads as asked, or the colour is a grey."""
     black = (before[:, 0] < BLACK) & (pixels[:, 0] < BLACK + 5)
@@ -297,13 +296,16 @@ def named_as(
     if float(np.hypot(target[1], target[2])) < 12 or len(pixels) == 0:
         return None
     middle = np.median(pixels, axis=0)
-    asked, read = colour_term(target), colour_term(middle)
+    read = colour_term(middle)
     if read not in colour_terms(target):  # (a teal may read as blue or as green)
         return f"reads as {read}", 0.0
-    own = float(term_lab(asked)[0])
-    if colour.strip().lower() in BASIC_TERMS or abs(float(target[0]) - own) < 15.0:
+    said = said_lightness(colour, target)
+    if said is None:
         return None
-    off = (float(middle[0]) - float(target[0])) * np.sign(own - float(target[0]))
+    # (a light colour by its lit half: shading keeps the rest of a thing darker)
+    lit = pixels[pixels[:, 0] >= middle[0]][:, 0].mean()
+    tone = float(middle[0]) if said == "dark" else float(lit)
+    off = (tone - float(target[0])) * (1.0 if said == "dark" else -1.0)
     if off <= NAMED_OFF[0]:
         return None
     return f"{off:.0f} L* short of {colour}'s lightness", (0.5 if off <= NAMED_OFF[1] else 0.0)

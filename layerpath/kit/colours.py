@@ -157,6 +157,24 @@ def term_lab(term: str) -> np.ndarray:
     return color_lab((int(r), int(g), int(b)))
 
 
+#: how far (L*) a colour's lightness lies from its basic term's own colour where the
+#: lightness is part of its name: navy (L* 13) against the survey's blue (37), maroon,
+#: light blue
+NAMED_LIGHTNESS = 15.0
+
+
+def said_lightness(name: str, lab: np.ndarray) -> str | None:
+    """'dark' or 'light' where a colour's name says so (navy, maroon, deep blue: its
+    colour `lab` NAMED_LIGHTNESS or more darker than its basic term's own colour in the
+    survey; light blue, lime: that much lighter); None for a basic term itself, or a
+    colour whose lightness its name leaves open (crimson, teal)."""
+    term = colour_term(lab)
+    if name.strip().lower() in BASIC_TERMS or term not in _surveyed_colours():
+        return None
+    off = float(lab[0]) - float(term_lab(term)[0])
+    return None if abs(off) < NAMED_LIGHTNESS else ("dark" if off < 0 else "light")
+
+
 @lru_cache(maxsize=64)
 def _misnamed_in_css(name: str) -> bool:
     """A CSS colour named by a basic term ('brown', 'light yellow') that people call by

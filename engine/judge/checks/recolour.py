@@ -17,13 +17,12 @@ from layerpath.engine.judge.checks.removal import ring_and_window, untouched_out
 from layerpath.engine.judge.checks.texture import bands, energy, grain, grey, lab_of
 from layerpath.engine.judge.checks.verdict import Verdict, verdict
 from layerpath.kit.colours import (
-    BASIC_TERMS,
     ColourNames,
     color_lab,
     colour_term,
     colour_terms,
     parse_color,
-    term_lab,
+    said_lightness,
 )
 from layerpath.kit.imaging import dilate, erode, mean_near
 from layerpath.kit.regions import analysis_copies
@@ -63,17 +62,13 @@ def reached(lab_pixels: np.ndarray, target_rgb: tuple[int, int, int]) -> np.ndar
     return (np.abs(angle) < 40) & (chroma > max(6.0, 0.25 * target_chroma))
 
 
-#: how far (L*) a colour's lightness lies from its basic term's own colour where the
-#: lightness is part of its name: navy (L* 13) against the survey's blue (37), maroon, light
-#: blue; the name's lightness is then asked for
-NAMED_LIGHTNESS = 15.0
 #: how far past a named lightness the object's middle tone may stay, and the span the
 #: defect then grows over: navy reached to L* 31 passes, to 40 (a royal blue) fails
 LIGHTNESS_SLACK, LIGHTNESS_SPAN = 8.0, 10.0
 
 
 #: L* under which a thing's part is black: it stays so when recoloured, and its colour
-#: is read without it (unless the thing is mostly black)
+#: is read without it (unless the thing is mostly black, or the colour dark itself)
 BLACK = 20.0
 
 
@@ -102,14 +97,13 @@ def misread(
     # (any term the asked colour's own neighbours give: a teal may read as blue or green)
     if read not in colour_terms(target):
         defects[f"reads as {read}, not {asked}"] = 1.5
-    own = float(term_lab(asked)[0])
-    if name.strip().lower() not in BASIC_TERMS and abs(target[0] - own) >= NAMED_LIGHTNESS:
+    said = said_lightness(name, target)
+    if said is not None:
         # (a light colour by its lit half: a thing's texture keeps its shaded half
         # short of a near-white)
-        darker = own > target[0]
-        tone = float(middle[0] if darker else lit[0])
-        short = (tone - float(target[0])) * (1.0 if darker else -1.0)
-        named = f"too light for {name}" if darker else f"too dark for {name}"
+        tone = float(middle[0] if said == "dark" else lit[0])
+        short = (tone - float(target[0])) * (1.0 if said == "dark" else -1.0)
+        named = f"too light for {name}" if said == "dark" else f"too dark for {name}"
         defects[named] = max(0.0, short - LIGHTNESS_SLACK) / LIGHTNESS_SPAN
     return defects
 
