@@ -407,7 +407,7 @@ def test_a_colour_name_gives_the_colour_people_call_by_it() -> None:
     (the xkcd survey's people call them 'dull red' and 'very light green'): "make it
     brown" made things red. A name gives what people call by it, read as its basic colour
     term from the survey's nearest named colours; its modifier's lightness kept."""
-    from layerpath.kit.colours import color_lab, colour_term, parse_color
+    from layerpath.kit.colours import color_lab, colour_term, parse_color, said_lightness
 
     assert colour_term(color_lab((165, 42, 42))) == "red"  # CSS's brown
     assert colour_term(color_lab((255, 165, 0))) == "orange"
@@ -420,6 +420,11 @@ def test_a_colour_name_gives_the_colour_people_call_by_it() -> None:
         assert colour_term(color_lab(parse_color(name))) == term, name
     lightness = [color_lab(parse_color(f"{m}brown"))[0] for m in ("dark ", "", "light ")]
     assert lightness == sorted(lightness)
+    # where the name itself says dark or light, the checks ask for that lightness
+    said = {c: said_lightness(c, color_lab(parse_color(c))) for c in ("navy", "light blue")}
+    assert said == {"navy": "dark", "light blue": "light"}
+    for open_ in ("blue", "red", "crimson", "teal", "brown"):
+        assert said_lightness(open_, color_lab(parse_color(open_))) is None, open_
 
 
 def test_surveyed_colour_names_resolve_after_css_and_modifiers() -> None:
