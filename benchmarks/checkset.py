@@ -269,10 +269,10 @@ def _hue(rgb: tuple[int, int, int] | np.ndarray) -> float:
     return float(np.degrees(np.arctan2(lab[2], lab[1])) % 360)
 
 
-#: how far (L*) from the colour's lightness a thing's middle tone may be where the
-#: lightness is part of the colour's name (navy, maroon, light blue), and past which it
-#: is wrong: a royal blue is no navy
-NAMED_OFF = (20.0, 30.0)
+#: how far (L*) past the point where a thing's tone is as near its term's lightness as
+#: the name's (navy's L* 13, blue's 37: 25) it is half right, not wrong: a royal blue is
+#: no navy
+NAMED_OFF = 10.0
 
 
 #: L* under which a thing's part is black: a retoucher keeps it black (it can carry no
@@ -286,8 +286,8 @@ def named_as(
     """What people would call the thing's new colour (`pixels`, CIELAB; `before`: the
     same pixels before), when not the colour asked (the xkcd survey's names,
     kit/colours.py): its middle tone read as another basic term (a salmon for red, an
-    ochre for orange), or, where the asked name says light or dark, that tone that far
-    off its lightness (a light colour: its lit half's). Black parts left black are left out, unless the thing is mostly
+    ochre for orange), or, where the asked name says light or dark, that tone nearer its
+    term's lightness than the name's (a light colour: its lit half's). Black parts left black are left out, unless the thing is mostly
     black or the colour itself dark. The reason and the most the result scores; None
     when it reads as asked, or the colour is a grey."""
     black = (before[:, 0] < BLACK) & (pixels[:, 0] < BLACK + 5)
@@ -302,13 +302,14 @@ def named_as(
     said = said_lightness(colour, target)
     if said is None:
         return None
+    dark, half = said[0] == "dark", said[1]
     # (a light colour by its lit half: shading keeps the rest of a thing darker)
     lit = pixels[pixels[:, 0] >= middle[0]][:, 0].mean()
-    tone = float(middle[0]) if said == "dark" else float(lit)
-    off = (tone - float(target[0])) * (1.0 if said == "dark" else -1.0)
-    if off <= NAMED_OFF[0]:
+    tone = float(middle[0]) if dark else float(lit)
+    off = (tone - float(target[0])) * (1.0 if dark else -1.0)
+    if off <= half:
         return None
-    return f"{off:.0f} L* short of {colour}'s lightness", (0.5 if off <= NAMED_OFF[1] else 0.0)
+    return f"{off:.0f} L* short of {colour}'s lightness", (0.5 if off <= half + NAMED_OFF else 0.0)
 
 
 def recolour_cases(photo: Photo, rng: np.random.Generator) -> Iterator[CheckCase]:

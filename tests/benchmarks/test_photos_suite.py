@@ -109,8 +109,8 @@ def test_a_things_black_parts_left_black_by_a_recolour_are_right_unless_it_is_mo
         ("brown", (32, 16, 34), 1.0),
         ("brown", (40, 50, 30), 0.0),  # CSS's brown, a brick red
         ("navy", (16, 30, -55), 1.0),
-        ("navy", (40, 25, -60), 0.5),  # a royal blue: 27 L* short of navy's darkness
-        ("navy", (55, 10, -45), 0.0),
+        ("navy", (30, 28, -60), 0.5),  # nearer blue's lightness than navy's
+        ("navy", (42, 20, -55), 0.0),  # a royal blue
     ],
 )
 def test_a_recolour_is_scored_by_what_people_would_call_its_colour(

@@ -62,9 +62,10 @@ def reached(lab_pixels: np.ndarray, target_rgb: tuple[int, int, int]) -> np.ndar
     return (np.abs(angle) < 40) & (chroma > max(6.0, 0.25 * target_chroma))
 
 
-#: how far past a named lightness the object's middle tone may stay, and the span the
-#: defect then grows over: navy reached to L* 31 passes, to 40 (a royal blue) fails
-LIGHTNESS_SLACK, LIGHTNESS_SPAN = 8.0, 10.0
+#: the span (L*) over which a tone short of a named lightness grows from nothing to the
+#: tolerance, reached where the tone is as near the term's own colour as the name's
+#: (navy: from L* 19 to 25, a royal blue past it)
+LIGHTNESS_SPAN = 6.0
 
 
 #: L* under which a thing's part is black: it stays so when recoloured, and its colour
@@ -80,8 +81,8 @@ def misread(
     term than the asked colour's own neighbours in the survey: 'reads as
     pink, not red' (a white glove taken only part of the way to red), 'reads as brown,
     not orange'. And where the name itself says light or dark (navy, maroon, light blue),
-    the middle tone short of that lightness: 'too light for navy' (a royal blue); for a
-    light colour its lit half. Neutral colours are left to the hue test."""
+    the middle tone nearer the term's own lightness than the name's: 'too light for
+    navy' (a royal blue); for a light colour its lit half. Neutral colours are left to the hue test."""
     target = color_lab(target_rgb)
     black = (lab_before[:, 0] < BLACK) & (lab_pixels[:, 0] < BLACK + 5)  # (left black)
     if black.mean() < 0.4 and target[0] >= BLACK + 15:  # (navy is near black itself)
@@ -99,12 +100,13 @@ def misread(
         defects[f"reads as {read}, not {asked}"] = 1.5
     said = said_lightness(name, target)
     if said is not None:
+        dark, half = said[0] == "dark", said[1]
         # (a light colour by its lit half: a thing's texture keeps its shaded half
         # short of a near-white)
-        tone = float(middle[0] if said == "dark" else lit[0])
-        short = (tone - float(target[0])) * (1.0 if said == "dark" else -1.0)
-        named = f"too light for {name}" if said == "dark" else f"too dark for {name}"
-        defects[named] = max(0.0, short - LIGHTNESS_SLACK) / LIGHTNESS_SPAN
+        tone = float(middle[0] if dark else lit[0])
+        short = (tone - float(target[0])) * (1.0 if dark else -1.0)
+        named = f"too light for {name}" if dark else f"too dark for {name}"
+        defects[named] = max(0.0, short - half + LIGHTNESS_SPAN) / LIGHTNESS_SPAN
     return defects
 
 
