@@ -372,6 +372,28 @@ def test_the_check_set_holds_the_finders_own_skies_labelled_both_ways(
     assert found[0].score < 0.5 <= found[1].score
 
 
+def _middle_thing(picture: np.ndarray) -> np.ndarray:
+    """An ellipse in the middle of a photo: the thing a test recolours."""
+    import cv2
+
+    h, w = picture.shape[:2]
+    drawn = np.zeros((h, w), np.uint8)
+    cv2.ellipse(drawn, (w // 2, h // 2), (w // 5, h // 5), 0, 0, 360, 1, -1)
+    return drawn > 0
+
+
+def _recoloured(
+    picture: np.ndarray, thing: np.ndarray, colour: str, lightness: float
+) -> np.ndarray:
+    """The photo with the thing recoloured by lab_recolor's own code."""
+    from layerpath.kit.colours import parse_color
+    from layerpath.tools.recolor import recolor_lab
+
+    after = picture.copy()
+    after[thing] = recolor_lab(picture, thing, parse_color(colour), lightness)[thing]
+    return after
+
+
 @pytest.mark.parametrize("photo", ["gravel", "grass", "chelsea"])
 def test_a_thing_recoloured_navy_keeps_its_texture_though_darker(photo: str) -> None:
     """Navy from a grey or brown thing shows its texture with a fraction of the contrast,
@@ -384,21 +406,14 @@ def test_a_thing_recoloured_navy_keeps_its_texture_though_darker(photo: str) -> 
 
     from layerpath.benchmarks.checkset import rgba
     from layerpath.engine.judge.checks.recolour import check_recolour
-    from layerpath.kit.colours import parse_color
-    from layerpath.tools.recolor import recolor_lab
 
     picture = getattr(data, photo)()
     if picture.ndim == 2:
         picture = np.stack([picture] * 3, axis=-1)
-    h, w = picture.shape[:2]
-    drawn = np.zeros((h, w), np.uint8)
-    cv2.ellipse(drawn, (w // 2, h // 2), (w // 5, h // 5), 0, 0, 360, 1, -1)
-    thing = drawn > 0
+    thing = _middle_thing(picture)
 
     def recoloured(colour: str) -> np.ndarray:
-        after = picture.copy()
-        after[thing] = recolor_lab(picture, thing, parse_color(colour), 1.0)[thing]
-        return after
+        return _recoloured(picture, thing, colour, 1.0)
 
     navy = recoloured("navy")
     assert check_recolour(rgba(picture), rgba(navy), thing, "navy").score >= 0.5
@@ -426,26 +441,18 @@ def test_a_recolour_people_would_call_another_colour_is_refused(
     and wrong); now it reads the result as people name colours (the xkcd survey) and
     refuses them, and passes the same thing taken further (the recolour's retry).
     (scikit-image's coffee, made lighter or darker.)"""
-    import cv2
     from skimage import data
 
     from layerpath.benchmarks.checkset import rgba
     from layerpath.engine.judge.checks.recolour import check_recolour
-    from layerpath.kit.colours import parse_color
-    from layerpath.tools.recolor import recolor_lab
 
     photo = data.coffee().astype(np.float64)
     toward = 255.0 if lighten > 0 else 0.0
     picture = np.clip(photo + abs(lighten) * (toward - photo), 0, 255).astype(np.uint8)
-    h, w = picture.shape[:2]
-    drawn = np.zeros((h, w), np.uint8)
-    cv2.ellipse(drawn, (w // 2, h // 2), (w // 5, h // 5), 0, 0, 360, 1, -1)
-    thing = drawn > 0
+    thing = _middle_thing(picture)
 
     def recoloured(lightness: float) -> np.ndarray:
-        after = picture.copy()
-        after[thing] = recolor_lab(picture, thing, parse_color(colour), lightness)[thing]
-        return after
+        return _recoloured(picture, thing, colour, lightness)
 
     short = check_recolour(rgba(picture), rgba(recoloured(0.3)), thing, colour)
     assert short.score < 0.5 and misread in short.reason
