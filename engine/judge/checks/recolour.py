@@ -2,7 +2,8 @@
 
 Measured inside the mask (its core, a few pixels in from the edge) on a copy of the
 window scaled to at most ANALYSIS_PIXELS: the colour reached (the mean's hue and chroma,
-or greyness for a neutral colour), how much of the object reached it (half an object
+or greyness for a neutral colour, and what people would call it: a salmon is no red, a
+royal blue no navy), how much of the object reached it (half an object
 recoloured fails), whether its shading and texture survived (flat paint fails; a darker
 colour's contrast is weighed against its lightness), and how much of the photo's
 background the mask took in along its edge took the colour (leaking past the object onto
@@ -78,11 +79,11 @@ def misread(
 ) -> dict[str, float]:
     """How people would name the object's new colour, against the colour asked (the xkcd
     survey's names: kit/colours.py colour_term). Its middle tone read as another basic
-    term than the asked colour's own neighbours in the survey: 'reads as
-    pink, not red' (a white glove taken only part of the way to red), 'reads as brown,
-    not orange'. And where the name itself says light or dark (navy, maroon, light blue),
-    the middle tone nearer the term's own lightness than the name's: 'too light for
-    navy' (a royal blue); for a light colour its lit half. Neutral colours are left to the hue test."""
+    term than the asked colour's own neighbours in the survey give: 'reads as pink, not
+    red' (a white glove taken only part of the way to red), 'reads as brown, not orange'.
+    And where the name itself says light or dark (navy, maroon, light blue), the middle
+    tone nearer its term's own lightness than the name's: 'too light for navy' (a royal
+    blue); a light colour by its lit half. Neutral colours are left to the hue test."""
     target = color_lab(target_rgb)
     black = (lab_before[:, 0] < BLACK) & (lab_pixels[:, 0] < BLACK + 5)  # (left black)
     if black.mean() < 0.4 and target[0] >= BLACK + 15:  # (navy is near black itself)
