@@ -255,14 +255,15 @@ def test_alpha_outside_the_slider_is_rejected(registry: Registry, scene: Scene) 
 
 def test_rerun_a_step_with_another_tool(registry: Registry, scene: Scene) -> None:
     engine = Engine(registry)
-    result, _ = run(engine, scene, "recolor the wall to navy")
+    # (blue: the HSV recolour, which keeps the wall's lightness, reaches it; not navy)
+    result, _ = run(engine, scene, "recolor the wall to blue")
     outcome = result.outcomes[0]
     assert outcome.tools == ("named_masks", "lab_recolor")
     assert engine.alternatives(outcome.subtask.kind, outcome.tools, 1) == ["hsv_recolor"]
     # the mask step's alternative: the offline finder (which finds no 'wall')
     assert engine.alternatives(outcome.subtask.kind, outcome.tools, 0) == ["offline_finder"]
     assert outcome.start_image is not None
-    request = EditRequest("recolor the wall to navy", Snapshot(outcome.start_image, scene.masks))
+    request = EditRequest("recolor the wall to blue", Snapshot(outcome.start_image, scene.masks))
     seen: list[object] = []
     again = engine.rerun(request, outcome.subtask, ("named_masks", "hsv_recolor"), seen.append)
     assert again.ok and again.tools == ("named_masks", "hsv_recolor")
