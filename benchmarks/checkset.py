@@ -287,9 +287,10 @@ def named_as(
     same pixels before), when not the colour asked (the xkcd survey's names,
     kit/colours.py): its middle tone read as another basic term (a salmon for red, an
     ochre for orange), or, where the asked name says light or dark, that tone nearer its
-    term's lightness than the name's (a light colour: its lit half's). Black parts left black are left out, unless the thing is mostly
-    black or the colour itself dark. The reason and the most the result scores; None
-    when it reads as asked, or the colour is a grey."""
+    term's lightness than the name's (a light colour: its lit half's). Black parts left
+    black are left out, unless the thing is mostly black or the colour itself dark. The
+    reason and the most the result scores; None when it reads as asked, or the colour is
+    a grey."""
     black = (before[:, 0] < BLACK) & (pixels[:, 0] < BLACK + 5)
     if black.mean() < 0.4 and float(target[0]) >= BLACK + 15:
         pixels = pixels[~black]
