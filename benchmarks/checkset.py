@@ -41,6 +41,7 @@ from layerpath.benchmarks.photos import (
 from layerpath.engine.judge.checks.removal import fill_distance, judged_fill
 from layerpath.kit.colours import (
     color_lab,
+    colour_read_on,
     colour_term,
     colour_terms,
     parse_color,
@@ -275,11 +276,6 @@ def _hue(rgb: tuple[int, int, int] | np.ndarray) -> float:
 NAMED_OFF = 10.0
 
 
-#: L* under which a thing's part is black: a retoucher keeps it black (it can carry no
-#: colour to speak of), and a colour lighter than black is read without it
-BLACK = 20.0
-
-
 def named_as(
     before: np.ndarray, pixels: np.ndarray, target: np.ndarray, colour: str
 ) -> tuple[str, float] | None:
@@ -291,11 +287,10 @@ def named_as(
     black are left out, unless the thing is mostly black or the colour itself dark. The
     reason and the most the result scores; None when it reads as asked, or the colour is
     a grey."""
-    black = (before[:, 0] < BLACK) & (pixels[:, 0] < BLACK + 5)
-    if black.mean() < 0.4 and float(target[0]) >= BLACK + 15:
-        pixels = pixels[~black]
-    if float(np.hypot(target[1], target[2])) < 12 or len(pixels) == 0:
+    read_on = colour_read_on(before, pixels, target)
+    if read_on is None:
         return None
+    pixels = read_on
     middle = np.median(pixels, axis=0)
     read = colour_term(middle)
     if read not in colour_terms(target):  # (a teal may read as blue or as green)

@@ -34,7 +34,6 @@ import numpy as np
 
 from layerpath.benchmarks import region_tasks as regions
 from layerpath.benchmarks.checkset import (
-    BLACK,
     COLOURS,
     _draw_word,
     _hue,
@@ -59,7 +58,7 @@ from layerpath.benchmarks.sources import BACKDROPS, GROUNDS, TUNING, Cutout
 from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import CostBasis, EditRequest, Mode, RunResult, Snapshot, SubtaskKind
 from layerpath.errors import LayerpathError
-from layerpath.kit.colours import parse_color, to_lab
+from layerpath.kit.colours import BLACK, parse_color, to_lab
 from layerpath.kit.imaging import dilate, erode
 from layerpath.kit.types import Box
 from layerpath.tools.ocr import read_text

@@ -206,6 +206,25 @@ def colour_terms(lab: np.ndarray) -> dict[str, float]:
     return {term: vote / total for term, vote in votes.items()}
 
 
+#: L* under which a thing's part is black: a recolour (a retoucher's too) keeps it black,
+#: as it can carry no colour to speak of
+BLACK = 20.0
+
+
+def colour_read_on(before: np.ndarray, after: np.ndarray, target: np.ndarray) -> np.ndarray | None:
+    """The recoloured pixels (`after`, CIELAB, N x 3; `before`: the same pixels before)
+    a new colour `target` (CIELAB) is read on: without the black parts left black, unless
+    the thing is mostly black or the colour is dark itself (navy is near black). None
+    where the colour is a grey (its name says nothing of a hue to read) or nothing is
+    left to read."""
+    black = (before[:, 0] < BLACK) & (after[:, 0] < BLACK + 5)
+    if black.mean() < 0.4 and float(target[0]) >= BLACK + 15:
+        after = after[~black]
+    if float(np.hypot(target[1], target[2])) < 12 or len(after) == 0:
+        return None
+    return after
+
+
 def colour_term(lab: np.ndarray) -> str:
     """The basic colour term people give a CIELAB colour first: 'brown' for a dark
     orange, 'pink' for a light red, 'red' for CSS's 'brown'."""

@@ -20,6 +20,7 @@ from layerpath.engine.judge.checks.verdict import Verdict, verdict
 from layerpath.kit.colours import (
     ColourNames,
     color_lab,
+    colour_read_on,
     colour_term,
     colour_terms,
     parse_color,
@@ -69,11 +70,6 @@ def reached(lab_pixels: np.ndarray, target_rgb: tuple[int, int, int]) -> np.ndar
 LIGHTNESS_SPAN = 6.0
 
 
-#: L* under which a thing's part is black: it stays so when recoloured, and its colour
-#: is read without it (unless the thing is mostly black, or the colour dark itself)
-BLACK = 20.0
-
-
 def misread(
     lab_before: np.ndarray, lab_pixels: np.ndarray, target_rgb: tuple[int, int, int], name: str
 ) -> dict[str, float]:
@@ -85,15 +81,11 @@ def misread(
     tone nearer its term's own lightness than the name's: 'too light for navy' (a royal
     blue); a light colour by its lit half. Neutral colours are left to the hue test."""
     target = color_lab(target_rgb)
-    black = (lab_before[:, 0] < BLACK) & (lab_pixels[:, 0] < BLACK + 5)  # (left black)
-    if black.mean() < 0.4 and target[0] >= BLACK + 15:  # (navy is near black itself)
-        lab_pixels = lab_pixels[~black]
-    if float(np.hypot(target[1], target[2])) < 12 or len(lab_pixels) == 0:
+    read_on = colour_read_on(lab_before, lab_pixels, target)
+    if read_on is None:
         return {}
     asked = colour_term(target)
-    tones = lab_pixels[:, 0]
-    middle = np.median(lab_pixels, axis=0)
-    lit = lab_pixels[tones >= np.median(tones)].mean(axis=0)
+    middle = np.median(read_on, axis=0)
     defects: dict[str, float] = {}
     read = colour_term(middle)
     # (any term the asked colour's own neighbours give: a teal may read as blue or green)
@@ -104,7 +96,8 @@ def misread(
         dark, half = said[0] == "dark", said[1]
         # (a light colour by its lit half: a thing's texture keeps its shaded half
         # short of a near-white)
-        tone = float(middle[0] if dark else lit[0])
+        lit = read_on[read_on[:, 0] >= middle[0], 0].mean()
+        tone = float(middle[0] if dark else lit)
         short = (tone - float(target[0])) * (1.0 if dark else -1.0)
         named = f"too light for {name}" if dark else f"too dark for {name}"
         defects[named] = max(0.0, short - half + LIGHTNESS_SPAN) / LIGHTNESS_SPAN
