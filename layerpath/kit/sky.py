@@ -686,6 +686,45 @@ def left_past_a_cut(sky: np.ndarray, look: Look) -> float:
     return float(left.sum()) / max(1.0, float(sky.sum()))
 
 
+#: the foot of a found sky (a twentieth of the frame's height) and the band of sky above
+#: it (twice that): where the foot is this much darker (L*) than the sky above it, far
+#: land or water lies there. A clear sky is palest at its horizon, a cloud's underside
+#: no darker than a hand's breadth of sky above it
+FOOT, FOOT_DARKER = 0.05, 8.0
+#: the share of the sky's columns whose foot is darker so past which a sky is doubted,
+#: and the share more that is the tolerance: chosen on the tuning split, where right
+#: skies have at most 0.34 (cumulus low over Route 66, Picos de Europa's peaks) and skies
+#: with the sea or far hills taken in 0.54-0.71
+DARK_FOOT = (0.4, 0.1)
+
+
+def dark_foot(sky: np.ndarray, look: Look) -> float:
+    """The share of the sky's columns in which its lowest part is darker than the sky
+    above it (FOOT_DARKER): the sea, a far ridge or a haze of far hills under the real
+    horizon, taken in with the sky, which the ground's edge then bounds."""
+    h, _ = sky.shape
+    band = max(3, round(FOOT * h))
+    lowest = h - 1 - np.argmax(sky[::-1], axis=0)
+    columns = np.flatnonzero(sky.any(axis=0) & (lowest > 3 * band))
+    if not columns.size:
+        return 0.0
+    lightness = np.where(sky, look.lab[..., 0], np.nan)
+
+    def median(first: int, last: int) -> np.ndarray:
+        rows = lowest[columns][:, None] + np.arange(first, last)[None, :]
+        values = lightness[rows, columns[:, None]]
+        enough = np.isfinite(values).sum(axis=1) >= (last - first) // 2
+        middle = np.full(len(columns), np.nan)
+        middle[enough] = np.nanmedian(values[enough], axis=1)
+        return middle
+
+    foot, above = median(-band, 0), median(-3 * band, -band)
+    judged = np.isfinite(foot) & np.isfinite(above)
+    if not judged.any():
+        return 0.0
+    return float((above[judged] - foot[judged] > FOOT_DARKER).mean())
+
+
 def top_reached(sky: np.ndarray) -> float:
     """The share of the frame's columns whose top rows (a fiftieth of its height, two at
     least) the sky reaches."""
@@ -704,7 +743,8 @@ def sky_doubts(picture: np.ndarray, sky: np.ndarray) -> dict[str, float]:
     of its colour left beside it, and elsewhere, sky left out under a cloud's underside
     and past a cut through it, something solid taken in (a roof, a tower, a dome), the
     sky seen through an opening below it left out, the ground below the horizon taken
-    in, and a 'sky' that stays in a corner of the frame's top."""
+    in, far land or water under it taken in (a darker foot), and a 'sky' that stays in
+    a corner of the frame's top."""
     look = look_at(picture, sky)
     on_gradient, left, elsewhere = sky_measures(picture, sky, look)
     under = float(left_under_clouds(picture, sky, look).sum()) / max(1.0, float(sky.sum()))
@@ -720,6 +760,9 @@ def sky_doubts(picture: np.ndarray, sky: np.ndarray) -> dict[str, float]:
         "something solid seems taken into the sky": taken_in(picture, sky, look) / PIECE_SHARE,
         "the ground below the horizon seems taken in": (
             max(0.0, ground_taken_in(sky, look) - GROUND_TAKEN_IN[0]) / GROUND_TAKEN_IN[1]
+        ),
+        "far land or water seems taken in below the sky": (
+            max(0.0, dark_foot(sky, look) - DARK_FOOT[0]) / DARK_FOOT[1]
         ),
         "sky seen through an opening below is left out": (
             max(0.0, through_openings(picture, sky, look) - OPENINGS[0]) / OPENINGS[1]

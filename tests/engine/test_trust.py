@@ -477,6 +477,58 @@ def test_a_found_sky_grown_into_the_field_below_the_horizon_is_refused() -> None
         assert (share < GROUND_TAKEN_IN[0]) if low else (share > sum(GROUND_TAKEN_IN))
 
 
+def test_a_found_sky_with_the_sea_and_a_far_island_under_it_is_refused() -> None:
+    """A clear sky over the sea and a hazy island, seen from a stony hillside: a found sky
+    that takes the sea and the island in with it (its edge the hill's, which lies on
+    the picture's edges) was passed, as on Scratch's hill and bench-with-view photos
+    (tuning). Its foot is darker than the sky above it, where a clear sky is palest at
+    its horizon; the sky alone down to the horizon passes, and so does one whose low
+    cumulus leaves a darker blue under them than their white tops. Generated."""
+    from skimage import data
+
+    from layerpath.engine.judge.checks.region import check_found_region
+    from layerpath.kit.sky import DARK_FOOT, dark_foot, look_at, work_copies
+
+    rng = np.random.default_rng(7)
+    w, h = 1200, 800
+    rows, columns = np.arange(h)[:, None], np.arange(w)[None, :]
+    horizon = int(0.4 * h)
+    island = (columns < 0.35 * w) & (rows >= horizon - 40 + 0.1 * np.abs(columns - 0.2 * w))
+    hill_top = (0.47 * h + 0.03 * h * np.sin(columns / w * 3.0)).astype(int)
+    hill = rows >= hill_top
+    y = rows[..., None] / horizon
+    picture = (np.array([70, 120, 200]) * (1 - y) + np.array([185, 205, 230]) * y) * np.ones(
+        (1, w, 1)
+    )
+    waves = cv2.GaussianBlur(rng.normal(0, 1, (h, w)).astype(np.float32), (0, 0), 1.5)
+    sea = np.array([45, 85, 140]) + (waves / waves.std() * 5)[..., None]
+    picture = np.where((rows >= horizon)[..., None], sea, picture)
+    picture[island & (rows < hill_top)] = np.array([120, 125, 140])
+    grass = np.tile(data.grass(), (h // 512 + 1, w // 512 + 1))[:h, :w, None].astype(float)
+    stones = grass * np.array([0.55, 0.5, 0.45]) + np.array([40, 35, 30])
+    picture = np.where(hill[..., None], stones, picture)
+    picture = cv2.GaussianBlur(picture, (0, 0), 0.8) + rng.normal(0, 2, (h, w, 3))
+    image = np.dstack([np.clip(picture, 0, 255).astype(np.uint8), np.full((h, w), 255, np.uint8)])
+    sky = (rows < horizon) & ~island
+    with_the_sea = ~hill
+    assert check_found_region("sky", image, sky).score >= 0.5
+    verdict = check_found_region("sky", image, with_the_sea)
+    assert verdict.score < 0.5
+    assert "far land or water seems taken in below the sky" in verdict.reason
+    for region, low in ((sky, True), (with_the_sea, False)):
+        small, inside = work_copies(image, region)
+        share = dark_foot(inside, look_at(small, inside))
+        assert (share < DARK_FOOT[0]) if low else (share > sum(DARK_FOOT))
+    # low cumulus over the horizon: white tops, a darker blue below them, then the haze
+    clouds = np.zeros((h, w), np.float32)
+    for x in range(60, w, 140):
+        cv2.ellipse(clouds, (x, horizon - 70), (70, 28), 0, 0, 360, 1.0, -1)
+    clouds = cv2.GaussianBlur(clouds, (0, 0), 6)[..., None]
+    cloudy = image.copy()
+    cloudy[..., :3] = np.clip(image[..., :3] * (1 - clouds) + 245 * clouds, 0, 255)
+    assert check_found_region("sky", cloudy, sky).score >= 0.5
+
+
 def test_a_found_sky_cut_at_a_row_through_a_treeline_is_refused() -> None:
     """Firs on a snow field under a blue sky, the sky carrying on down to the snow on
     either side of the trees: the sky passes; the sky cut at a row through the firs'
