@@ -688,13 +688,14 @@ def left_past_a_cut(sky: np.ndarray, look: Look) -> float:
 
 #: the foot of a found sky (a twentieth of the frame's height) and the band of sky above
 #: it (twice that): where the foot is this much darker (L*) than the sky above it, far
-#: land or water lies there. A clear sky is palest at its horizon, a cloud's underside
-#: no darker than a hand's breadth of sky above it
+#: land or water lies there. A clear sky is palest at its horizon; a low cloud leaves a
+#: darker foot of blue under it in some columns, not in most
 FOOT, FOOT_DARKER = 0.05, 8.0
 #: the share of the sky's columns whose foot is darker so past which a sky is doubted,
 #: and the share more that is the tolerance: chosen on the tuning split, where right
-#: skies have at most 0.34 (cumulus low over Route 66, Picos de Europa's peaks) and skies
-#: with the sea or far hills taken in 0.54-0.71
+#: skies have at most 0.34 (grey cloud low over Route 66, a white cloud over Picos de
+#: Europa's peaks with blue sky under it) and skies with the sea or far hills taken in
+#: 0.54-0.71
 DARK_FOOT = (0.4, 0.1)
 
 
