@@ -514,18 +514,22 @@ def test_a_found_sky_with_the_sea_and_a_far_island_under_it_is_refused() -> None
     assert check_found_region("sky", image, sky).score >= 0.5
     verdict = check_found_region("sky", image, with_the_sea)
     assert verdict.score < 0.5
+    assert verdict.defects["far land or water seems taken in below the sky"] > 1.0
     assert "far land or water seems taken in below the sky" in verdict.reason
     for region, low in ((sky, True), (with_the_sea, False)):
         small, inside = work_copies(image, region)
         share = dark_foot(inside, look_at(small, inside))
         assert (share < DARK_FOOT[0]) if low else (share > sum(DARK_FOOT))
-    # low cumulus over the horizon: white tops, a darker blue below them, then the haze
+    # low cumulus over the horizon, a third of the way across: white tops, a darker blue
+    # below them, then the haze
     clouds = np.zeros((h, w), np.float32)
-    for x in range(60, w, 140):
+    for x in range(100, w, 300):
         cv2.ellipse(clouds, (x, horizon - 70), (70, 28), 0, 0, 360, 1.0, -1)
     clouds = cv2.GaussianBlur(clouds, (0, 0), 6)[..., None]
     cloudy = image.copy()
     cloudy[..., :3] = np.clip(image[..., :3] * (1 - clouds) + 245 * clouds, 0, 255)
+    small, inside = work_copies(cloudy, sky)
+    assert 0.1 < dark_foot(inside, look_at(small, inside)) < DARK_FOOT[0]
     assert check_found_region("sky", cloudy, sky).score >= 0.5
 
 
