@@ -58,7 +58,7 @@ from layerpath.benchmarks.sources import BACKDROPS, GROUNDS, TUNING, Cutout
 from layerpath.engine.execute.executor import Engine
 from layerpath.engine.types import CostBasis, EditRequest, Mode, RunResult, Snapshot, SubtaskKind
 from layerpath.errors import LayerpathError
-from layerpath.kit.colours import BLACK, parse_color, to_lab
+from layerpath.kit.colours import MOSTLY_BLACK, left_black, parse_color, to_lab
 from layerpath.kit.imaging import dilate, erode
 from layerpath.kit.types import Box
 from layerpath.tools.ocr import read_text
@@ -322,16 +322,17 @@ def _recolour(truth: PhotoTruth, before: np.ndarray, final: np.ndarray) -> tuple
         reached = chroma < 18
     else:
         reached = (hue < 35) & (chroma > 0.3 * target_chroma)
-    grey_before = to_lab(before[..., :3])[..., 0][core]
+    lab_before = to_lab(before[..., :3])[core]
+    grey_before = lab_before[:, 0]
     # a thing's black parts (a suit, a badger's legs, letters) stay black, as a
     # retoucher keeps them: black can carry no colour to speak of (sRGB's greens reach
     # chroma 20 at L* 15, the scorer's mark for green is 22). Where the thing is mostly
     # dark it must take the colour, black or not
-    black = (grey_before < BLACK) & (pixels[:, 0] < BLACK + 5)
-    if black.mean() < 0.4:
+    black = left_black(grey_before, pixels[:, 0])
+    if black.mean() < MOSTLY_BLACK:
         reached |= black
     coverage = float(reached.mean())
-    named = named_as(to_lab(before[..., :3])[core], pixels, target, truth.colour)
+    named = named_as(lab_before, pixels, target, truth.colour)
     texture = float(np.corrcoef(grey_before, pixels[:, 0])[0, 1]) if grey_before.std() > 1 else 1.0
     drawn = truth.mask if truth.mask is not None else truth.region
     outside = dilate(drawn, 6) & ~dilate(drawn, 1)  # past what the photographer drew

@@ -209,6 +209,15 @@ def colour_terms(lab: np.ndarray) -> dict[str, float]:
 #: L* under which a thing's part is black: a recolour (a retoucher's too) keeps it black,
 #: as it can carry no colour to speak of
 BLACK = 20.0
+#: the share of a thing left black past which it is mostly black: then it must take the
+#: new colour, black or not
+MOSTLY_BLACK = 0.4
+
+
+def left_black(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """Where a recoloured thing's part was black and stayed so (`before`, `after`: the
+    same pixels' L*, any shape)."""
+    return (before < BLACK) & (after < BLACK + 5)
 
 
 def colour_read_on(before: np.ndarray, after: np.ndarray, target: np.ndarray) -> np.ndarray | None:
@@ -217,8 +226,8 @@ def colour_read_on(before: np.ndarray, after: np.ndarray, target: np.ndarray) ->
     the thing is mostly black or the colour is dark itself (navy is near black). None
     where the colour is a grey (its name says nothing of a hue to read) or nothing is
     left to read."""
-    black = (before[:, 0] < BLACK) & (after[:, 0] < BLACK + 5)
-    if black.mean() < 0.4 and float(target[0]) >= BLACK + 15:
+    black = left_black(before[:, 0], after[:, 0])
+    if black.mean() < MOSTLY_BLACK and float(target[0]) >= BLACK + 15:
         after = after[~black]
     if float(np.hypot(target[1], target[2])) < 12 or len(after) == 0:
         return None
